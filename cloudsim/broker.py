@@ -1,0 +1,173 @@
+"""The plug-in point: what a broker sees, what it may answer, and how answers are checked.
+
+A broker is any object with a ``decide(view)`` method. The simulation calls it
+repeatedly at a decision instant; each call returns one `Decision` (start
+``count`` instances of ``view`` task ``task`` on machine ``machine``) or ``None``
+to end the instant. The view is a read-only picture of the cluster and the ready
+tasks, indexed so that vectorised brokers can work on whole arrays::
+
+    class SmallestFirst:
+        def decide(self, view):
+            machines, tasks = view.fit_pairs
+            if len(tasks) == 0:
+                return None
+            best = np.argmin(view.demand[tasks, 0])      # smallest cpu demand
+            return Decision(machines[best], tasks[best])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from cloudsim.simulation import Simulation
+
+__all__ = ["Broker", "ClusterView", "Decision", "InvalidDecisionError", "broker_name", "sequential_fit_count"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Start ``count`` waiting instances of the view's task ``task`` on machine ``machine``.
+
+    ``machine`` indexes the cluster's machines; ``task`` indexes the view's ready
+    tasks (the rows of `ClusterView.demand`). A plain tuple ``(machine, task)`` or
+    ``(machine, task, count)`` is accepted too.
+    """
+
+    machine: int
+    task: int
+    count: int = 1
+
+
+@runtime_checkable
+class Broker(Protocol):
+    """A scheduling policy. Return one `Decision` per call, or ``None`` to wait."""
+
+    def decide(self, view: "ClusterView") -> Decision | tuple | None: ...
+
+
+class InvalidDecisionError(ValueError):
+    """A broker asked for something the cluster cannot do; the state is left untouched."""
+
+
+def broker_name(broker: object) -> str:
+    """The broker's ``name`` attribute, else its class name."""
+    return str(getattr(broker, "name", type(broker).__name__))
+
+
+def sequential_fit_count(free: np.ndarray, demand: np.ndarray, limit: int) -> int:
+    """How many instances of ``demand`` fit into ``free`` one after another (at most ``limit``).
+
+    The k-th start is allowed when the free vector left by the previous starts is
+    ``>= demand`` in every dimension. Free resources are running float64 totals,
+    so the check repeats the exact sequence of subtractions the simulation makes
+    rather than dividing: ``64 - 0.55 - 0.55 - ...`` is not ``64 - k * 0.55`` in
+    binary floating point.
+    """
+    if limit <= 0:
+        return 0
+    positive = demand > 0
+    if positive.any():
+        # An upper bound so the array stays small; the +2 absorbs rounding drift.
+        bound = int(np.min(free[positive] / demand[positive])) + 2
+        limit = min(limit, max(bound, 1))
+    steps = np.empty((limit, free.shape[0]))
+    steps[0] = free
+    steps[1:] = demand
+    left = np.subtract.accumulate(steps, axis=0)  # left[k]: free after k starts
+    allowed = (left >= demand).all(axis=1)
+    return limit if allowed.all() else int(np.argmin(allowed))
+
+
+class ClusterView:
+    """A read-only picture of one decision instant, built fresh for every decision.
+
+    Machine arrays are indexed by machine (0..M-1). Task arrays are indexed by the
+    position of a ready task with waiting instances, in arrival order: job
+    arrival order, then the task's order in its job. Heavier attributes
+    (``fits``, ``fit_pairs``) are computed on first use.
+    """
+
+    def __init__(self, sim: "Simulation") -> None:
+        self._sim = sim
+        self.time: float = sim.env.now
+        self.resources: tuple[str, ...] = sim.cluster.resources
+        self.capacity = _frozen(sim.capacity)
+        self.free = _frozen(sim.free)
+        self.up = _frozen(sim.up)
+        self.task_index = _frozen(sim.ready)
+        """Global index of each ready task (stable over the episode)."""
+
+    @property
+    def num_machines(self) -> int:
+        return self.capacity.shape[0]
+
+    @property
+    def num_tasks(self) -> int:
+        return self.task_index.shape[0]
+
+    @cached_property
+    def demand(self) -> np.ndarray:
+        """Per-instance demand of each ready task, shape (tasks, resources)."""
+        return _frozen(self._sim.task_demand[self.task_index])
+
+    @cached_property
+    def duration(self) -> np.ndarray:
+        """Nominal duration of each ready task (mean over instances when they differ)."""
+        return _frozen(self._sim.task_duration[self.task_index])
+
+    @cached_property
+    def waiting(self) -> np.ndarray:
+        """Instances of each ready task not yet started."""
+        s = self._sim
+        return _frozen(s.task_instances[self.task_index] - s.task_started[self.task_index])
+
+    @cached_property
+    def running(self) -> np.ndarray:
+        """Instances of each ready task running now."""
+        s = self._sim
+        return _frozen(s.task_started[self.task_index] - s.task_finished[self.task_index])
+
+    @cached_property
+    def arrival_time(self) -> np.ndarray:
+        """Arrival time of each ready task's job."""
+        s = self._sim
+        return _frozen(s.job_arrival[s.task_job[self.task_index]])
+
+    @cached_property
+    def job_index(self) -> np.ndarray:
+        """Position of each ready task's job in the episode's arrival order."""
+        return _frozen(self._sim.task_job[self.task_index])
+
+    def task_key(self, task: int) -> tuple[Hashable, Hashable]:
+        """(job id, task id) of the view's task ``task``, for messages and logs."""
+        return self._sim.task_key(int(self.task_index[task]))
+
+    @cached_property
+    def fits(self) -> np.ndarray:
+        """Boolean (machines, tasks): machine m is up and ``free[m] >= demand[t]`` in every dimension."""
+        fits = (self.free[:, None, :] >= self.demand[None, :, :]).all(axis=2)
+        fits &= self.up[:, None]
+        return _frozen(fits)
+
+    @cached_property
+    def fit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(machines, tasks) of every fit pair, machine-major: for m in machines, for t in tasks."""
+        machines, tasks = np.nonzero(self.fits)
+        return _frozen(machines), _frozen(tasks)
+
+    def fit_count(self, machine: int, task: int) -> int:
+        """How many waiting instances of ``task`` fit machine ``machine`` if started one after another now."""
+        if not self.up[machine]:
+            return 0
+        return sequential_fit_count(self.free[machine], self.demand[task], int(self.waiting[task]))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view

@@ -1,0 +1,391 @@
+"""One episode: SimPy processes that submit jobs, ask the broker, run instances and free them.
+
+Three kinds of activity share one `simpy.Environment`:
+
+* the **arrival process** sleeps until each job's submit time and hands its
+  tasks without parents to the waiting set;
+* the **scheduler** asks the broker for decisions, one at a time, until it
+  answers ``None``; each decision starts instances on a machine;
+* every **instance group** (instances of one task started on one machine at one
+  instant with one duration) is one timeout; when it fires, the instances
+  finish, their resources are freed, and children of finished tasks become ready.
+
+The scheduler runs in one of two trigger modes:
+
+* **event-driven** (``tick=None``, the default): once per instant at which
+  something happened, after every event of that instant has been applied;
+* **fixed tick** (``tick=1.0``): every ``tick`` time units from t=0, as in
+  CloudSimPy. With ``tick=1`` and first-fit or Tetris the run reproduces
+  CloudSimPy's makespans exactly; the ordering rules that requires are written
+  down in DESIGN.md and follow here from SimPy's own rule that events due at
+  the same instant fire in the order they were created.
+
+Cluster and task state are numpy arrays (``free[M, d]``, ``task_started[N]``...);
+the waiting set is a sorted array of global task indices, so a broker sees ready
+tasks in arrival order without any scan.
+"""
+
+from __future__ import annotations
+
+import math
+import time as wallclock
+from typing import Hashable, Iterable
+
+import numpy as np
+import simpy
+from simpy.events import NORMAL, Event
+
+from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, sequential_fit_count
+from cloudsim.metrics import EpisodeResult
+from cloudsim.specs import ClusterSpec, JobSpec
+
+__all__ = ["Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
+
+# SimPy pops events by (time, priority, creation order): a priority above NORMAL
+# makes an event fire after every ordinary event of its instant.
+_END_OF_INSTANT = NORMAL + 1
+
+
+class UnschedulableTaskError(ValueError):
+    """A task demands more than any machine can ever offer; raised before the run starts."""
+
+
+class SimulationStalledError(RuntimeError):
+    """Jobs are unfinished, nothing runs or arrives, and the broker keeps waiting."""
+
+
+class _EndOfInstant(Event):
+    """An event that fires after all ordinary events due at the current instant."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, priority=_END_OF_INSTANT)
+
+
+class Simulation:
+    """A single episode of ``jobs`` on ``cluster`` under ``broker``.
+
+    Args:
+        cluster: the machines.
+        jobs: the workload; jobs are taken in submit-time order (a stable sort,
+            so jobs with equal submit times keep the order given).
+        broker: an object with ``decide(view) -> Decision | None``.
+        tick: ``None`` for event-driven scheduling, or the period of a fixed
+            scheduler tick (``1.0`` for CloudSimPy-compatible replays).
+        max_idle_ticks: in tick mode, how many consecutive ticks the broker may
+            wait while nothing runs and nothing is left to arrive before the run
+            is declared stalled.
+        progress: show a progress bar of finished jobs.
+
+    Call `run` once; it returns an `EpisodeResult`.
+    """
+
+    def __init__(
+        self,
+        cluster: ClusterSpec,
+        jobs: Iterable[JobSpec],
+        broker: object,
+        *,
+        tick: float | None = None,
+        max_idle_ticks: int = 1000,
+        progress: bool = False,
+    ) -> None:
+        if not callable(getattr(broker, "decide", None)):
+            raise TypeError(f"broker {broker!r} has no decide(view) method")
+        if tick is not None and not (math.isfinite(tick) and tick > 0):
+            raise ValueError(f"tick must be a positive number or None, got {tick!r}")
+        self.cluster = cluster
+        self.jobs: list[JobSpec] = sorted(jobs, key=lambda j: j.submit_time)
+        self.broker = broker
+        self.tick = tick
+        self.max_idle_ticks = max_idle_ticks
+        self.progress = progress
+        self.env = simpy.Environment()
+        self.capacity = cluster.capacity_array()
+        self.free = self.capacity.copy()
+        self.up = np.ones(cluster.machines, dtype=bool)
+        self._build_task_tables()
+        self._check_every_task_fits()
+        self.ready = np.empty(0, dtype=np.int64)
+        self._ran = False
+
+    # ----------------------------------------------------------------- set-up
+    def _build_task_tables(self) -> None:
+        """Flatten jobs -> tasks into arrays indexed by a global task index (arrival order)."""
+        tasks = [(j, job, t, task) for j, job in enumerate(self.jobs) for t, task in enumerate(job.tasks)]
+        n = len(tasks)
+        self.task_job = np.array([j for j, *_ in tasks], dtype=np.int64)
+        self.task_demand = np.empty((n, len(self.cluster.resources)))
+        self.task_duration = np.empty(n)
+        self.task_instances = np.empty(n, dtype=np.int64)
+        self._instance_durations: list[tuple[float, ...] | None] = [None] * n
+        self._children: list[list[int]] = [[] for _ in range(n)]
+        self.task_pending_parents = np.zeros(n, dtype=np.int64)
+        self.job_first_task = np.zeros(len(self.jobs) + 1, dtype=np.int64)
+        base = 0
+        for j, job in enumerate(self.jobs):
+            self.job_first_task[j] = base
+            position = {task.id: base + t for t, task in enumerate(job.tasks)}
+            for t, task in enumerate(job.tasks):
+                g = base + t
+                self.task_demand[g] = self.cluster.demand_vector(task, where=f"job {job.id!r}: ")
+                self.task_duration[g] = task.nominal_duration
+                self.task_instances[g] = task.instances
+                if isinstance(task.duration, tuple):
+                    self._instance_durations[g] = task.duration
+                self.task_pending_parents[g] = len(task.parents)
+                for p in task.parents:
+                    self._children[position[p]].append(g)
+            base += len(job.tasks)
+        self.job_first_task[len(self.jobs)] = base
+        self._tasks = tasks
+        self.task_started = np.zeros(n, dtype=np.int64)
+        self.task_finished = np.zeros(n, dtype=np.int64)
+        self.task_ready_time = np.full(n, np.nan)
+        self.task_start_time = np.full(n, np.nan)
+        self.task_finish_time = np.full(n, np.nan)
+        self.job_arrival = np.full(len(self.jobs), np.nan)
+        self.job_finish = np.full(len(self.jobs), np.nan)
+        self.job_unfinished_tasks = np.array([len(job.tasks) for job in self.jobs], dtype=np.int64)
+
+    def _check_every_task_fits(self) -> None:
+        """A task no machine can hold would wait forever: refuse the run up front."""
+        if len(self.task_demand) == 0:
+            return
+        holdable = (self.capacity[:, None, :] >= self.task_demand[None, :, :]).all(axis=2).any(axis=0)
+        if not holdable.all():
+            g = int(np.argmin(holdable))
+            job_id, task_id = self.task_key(g)
+            demand = dict(zip(self.cluster.resources, self.task_demand[g].tolist()))
+            largest = dict(zip(self.cluster.resources, self.capacity.max(axis=0).tolist()))
+            raise UnschedulableTaskError(
+                f"job {job_id!r}, task {task_id!r} demands {demand} per instance, which no machine can hold "
+                f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) in all cannot run. "
+                f"Give the cluster larger machines or drop these tasks from the workload."
+            )
+
+    def task_key(self, g: int) -> tuple[Hashable, Hashable]:
+        """(job id, task id) of the global task index ``g``."""
+        _, job, _, task = self._tasks[g]
+        return job.id, task.id
+
+    # ------------------------------------------------------------------- run
+    def run(self) -> EpisodeResult:
+        """Run the episode to the end and return its results."""
+        if self._ran:
+            raise RuntimeError("a Simulation runs once; build a new one for another episode")
+        self._ran = True
+        self._groups: list[list] = []  # [task, machine, first instance, count, duration, start, finish]
+        self._launch_queue: list[int] = []
+        self._round_last_group: dict[int, int] = {}
+        self._running_instances = 0
+        self._unfinished_jobs = len(self.jobs)
+        self._arrivals_done = False
+        self._round_requested = False
+        self.decisions = 0
+        self.makespan = 0.0
+        self._bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=len(self.jobs), unit="job", desc=broker_name(self.broker), leave=False)
+        started = wallclock.perf_counter()
+        try:
+            # Arrivals start before the scheduler: at an instant both are due,
+            # the scheduler's tick comes first, as in CloudSimPy.
+            self.env.process(self._arrivals())
+            if self.tick is not None:
+                self.env.process(self._tick_scheduler())
+            self.env.run()
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+        if self._unfinished_jobs:
+            raise SimulationStalledError(self._stall_message())
+        if self.tick is None:
+            self.makespan = float(np.max(self.job_finish, initial=0.0))
+        return EpisodeResult.from_simulation(self, wall_s=wallclock.perf_counter() - started)
+
+    def _arrivals(self):
+        for j, job in enumerate(self.jobs):
+            yield self.env.timeout(job.submit_time - self.env.now)
+            self.job_arrival[j] = self.env.now
+            first, end = self.job_first_task[j], self.job_first_task[j + 1]
+            roots = first + np.flatnonzero(self.task_pending_parents[first:end] == 0)
+            self.task_ready_time[roots] = self.env.now
+            # Later jobs have larger task indices: appending keeps `ready` sorted.
+            self.ready = np.concatenate([self.ready, roots])
+            self._request_round()
+        self._arrivals_done = True
+
+    def _tick_scheduler(self):
+        idle_ticks = 0
+        while not (self._arrivals_done and self._unfinished_jobs == 0):
+            started = self._decision_round()
+            wake = self.env.timeout(self.tick)
+            self._launch_started_groups()  # after `wake`: see the module docstring
+            frozen = self._arrivals_done and self._running_instances == 0
+            idle_ticks = idle_ticks + 1 if (frozen and not started) else 0
+            if idle_ticks > self.max_idle_ticks:
+                raise SimulationStalledError(self._stall_message())
+            yield wake
+        self.makespan = float(self.env.now)
+
+    def _request_round(self) -> None:
+        """Event-driven mode: run a decision round once this instant's events are all applied."""
+        if self.tick is None and not self._round_requested:
+            self._round_requested = True
+            _EndOfInstant(self.env).callbacks.append(self._event_round)
+
+    def _event_round(self, _event: Event) -> None:
+        self._round_requested = False
+        self._decision_round()
+        self._launch_started_groups()
+
+    # ------------------------------------------------------------- decisions
+    def _decision_round(self) -> int:
+        """Ask the broker for decisions until it answers None; return how many it made."""
+        self._round_last_group.clear()
+        made = 0
+        while True:
+            view = ClusterView(self)
+            decision = self.broker.decide(view)
+            if decision is None:
+                return made
+            machine, task, count = self._validate(decision, view)
+            self._start(machine, int(view.task_index[task]), count)
+            made += 1
+            self.decisions += 1
+
+    def _validate(self, decision: object, view: ClusterView) -> tuple[int, int, int]:
+        name = broker_name(self.broker)
+        if isinstance(decision, Decision):
+            fields = (decision.machine, decision.task, decision.count)
+        elif isinstance(decision, tuple) and len(decision) in (2, 3):
+            fields = (*decision, 1) if len(decision) == 2 else decision
+        else:
+            raise InvalidDecisionError(
+                f"broker {name!r} at t={self.env.now}: returned {decision!r}; return a "
+                f"Decision(machine, task, count), a (machine, task[, count]) tuple, or None to wait"
+            )
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in fields):
+            raise InvalidDecisionError(
+                f"broker {name!r} at t={self.env.now}: machine, task and count must be integers, got {fields!r}"
+            )
+        machine, task, count = (int(v) for v in fields)
+        where = f"broker {name!r} at t={self.env.now}: machine {machine}, task {task}"
+        if not 0 <= machine < view.num_machines:
+            raise InvalidDecisionError(f"{where}: no such machine (the cluster has {view.num_machines})")
+        if not 0 <= task < view.num_tasks:
+            raise InvalidDecisionError(f"{where}: no such task (the view has {view.num_tasks} ready tasks)")
+        job_id, task_id = view.task_key(task)
+        where += f" (job {job_id!r}, task {task_id!r})"
+        if count < 1 or count > view.waiting[task]:
+            raise InvalidDecisionError(f"{where}: count {count} not in 1..{view.waiting[task]} waiting instances")
+        if not view.up[machine]:
+            raise InvalidDecisionError(f"{where}: the machine is down")
+        fit = sequential_fit_count(view.free[machine], view.demand[task], count)
+        if fit < count:
+            free = dict(zip(view.resources, view.free[machine].tolist()))
+            demand = dict(zip(view.resources, view.demand[task].tolist()))
+            raise InvalidDecisionError(
+                f"{where}: {count} instance(s) do not fit: only {fit} fit; free {free}, demand per instance {demand}"
+            )
+        return machine, task, count
+
+    def _start(self, machine: int, g: int, count: int) -> None:
+        demand = self.task_demand[g]
+        if count == 1:
+            self.free[machine] -= demand
+        else:
+            steps = np.empty((count + 1, demand.shape[0]))
+            steps[0] = self.free[machine]
+            steps[1:] = demand
+            self.free[machine] = np.subtract.accumulate(steps, axis=0)[-1]
+        first = int(self.task_started[g])
+        self.task_started[g] += count
+        self._running_instances += count
+        if first == 0:
+            self.task_start_time[g] = self.env.now
+        if self.task_started[g] == self.task_instances[g]:
+            self.ready = np.delete(self.ready, np.searchsorted(self.ready, g))
+        per_instance = self._instance_durations[g]
+        if per_instance is None:
+            self._add_to_group(machine, g, first, count, float(self.task_duration[g]))
+        else:
+            for i in range(first, first + count):
+                self._add_to_group(machine, g, i, 1, per_instance[i])
+
+    def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:
+        """Join the machine's latest group of this round when it is the same task and duration.
+
+        Only the machine's latest group may grow: its instances then stay
+        contiguous in start order on that machine, so freeing them together
+        gives the same float totals as freeing them one by one.
+        """
+        last = self._round_last_group.get(machine)
+        if last is not None:
+            group = self._groups[last]
+            if group[0] == g and group[4] == duration and group[2] + group[3] == first:
+                group[3] += count
+                return
+        self._groups.append([g, machine, first, count, duration, self.env.now, math.nan])
+        self._round_last_group[machine] = len(self._groups) - 1
+        self._launch_queue.append(len(self._groups) - 1)
+
+    def _launch_started_groups(self) -> None:
+        for gid in self._launch_queue:
+            self.env.timeout(self._groups[gid][4], value=gid).callbacks.append(self._finish_group)
+        self._launch_queue.clear()
+
+    # ------------------------------------------------------------ completions
+    def _finish_group(self, event: Event) -> None:
+        group = self._groups[event.value]
+        g, machine, _, count = group[:4]
+        group[6] = self.env.now
+        demand = self.task_demand[g]
+        if count == 1:
+            self.free[machine] += demand
+        else:
+            steps = np.empty((count + 1, demand.shape[0]))
+            steps[0] = self.free[machine]
+            steps[1:] = demand
+            self.free[machine] = np.add.accumulate(steps, axis=0)[-1]
+        self._running_instances -= count
+        self.task_finished[g] += count
+        if self.task_finished[g] == self.task_instances[g]:
+            self._finish_task(g)
+        self._request_round()
+
+    def _finish_task(self, g: int) -> None:
+        now = self.env.now
+        self.task_finish_time[g] = now
+        for child in self._children[g]:
+            self.task_pending_parents[child] -= 1
+            if self.task_pending_parents[child] == 0:
+                self.task_ready_time[child] = now
+                self.ready = np.insert(self.ready, np.searchsorted(self.ready, child), child)
+        j = self.task_job[g]
+        self.job_unfinished_tasks[j] -= 1
+        if self.job_unfinished_tasks[j] == 0:
+            self.job_finish[j] = now
+            self._unfinished_jobs -= 1
+            if self._bar is not None:
+                self._bar.update()
+
+    def _stall_message(self) -> str:
+        waiting = int((self.task_instances - self.task_started).sum())
+        return (
+            f"t={self.env.now}: {self._unfinished_jobs} job(s) unfinished with {waiting} instance(s) waiting, "
+            f"none running and none left to arrive, and broker {broker_name(self.broker)!r} keeps answering "
+            f"None. A broker must eventually start waiting work; check its decide() method."
+        )
+
+
+def simulate(
+    cluster: ClusterSpec, jobs: Iterable[JobSpec], broker: object, *, tick: float | None = None, **options
+) -> EpisodeResult:
+    """Run one episode and return its results: ``Simulation(...).run()`` in one call."""
+    return Simulation(cluster, jobs, broker, tick=tick, **options).run()

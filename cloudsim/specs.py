@@ -1,0 +1,228 @@
+"""Immutable descriptions of what is simulated: the cluster and the jobs.
+
+A workload is a sequence of `JobSpec`; a job holds `TaskSpec`s; a task holds
+`instances` identical copies that each occupy the task's `demand` for its duration.
+Specs never change while a simulation runs: the mutable state lives in numpy
+arrays inside `cloudsim.simulation`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["ClusterSpec", "JobSpec", "TaskSpec", "parse_capacity"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of a job.
+
+    Attributes:
+        id: the task's id, unique inside its job.
+        instances: how many instances the task has (at least 1).
+        demand: resources one instance occupies while it runs, by resource name
+            (for example ``{"cpu": 0.5, "memory": 0.01}``). A resource the task does
+            not name is not used by it.
+        duration: how long each instance runs: one number for all instances, or a
+            sequence with one duration per instance (in instance start order).
+        parents: ids of tasks of the same job that must finish before any instance
+            of this task may start (a DAG, as in Alibaba v2018).
+    """
+
+    id: Hashable
+    instances: int
+    demand: Mapping[str, float]
+    duration: float | tuple[float, ...]
+    parents: tuple[Hashable, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.instances, (int, np.integer)) or self.instances < 1:
+            raise ValueError(
+                f"task {self.id!r}: instances must be a whole number >= 1, got {self.instances!r}"
+            )
+        for name, value in self.demand.items():
+            if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value >= 0):
+                raise ValueError(
+                    f"task {self.id!r}: demand {name}={value!r} must be a finite number >= 0"
+                )
+        if isinstance(self.duration, (int, float, np.number)):
+            durations: Sequence[float] = (self.duration,)
+        else:
+            object.__setattr__(self, "duration", tuple(float(d) for d in self.duration))
+            durations = self.duration
+            if len(durations) != self.instances:
+                raise ValueError(
+                    f"task {self.id!r}: {len(durations)} per-instance durations given "
+                    f"for {self.instances} instances"
+                )
+        if not all(math.isfinite(d) and d >= 0 for d in durations):
+            raise ValueError(f"task {self.id!r}: durations must be finite and >= 0, got {self.duration!r}")
+        object.__setattr__(self, "parents", tuple(self.parents))
+
+    @property
+    def nominal_duration(self) -> float:
+        """The task's duration as one number: the mean over instances when they differ."""
+        if isinstance(self.duration, tuple):
+            return float(np.mean(self.duration))
+        return float(self.duration)
+
+    @property
+    def longest_duration(self) -> float:
+        """The duration of the task's slowest instance."""
+        if isinstance(self.duration, tuple):
+            return max(self.duration)
+        return float(self.duration)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job: tasks submitted together at ``submit_time``.
+
+    Task order matters: brokers see waiting tasks in job arrival order, then in
+    the order of ``tasks``.
+    """
+
+    id: Hashable
+    submit_time: float
+    tasks: tuple[TaskSpec, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+        if not (math.isfinite(self.submit_time) and self.submit_time >= 0):
+            raise ValueError(f"job {self.id!r}: submit_time must be finite and >= 0, got {self.submit_time!r}")
+        if not self.tasks:
+            raise ValueError(f"job {self.id!r} has no tasks")
+        ids = [t.id for t in self.tasks]
+        if len(set(ids)) != len(ids):
+            dup = sorted({repr(i) for i in ids if ids.count(i) > 1})
+            raise ValueError(f"job {self.id!r}: duplicate task ids {', '.join(dup)}")
+        known = set(ids)
+        for task in self.tasks:
+            missing = [p for p in task.parents if p not in known]
+            if missing:
+                raise ValueError(f"job {self.id!r}, task {task.id!r}: unknown parent tasks {missing!r}")
+        self.topological_order()  # raises on a cycle
+
+    @property
+    def instances(self) -> int:
+        return sum(t.instances for t in self.tasks)
+
+    def topological_order(self) -> list[int]:
+        """Positions of the tasks, parents before children; raises ValueError on a cycle."""
+        position = {t.id: i for i, t in enumerate(self.tasks)}
+        pending = [len(t.parents) for t in self.tasks]
+        children: list[list[int]] = [[] for _ in self.tasks]
+        for i, t in enumerate(self.tasks):
+            for p in t.parents:
+                children[position[p]].append(i)
+        order = [i for i, n in enumerate(pending) if n == 0]
+        for i in order:  # grows while iterating: Kahn's algorithm
+            for c in children[i]:
+                pending[c] -= 1
+                if pending[c] == 0:
+                    order.append(c)
+        if len(order) != len(self.tasks):
+            cyclic = [self.tasks[i].id for i, n in enumerate(pending) if n > 0]
+            raise ValueError(f"job {self.id!r}: task dependencies form a cycle among {cyclic!r}")
+        return order
+
+    def critical_path(self) -> float:
+        """Length of the longest parent-to-child chain of task durations.
+
+        This is the job's duration on an infinitely large, empty cluster, the
+        denominator of the job slowdown.
+        """
+        position = {t.id: i for i, t in enumerate(self.tasks)}
+        finish = [0.0] * len(self.tasks)
+        for i in self.topological_order():
+            task = self.tasks[i]
+            start = max((finish[position[p]] for p in task.parents), default=0.0)
+            finish[i] = start + task.longest_duration
+        return max(finish)
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The machines: a capacity vector per machine over named resource dimensions.
+
+    Build one with `ClusterSpec.uniform` (n identical machines) or directly from a
+    sequence of per-machine capacity rows.
+    """
+
+    resources: tuple[str, ...]
+    capacities: tuple[tuple[float, ...], ...]
+    machine_ids: tuple[Hashable, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resources", tuple(self.resources))
+        rows = tuple(tuple(float(v) for v in row) for row in self.capacities)
+        object.__setattr__(self, "capacities", rows)
+        if not self.resources or len(set(self.resources)) != len(self.resources):
+            raise ValueError(f"resource names must be non-empty and distinct, got {self.resources!r}")
+        if not rows:
+            raise ValueError("a cluster needs at least one machine")
+        for m, row in enumerate(rows):
+            if len(row) != len(self.resources):
+                raise ValueError(
+                    f"machine {m}: {len(row)} capacities for {len(self.resources)} resources {self.resources!r}"
+                )
+            if not all(math.isfinite(v) and v >= 0 for v in row):
+                raise ValueError(f"machine {m}: capacities must be finite and >= 0, got {row!r}")
+        if not self.machine_ids:
+            object.__setattr__(self, "machine_ids", tuple(range(len(rows))))
+        elif len(self.machine_ids) != len(rows):
+            raise ValueError(f"{len(self.machine_ids)} machine ids for {len(rows)} machines")
+
+    @classmethod
+    def uniform(cls, machines: int, capacity: Mapping[str, float]) -> "ClusterSpec":
+        """``machines`` identical machines, e.g. ``ClusterSpec.uniform(5, {"cpu": 64, "memory": 1})``."""
+        if machines < 1:
+            raise ValueError(f"a cluster needs at least one machine, got machines={machines}")
+        return cls(tuple(capacity), tuple(tuple(capacity.values()) for _ in range(machines)))
+
+    @property
+    def machines(self) -> int:
+        return len(self.capacities)
+
+    def capacity_array(self) -> np.ndarray:
+        """Capacities as a float64 array of shape (machines, resources)."""
+        return np.array(self.capacities, dtype=np.float64)
+
+    def demand_vector(self, task: TaskSpec, where: str = "") -> np.ndarray:
+        """The task's demand aligned with this cluster's resources.
+
+        A resource the cluster lacks is fine when the task asks for none of it;
+        asking for a positive amount of it is an error.
+        """
+        unknown = {k: v for k, v in task.demand.items() if k not in self.resources and v != 0}
+        if unknown:
+            raise ValueError(
+                f"{where}task {task.id!r} demands {unknown!r} but the cluster only has resources "
+                f"{self.resources!r}; add them to the capacity (e.g. --capacity {','.join(f'{r}=...' for r in (*self.resources, *unknown))})"
+            )
+        return np.array([float(task.demand.get(r, 0.0)) for r in self.resources], dtype=np.float64)
+
+
+def parse_capacity(text: str) -> dict[str, float]:
+    """Parse ``"cpu=64,memory=1,disk=1"`` into ``{"cpu": 64.0, "memory": 1.0, "disk": 1.0}``."""
+    capacity: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not sep or not name or not math.isfinite(number) or number < 0:
+            raise ValueError(f"bad capacity {part!r} in {text!r}: write NAME=NUMBER pairs, e.g. cpu=64,memory=1")
+        if name in capacity:
+            raise ValueError(f"resource {name!r} given twice in capacity {text!r}")
+        capacity[name] = number
+    if not capacity:
+        raise ValueError(f"empty capacity {text!r}: write NAME=NUMBER pairs, e.g. cpu=64,memory=1")
+    return capacity
+
