@@ -89,18 +89,25 @@ class ClusterView:
     Machine arrays are indexed by machine (0..M-1). Task arrays are indexed by the
     position of a ready task with waiting instances, in arrival order: job
     arrival order, then the task's order in its job. Heavier attributes
-    (``fits``, ``fit_pairs``) are computed on first use.
+    (``fits``, ``fit_pairs``) are computed on first use. A view is valid during
+    the ``decide`` call it was given to: copy what you want to keep.
     """
 
     def __init__(self, sim: "Simulation") -> None:
         self._sim = sim
+        self._fit_counts: dict[tuple[int, int], int] = {}
         self.time: float = sim.env.now
         self.resources: tuple[str, ...] = sim.cluster.resources
-        self.capacity = _frozen(sim.capacity)
-        self.free = _frozen(sim.free)
-        self.up = _frozen(sim.up)
-        self.task_index = _frozen(sim.ready)
+        self.capacity: np.ndarray = sim._frozen_capacity
+        """Capacity of each machine, shape (machines, resources)."""
+        self.free: np.ndarray = sim._frozen_free
+        """Free resources of each machine now, shape (machines, resources)."""
+        self.up: np.ndarray = sim._frozen_up
+        """Whether each machine is up (takes work)."""
+        self.task_index: np.ndarray = sim._frozen_ready
         """Global index of each ready task (stable over the episode)."""
+        self.demand: np.ndarray = sim.ready_demand()
+        """Per-instance demand of each ready task, shape (tasks, resources)."""
 
     @property
     def num_machines(self) -> int:
@@ -111,63 +118,60 @@ class ClusterView:
         return self.task_index.shape[0]
 
     @cached_property
-    def demand(self) -> np.ndarray:
-        """Per-instance demand of each ready task, shape (tasks, resources)."""
-        return _frozen(self._sim.task_demand[self.task_index])
-
-    @cached_property
     def duration(self) -> np.ndarray:
         """Nominal duration of each ready task (mean over instances when they differ)."""
-        return _frozen(self._sim.task_duration[self.task_index])
+        return frozen(self._sim.task_duration[self.task_index])
 
     @cached_property
     def waiting(self) -> np.ndarray:
         """Instances of each ready task not yet started."""
         s = self._sim
-        return _frozen(s.task_instances[self.task_index] - s.task_started[self.task_index])
+        return frozen(s.task_instances[self.task_index] - s.task_started[self.task_index])
 
     @cached_property
     def running(self) -> np.ndarray:
         """Instances of each ready task running now."""
         s = self._sim
-        return _frozen(s.task_started[self.task_index] - s.task_finished[self.task_index])
+        return frozen(s.task_started[self.task_index] - s.task_finished[self.task_index])
 
     @cached_property
     def arrival_time(self) -> np.ndarray:
         """Arrival time of each ready task's job."""
         s = self._sim
-        return _frozen(s.job_arrival[s.task_job[self.task_index]])
+        return frozen(s.job_arrival[s.task_job[self.task_index]])
 
     @cached_property
     def job_index(self) -> np.ndarray:
         """Position of each ready task's job in the episode's arrival order."""
-        return _frozen(self._sim.task_job[self.task_index])
+        return frozen(self._sim.task_job[self.task_index])
 
     def task_key(self, task: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the view's task ``task``, for messages and logs."""
         return self._sim.task_key(int(self.task_index[task]))
 
-    @cached_property
+    @property
     def fits(self) -> np.ndarray:
         """Boolean (machines, tasks): machine m is up and ``free[m] >= demand[t]`` in every dimension."""
-        fits = (self.free[:, None, :] >= self.demand[None, :, :]).all(axis=2)
-        fits &= self.up[:, None]
-        return _frozen(fits)
+        return self._sim.fit_matrix()
 
     @cached_property
     def fit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """(machines, tasks) of every fit pair, machine-major: for m in machines, for t in tasks."""
         machines, tasks = np.nonzero(self.fits)
-        return _frozen(machines), _frozen(tasks)
+        return frozen(machines), frozen(tasks)
 
     def fit_count(self, machine: int, task: int) -> int:
         """How many waiting instances of ``task`` fit machine ``machine`` if started one after another now."""
-        if not self.up[machine]:
-            return 0
-        return sequential_fit_count(self.free[machine], self.demand[task], int(self.waiting[task]))
+        key = (machine, task)
+        if key not in self._fit_counts:
+            waiting = int(self._sim.task_instances[self.task_index[task]] - self._sim.task_started[self.task_index[task]])
+            fit = sequential_fit_count(self.free[machine], self.demand[task], waiting) if self.up[machine] else 0
+            self._fit_counts[key] = fit
+        return self._fit_counts[key]
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
+def frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (the array itself stays writeable for its owner)."""
     view = array.view()
     view.flags.writeable = False
     return view

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["EpisodeResult"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "finish"]
+_GROUP_DTYPES = dict(zip(_GROUP_COLUMNS, ["int64"] * 4 + ["float64"] * 3))
 
 
 @dataclass
@@ -87,7 +88,7 @@ class EpisodeResult:
         )
         jobs["completion"] = jobs.finish_time - jobs.submit_time
         jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
-        groups = pd.DataFrame(sim._groups, columns=_GROUP_COLUMNS)
+        groups = pd.DataFrame(sim._groups, columns=_GROUP_COLUMNS).astype(_GROUP_DTYPES)
         groups.insert(0, "job_id", pd.Series([job_ids[j] for j in sim.task_job[groups.task]], dtype=object))
         groups.insert(1, "task_id", pd.Series([task_ids[g] for g in groups.task], dtype=object))
         capacity = pd.DataFrame(sim.capacity, columns=list(resources))

@@ -35,7 +35,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL, Event
 
-from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, sequential_fit_count
+from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, frozen
 from cloudsim.metrics import EpisodeResult
 from cloudsim.specs import ClusterSpec, JobSpec
 
@@ -108,7 +108,11 @@ class Simulation:
         self.up = np.ones(cluster.machines, dtype=bool)
         self._build_task_tables()
         self._check_every_task_fits()
-        self.ready = np.empty(0, dtype=np.int64)
+        self._frozen_capacity = frozen(self.capacity)
+        self._frozen_free = frozen(self.free)
+        self._frozen_up = frozen(self.up)
+        self._stale_rows = np.zeros(cluster.machines, dtype=bool)
+        self._set_ready(np.empty(0, dtype=np.int64))
         self._ran = False
 
     # ----------------------------------------------------------------- set-up
@@ -171,6 +175,50 @@ class Simulation:
         _, job, _, task = self._tasks[g]
         return job.id, task.id
 
+    # ------------------------------------------------------- the waiting set
+    # `ready` holds the global indices of ready tasks with waiting instances,
+    # sorted, which is arrival order. Their demand matrix and the machine x task
+    # fit matrix are cached: a change of the set drops both, a change of one
+    # machine's free vector marks only that machine's row stale.
+    def _set_ready(self, ready: np.ndarray) -> None:
+        self.ready = ready
+        self._frozen_ready = frozen(ready)
+        self._ready_demand: np.ndarray | None = None
+        self._fits: np.ndarray | None = None
+
+    def _machine_changed(self, machine: int) -> None:
+        self._stale_rows[machine] = True
+
+    def ready_demand(self) -> np.ndarray:
+        """Demand rows of the ready tasks, shape (tasks, resources), read-only."""
+        if self._ready_demand is None:
+            self._ready_demand = frozen(self.task_demand[self.ready])
+            self._ready_demand_by_resource = np.ascontiguousarray(self._ready_demand.T)
+        return self._ready_demand
+
+    def fit_matrix(self) -> np.ndarray:
+        """(machines, ready tasks) booleans: the machine is up and fits one instance of the task."""
+        if self._fits is None:
+            self.ready_demand()
+            self._fits = self._fit_rows(np.arange(self.cluster.machines))
+            self._frozen_fits = frozen(self._fits)
+            self._stale_rows[:] = False
+        elif self._stale_rows.any():
+            rows = np.flatnonzero(self._stale_rows)
+            self._fits[rows] = self._fit_rows(rows)
+            self._stale_rows[:] = False
+        return self._frozen_fits
+
+    def _fit_rows(self, machines: np.ndarray) -> np.ndarray:
+        # One comparison per resource: far faster than .all() over a short last axis.
+        free = self.free[machines]
+        demand = self._ready_demand_by_resource
+        fits = free[:, 0, None] >= demand[0][None, :]
+        for r in range(1, demand.shape[0]):
+            fits &= free[:, r, None] >= demand[r][None, :]
+        fits &= self.up[machines, None]
+        return fits
+
     # ------------------------------------------------------------------- run
     def run(self) -> EpisodeResult:
         """Run the episode to the end and return its results."""
@@ -216,7 +264,7 @@ class Simulation:
             roots = first + np.flatnonzero(self.task_pending_parents[first:end] == 0)
             self.task_ready_time[roots] = self.env.now
             # Later jobs have larger task indices: appending keeps `ready` sorted.
-            self.ready = np.concatenate([self.ready, roots])
+            self._set_ready(np.concatenate([self.ready, roots]))
             self._request_round()
         self._arrivals_done = True
 
@@ -286,7 +334,7 @@ class Simulation:
             raise InvalidDecisionError(f"{where}: count {count} not in 1..{view.waiting[task]} waiting instances")
         if not view.up[machine]:
             raise InvalidDecisionError(f"{where}: the machine is down")
-        fit = sequential_fit_count(view.free[machine], view.demand[task], count)
+        fit = view.fit_count(machine, task)
         if fit < count:
             free = dict(zip(view.resources, view.free[machine].tolist()))
             demand = dict(zip(view.resources, view.demand[task].tolist()))
@@ -304,13 +352,14 @@ class Simulation:
             steps[0] = self.free[machine]
             steps[1:] = demand
             self.free[machine] = np.subtract.accumulate(steps, axis=0)[-1]
+        self._machine_changed(machine)
         first = int(self.task_started[g])
         self.task_started[g] += count
         self._running_instances += count
         if first == 0:
             self.task_start_time[g] = self.env.now
         if self.task_started[g] == self.task_instances[g]:
-            self.ready = np.delete(self.ready, np.searchsorted(self.ready, g))
+            self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
         per_instance = self._instance_durations[g]
         if per_instance is None:
             self._add_to_group(machine, g, first, count, float(self.task_duration[g]))
@@ -353,6 +402,7 @@ class Simulation:
             steps[0] = self.free[machine]
             steps[1:] = demand
             self.free[machine] = np.add.accumulate(steps, axis=0)[-1]
+        self._machine_changed(machine)
         self._running_instances -= count
         self.task_finished[g] += count
         if self.task_finished[g] == self.task_instances[g]:
@@ -366,7 +416,7 @@ class Simulation:
             self.task_pending_parents[child] -= 1
             if self.task_pending_parents[child] == 0:
                 self.task_ready_time[child] = now
-                self.ready = np.insert(self.ready, np.searchsorted(self.ready, child), child)
+                self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, child), child))
         j = self.task_job[g]
         self.job_unfinished_tasks[j] -= 1
         if self.job_unfinished_tasks[j] == 0:

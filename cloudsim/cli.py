@@ -1,0 +1,230 @@
+"""The ``cloudsim`` command line: replay a workload under one or more brokers.
+
+This module is the one place where the core, the brokers (``agents``) and the
+workloads (``traces``) meet.
+
+    cloudsim replay                                  # built-in Alibaba-like workload
+    cloudsim replay jobs.csv --format cloudsimpy --chunk-size 10 --chunks 0:100 \\
+        --machines 5 --capacity cpu=64,memory=1,disk=1 --broker first-fit --tick 1 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from cloudsim.simulation import Simulation
+from cloudsim.specs import ClusterSpec, JobSpec, parse_capacity
+
+DEFAULT_CAPACITY = "cpu=64,memory=1,disk=1"
+_REPORTED = ("makespan", "avg_completion", "avg_slowdown", "avg_job_completion", "avg_job_slowdown")
+
+
+def _parse_range(text: str, what: str) -> tuple[int, int | None]:
+    """``"A:B"`` -> (A, B); ``"A:"`` -> (A, None); ``"K"`` -> (K, K+1)."""
+    start, sep, stop = text.partition(":")
+    try:
+        first = int(start) if start else 0
+        last = (int(stop) if stop else None) if sep else first + 1
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad {what} {text!r}: write A:B (A included, B excluded) or K") from None
+    if first < 0 or (last is not None and last <= first):
+        raise argparse.ArgumentTypeError(f"bad {what} {text!r}: need 0 <= A < B")
+    return first, last
+
+
+def _load_workload(args: argparse.Namespace) -> list[JobSpec]:
+    from traces import alibaba_like, load_cloudsimpy
+
+    if args.trace is None:
+        return alibaba_like(jobs=args.synthetic_jobs, seed=args.seed)
+    if args.format == "cloudsimpy":
+        return load_cloudsimpy(args.trace)
+    raise SystemExit(f"cloudsim: unknown --format {args.format!r}")
+
+
+def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[object, list[JobSpec]]]:
+    """(label, jobs) for each episode the options ask for."""
+    from traces import chunk_count, iter_chunks, job_range
+
+    if args.jobs is not None:
+        start, stop = args.jobs
+        yield f"{start}:{stop if stop is not None else len(jobs)}", job_range(jobs, start, stop or len(jobs))
+    elif args.chunk_size is not None:
+        count = chunk_count(jobs, args.chunk_size)
+        first, last = args.chunks if args.chunks is not None else (0, count)
+        last = count if last is None else last
+        if last > count:
+            raise SystemExit(
+                f"cloudsim: --chunks {first}:{last} asks for more chunks than the {count} that "
+                f"{len(jobs)} jobs make with --chunk-size {args.chunk_size}"
+            )
+        yield from iter_chunks(jobs, args.chunk_size, range(first, last))
+    else:
+        yield "all", job_range(jobs, 0, len(jobs)) if jobs else []
+
+
+def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, tick, seed, progress, out):
+    from agents import make_broker
+
+    started = time.perf_counter()
+    result = Simulation(cluster, jobs, make_broker(broker_name, seed=seed), tick=tick, progress=progress).run()
+    wall = time.perf_counter() - started
+    if out is not None:
+        result.to_parquet(out)
+    return {**result.summary, "wall_s": round(wall, 4)}
+
+
+def replay(args: argparse.Namespace) -> int:
+    from agents import BROKERS
+
+    brokers = [b.strip() for b in args.broker.split(",") if b.strip()]
+    unknown = [b for b in brokers if b not in BROKERS]
+    if unknown or not brokers:
+        raise SystemExit(f"cloudsim: unknown broker(s) {unknown or args.broker!r}; choose from {', '.join(BROKERS)}")
+    try:
+        cluster = ClusterSpec.uniform(args.machines, parse_capacity(args.capacity))
+        jobs = _load_workload(args)
+    except (ValueError, FileNotFoundError) as err:
+        raise SystemExit(f"cloudsim: {err}") from None
+    episodes = list(_episodes(args, jobs))
+    runs = [(label, chunk, broker) for label, chunk in episodes for broker in brokers]
+    single = len(runs) == 1 and not args.json
+    out = Path(args.out) if args.out else None
+
+    def out_dir(label, broker):
+        return None if out is None else out / f"episode-{str(label).replace(':', '-')}" / broker
+
+    if args.workers > 1 and len(runs) > 1:
+        pool = ProcessPoolExecutor(max_workers=args.workers)
+        futures = [
+            pool.submit(_run_episode, cluster, chunk, broker, args.tick, args.seed, False, out_dir(label, broker))
+            for label, chunk, broker in runs
+        ]
+        results = (f.result() for f in futures)
+    else:
+        pool = None
+        results = (
+            _run_episode(cluster, chunk, broker, args.tick, args.seed, single, out_dir(label, broker))
+            for label, chunk, broker in runs
+        )
+    rows = []
+    bar = None
+    if not args.json and not single:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(runs), unit="episode", file=sys.stderr)
+    try:
+        for (label, chunk, broker), summary in zip(runs, results):
+            key = "chunk" if args.chunk_size is not None and args.jobs is None else "jobs_range"
+            row = {key: label, **summary}
+            rows.append(row)
+            if args.json:
+                print(json.dumps(_jsonable(row)), flush=True)
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    total = {
+        "summary": True,
+        "episodes": len(episodes),
+        "brokers": brokers,
+        "jobs": sum(len(c) for _, c in episodes),
+        "tasks": sum(len(j.tasks) for _, c in episodes for j in c),
+        "instances": sum(j.instances for _, c in episodes for j in c),
+        "instances_finished_per_broker": {
+            b: sum(r["instances_finished"] for r in rows if r["broker"] == b) for b in brokers
+        },
+        "mean_makespan": {b: _mean([r["makespan"] for r in rows if r["broker"] == b]) for b in brokers},
+        "wall_s": round(sum(r["wall_s"] for r in rows), 3),
+    }
+    if args.json:
+        print(json.dumps(_jsonable(total)), flush=True)
+    else:
+        _print_table(rows, total)
+    if out is not None:
+        import pandas as pd
+
+        pd.DataFrame(rows).to_csv(out / "episodes.csv", index=False)
+    return 0
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def _jsonable(row: dict) -> dict:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+def _print_table(rows: list[dict], total: dict) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    key = frame.columns[0]
+    columns = [key, "broker", *_REPORTED, "jobs", "tasks", "instances", "wall_s"]
+    with pd.option_context("display.max_rows", 200, "display.width", 160):
+        print(frame[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        if len(frame) > len(total["brokers"]):
+            print()
+            print(frame.groupby("broker", sort=False)[list(_REPORTED)].mean().to_string(float_format=lambda v: f"{v:.3f}"))
+    print(
+        f"\n{total['episodes']} episode(s) x {len(total['brokers'])} broker(s): {total['jobs']} jobs, "
+        f"{total['tasks']} tasks, {total['instances']} instances, all finished; {total['wall_s']:.2f} s simulated wall time"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cloudsim", description="Datacenter job-scheduling simulator.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser(
+        "replay",
+        help="replay a workload under one or more brokers",
+        description="Replay a trace (or, without TRACE, the built-in Alibaba-like workload) and print metrics.",
+    )
+    p.add_argument("trace", nargs="?", metavar="TRACE", help="trace file; omit it for the built-in workload")
+    p.add_argument("--format", default="cloudsimpy", choices=["cloudsimpy"], help="trace format (default: cloudsimpy)")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="replay sliding chunks of N jobs")
+    p.add_argument("--chunks", type=lambda s: _parse_range(s, "--chunks"), metavar="A:B",
+                   help="chunk indices A..B-1 (or one chunk K); default all chunks")
+    p.add_argument("--jobs", type=lambda s: _parse_range(s, "--jobs"), metavar="A:B",
+                   help="replay jobs A..B-1 (submit order) as one episode instead of chunks")
+    p.add_argument("--machines", type=int, default=5, help="number of identical machines (default 5)")
+    p.add_argument("--capacity", default=DEFAULT_CAPACITY, help=f"capacity per machine (default {DEFAULT_CAPACITY})")
+    p.add_argument("--broker", default="first-fit", help="broker name, or several separated by commas (default first-fit)")
+    p.add_argument("--tick", type=float, default=None,
+                   help="fixed scheduler tick (1 for CloudSimPy-compatible replays); default: event-driven")
+    p.add_argument("--seed", type=int, default=0, help="seed for random brokers and the built-in workload (default 0)")
+    p.add_argument("--synthetic-jobs", type=int, default=100, metavar="N",
+                   help="jobs in the built-in workload when no TRACE is given (default 100)")
+    p.add_argument("--workers", type=int, default=1, help="episodes run in this many processes (default 1)")
+    p.add_argument("--json", action="store_true", help="one JSON object per episode and broker, then a summary line")
+    p.add_argument("--out", metavar="DIR", help="write each episode's results as Parquet under DIR")
+    p.set_defaults(handler=replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.chunks is not None and args.chunk_size is None:
+        raise SystemExit("cloudsim: --chunks needs --chunk-size")
+    if args.jobs is not None and args.chunk_size is not None:
+        raise SystemExit("cloudsim: give either --jobs or --chunk-size, not both")
+    try:
+        return args.handler(args)
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

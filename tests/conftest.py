@@ -1,0 +1,39 @@
+"""Shared fixtures: small hand-made workloads, and the real trace samples when present."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cloudsim import ClusterSpec, JobSpec, TaskSpec
+
+DATA = Path(os.environ.get("CLOUDSIM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+JOBS_CSV = DATA / "cloudsimpy" / "jobs.csv"
+
+
+@pytest.fixture
+def jobs_csv() -> Path:
+    if not JOBS_CSV.is_file():
+        pytest.skip(f"real CloudSimPy trace not found at {JOBS_CSV} (set CLOUDSIM_DATA to its folder)")
+    return JOBS_CSV
+
+
+def task(id, instances, cpu, memory, duration, parents=()):
+    return TaskSpec(id=id, instances=instances, demand={"cpu": cpu, "memory": memory}, duration=duration, parents=parents)
+
+
+@pytest.fixture
+def two_machines() -> ClusterSpec:
+    """m0 = (cpu 4, memory 4), m1 = (cpu 2, memory 8)."""
+    return ClusterSpec(("cpu", "memory"), ((4, 4), (2, 8)))
+
+
+@pytest.fixture
+def three_tasks() -> list[JobSpec]:
+    """Job A at t=0: a1 (2 x (2, 1), 5 s), a2 (1 x (2, 4), 3 s); job B at t=1: b1 (1 x (1, 1), 2 s)."""
+    return [
+        JobSpec("A", 0, (task("a1", 2, 2, 1, 5), task("a2", 1, 2, 4, 3))),
+        JobSpec("B", 1, (task("b1", 1, 1, 1, 2),)),
+    ]

@@ -1,0 +1,81 @@
+import json
+
+import pytest
+
+from cloudsim.cli import main
+
+HEADER = ",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n"
+ROWS = "0,10,3.0,1.0,0.1,7,1,2,0\n1,12,2.0,1.0,0.1,8,1,1,0\n2,15,4.0,2.0,0.1,9,1,1,0\n"
+ARGS = ["--format", "cloudsimpy", "--machines", "1", "--capacity", "cpu=2,memory=1,disk=1", "--tick", "1"]
+
+
+@pytest.fixture
+def trace(tmp_path):
+    path = tmp_path / "jobs.csv"
+    path.write_text(HEADER + ROWS)
+    return str(path)
+
+
+def json_lines(capsys):
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_replay_chunks_as_json(trace, capsys):
+    # Chunk 0 = jobs 7 (t=0) and 8 (t=2). Task 7/1 starts at the wake at 1 (2 x 1 cpu, 3 s)
+    # and ends at 4; job 8 waits for cpu and runs 4-6; the wake at 6 ends it: makespan 6,
+    # completions 3 and 2. Chunk 1 = job 9 alone: runs 1-5, makespan 5.
+    assert main(["replay", trace, *ARGS, "--chunk-size", "2", "--chunks", "0:2", "--json"]) == 0
+    lines = json_lines(capsys)
+    chunks, summary = lines[:-1], lines[-1]
+    assert [(c["chunk"], c["broker"], c["makespan"]) for c in chunks] == [(0, "first-fit", 6), (1, "first-fit", 5)]
+    assert chunks[0]["avg_completion"] == 2.5 and chunks[0]["avg_slowdown"] == 1.0
+    assert (chunks[0]["tasks"], chunks[0]["instances"]) == (2, 3)
+    assert all(c["wall_s"] >= 0 for c in chunks)
+    assert summary["summary"] is True and summary["instances"] == 4 and summary["jobs"] == 3
+
+
+def test_replay_job_range_as_one_episode(trace, capsys):
+    # Jobs at 0, 2, 5: 7/1 runs 1-4, 8/1 runs 4-6, 9/1 (2 cpu) waits for 8/1 and runs 6-10.
+    main(["replay", trace, *ARGS, "--jobs", "0:3", "--broker", "first-fit,tetris", "--json"])
+    lines = json_lines(capsys)
+    assert [(line["jobs_range"], line["broker"], line["makespan"]) for line in lines[:-1]] == [
+        ("0:3", "first-fit", 10), ("0:3", "tetris", 10)]
+
+
+def test_replay_table_and_parquet_output(trace, tmp_path, capsys):
+    out = tmp_path / "out"
+    main(["replay", trace, *ARGS, "--chunk-size", "2", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert "makespan" in text and "first-fit" in text
+    assert (out / "episode-0" / "first-fit" / "tasks.parquet").is_file()
+    assert (out / "episodes.csv").is_file()
+
+
+def test_replay_runs_the_built_in_workload(capsys):
+    main(["replay", "--synthetic-jobs", "4", "--broker", "first-fit,random", "--json"])
+    lines = json_lines(capsys)
+    assert [line["broker"] for line in lines[:-1]] == ["first-fit", "random"]
+    assert lines[-1]["jobs"] == 4
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["replay", "--broker", "nope"], "unknown broker"),
+        (["replay", "--capacity", "cpu"], "bad capacity"),
+        (["replay", "--chunks", "0:2"], "--chunks needs --chunk-size"),
+        (["replay", "--chunk-size", "10", "--chunks", "0:99"], "more chunks than"),
+        (["replay", "/nonexistent.csv"], "no such trace file"),
+    ],
+)
+def test_replay_errors_are_clear(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert message in str(exit_info.value)
+
+
+def test_workers_give_the_same_results(trace, capsys):
+    main(["replay", trace, *ARGS, "--chunk-size", "1", "--json"])
+    serial = [(x["chunk"], x["makespan"]) for x in json_lines(capsys)[:-1]]
+    main(["replay", trace, *ARGS, "--chunk-size", "1", "--workers", "2", "--json"])
+    assert [(x["chunk"], x["makespan"]) for x in json_lines(capsys)[:-1]] == serial
