@@ -28,13 +28,11 @@ class FirstFit:
     name = "first-fit"
 
     def decide(self, view: ClusterView) -> Decision | None:
-        fits = view.fits
-        if fits.size == 0:
+        candidates = view.machine_fits_some
+        machine = int(np.argmax(candidates)) if len(candidates) else 0
+        if view.num_tasks == 0 or not candidates[machine]:
             return None
-        first = int(np.argmax(fits))  # row-major: machine-major order
-        if not fits.flat[first]:
-            return None
-        machine, task = divmod(first, view.num_tasks)
+        task = int(np.argmax(view.fits[machine]))
         return Decision(machine, task, view.fit_count(machine, task))
 
 

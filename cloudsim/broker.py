@@ -65,22 +65,34 @@ def sequential_fit_count(free: np.ndarray, demand: np.ndarray, limit: int) -> in
     The k-th start is allowed when the free vector left by the previous starts is
     ``>= demand`` in every dimension. Free resources are running float64 totals,
     so the check repeats the exact sequence of subtractions the simulation makes
-    rather than dividing: ``64 - 0.55 - 0.55 - ...`` is not ``64 - k * 0.55`` in
-    binary floating point.
+    rather than dividing: ``1.0 - 0.05 - 0.05 ...`` fits 19 instances, not 20.
     """
-    if limit <= 0:
-        return 0
+    # The first few starts step by step on Python floats (the same IEEE doubles):
+    # most decisions start only a handful of instances.
+    left = free.tolist()
+    need = demand.tolist()
+    count = 0
+    while count < limit and count < _STEPWISE:
+        if not all(f >= d for f, d in zip(left, need)):
+            return count
+        left = [f - d for f, d in zip(left, need)]
+        count += 1
+    if count == limit:
+        return count
+    # Many more may fit: the same subtractions, vectorised with an upper bound.
     positive = demand > 0
+    rest = limit - count
     if positive.any():
-        # An upper bound so the array stays small; the +2 absorbs rounding drift.
-        bound = int(np.min(free[positive] / demand[positive])) + 2
-        limit = min(limit, max(bound, 1))
-    steps = np.empty((limit, free.shape[0]))
-    steps[0] = free
+        rest = min(rest, int((np.asarray(left)[positive] / demand[positive]).min()) + 2)  # +2: rounding slack
+    steps = np.empty((max(rest, 1), free.shape[0]))
+    steps[0] = left
     steps[1:] = demand
-    left = np.subtract.accumulate(steps, axis=0)  # left[k]: free after k starts
-    allowed = (left >= demand).all(axis=1)
-    return limit if allowed.all() else int(np.argmin(allowed))
+    remaining = np.subtract.accumulate(steps, axis=0)  # remaining[k]: free after k more starts
+    allowed = (remaining >= demand).all(axis=1)
+    return count + (len(allowed) if allowed.all() else int(np.argmin(allowed)))
+
+
+_STEPWISE = 8
 
 
 class ClusterView:
@@ -152,7 +164,12 @@ class ClusterView:
     @property
     def fits(self) -> np.ndarray:
         """Boolean (machines, tasks): machine m is up and ``free[m] >= demand[t]`` in every dimension."""
-        return self._sim.fit_matrix()
+        return self._sim.fit_matrix()[0]
+
+    @property
+    def machine_fits_some(self) -> np.ndarray:
+        """Boolean (machines,): the machine fits at least one ready task (``fits.any(axis=1)``, kept incrementally)."""
+        return self._sim.fit_matrix()[1]
 
     @cached_property
     def fit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +181,8 @@ class ClusterView:
         """How many waiting instances of ``task`` fit machine ``machine`` if started one after another now."""
         key = (machine, task)
         if key not in self._fit_counts:
-            waiting = int(self._sim.task_instances[self.task_index[task]] - self._sim.task_started[self.task_index[task]])
+            g = self.task_index[task]
+            waiting = int(self._sim.task_instances[g] - self._sim.task_started[g])
             fit = sequential_fit_count(self.free[machine], self.demand[task], waiting) if self.up[machine] else 0
             self._fit_counts[key] = fit
         return self._fit_counts[key]
