@@ -351,16 +351,24 @@ class Simulation:
             f"free {free}, demand per instance {demand}"
         )
 
-    def _start(self, machine: int, g: int, count: int) -> None:
+    def _change_free(self, machine: int, g: int, count: int, op: np.ufunc) -> None:
+        """Take (np.subtract) or give back (np.add) ``count`` instances' demand, one at a time.
+
+        Free resources are running float64 totals, as in CloudSimPy: k instances
+        change them by k separate roundings, not by one of ``k * demand``.
+        """
         demand = self.task_demand[g]
         if count == 1:
-            self.free[machine] -= demand
+            op(self.free[machine], demand, out=self.free[machine])
         else:
             steps = np.empty((count + 1, demand.shape[0]))
             steps[0] = self.free[machine]
             steps[1:] = demand
-            self.free[machine] = np.subtract.accumulate(steps, axis=0)[-1]
+            self.free[machine] = op.accumulate(steps, axis=0)[-1]
         self._machine_changed(machine)
+
+    def _start(self, machine: int, g: int, count: int) -> None:
+        self._change_free(machine, g, count, np.subtract)
         first = int(self.task_started[g])
         self.task_started[g] += count
         self._running_instances += count
@@ -402,15 +410,7 @@ class Simulation:
         group = self._groups[event.value]
         g, machine, _, count = group[:4]
         group[6] = self.env.now
-        demand = self.task_demand[g]
-        if count == 1:
-            self.free[machine] += demand
-        else:
-            steps = np.empty((count + 1, demand.shape[0]))
-            steps[0] = self.free[machine]
-            steps[1:] = demand
-            self.free[machine] = np.add.accumulate(steps, axis=0)[-1]
-        self._machine_changed(machine)
+        self._change_free(machine, g, count, np.add)
         self._running_instances -= count
         self.task_finished[g] += count
         if self.task_finished[g] == self.task_instances[g]:
