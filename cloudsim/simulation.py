@@ -279,8 +279,8 @@ class Simulation:
             started = self._decision_round()
             wake = self.env.timeout(self.tick)
             self._launch_started_groups()  # after `wake`: see the module docstring
-            frozen = self._arrivals_done and self._running_instances == 0
-            idle_ticks = idle_ticks + 1 if (frozen and not started) else 0
+            nothing_will_change = self._arrivals_done and self._running_instances == 0
+            idle_ticks = idle_ticks + 1 if (nothing_will_change and not started) else 0
             if idle_ticks > self.max_idle_ticks:
                 raise SimulationStalledError(self._stall_message())
             yield wake
