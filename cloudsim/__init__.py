@@ -11,7 +11,7 @@ under a broker, any object whose ``decide(view)`` returns a `Decision` or None::
 
 from cloudsim.broker import Broker, ClusterView, Decision, InvalidDecisionError, sequential_fit_count
 from cloudsim.metrics import EpisodeResult
-from cloudsim.simulation import Simulation, SimulationStalledError, UnschedulableTaskError, simulate
+from cloudsim.simulation import MachineEvent, Simulation, SimulationStalledError, UnschedulableTaskError, simulate
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec, parse_capacity
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Decision",
     "EpisodeResult",
     "InvalidDecisionError",
+    "MachineEvent",
     "JobSpec",
     "Simulation",
     "SimulationStalledError",

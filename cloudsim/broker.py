@@ -144,7 +144,8 @@ class ClusterView:
     def running(self) -> np.ndarray:
         """Instances of each ready task running now."""
         s = self._sim
-        return frozen(s.task_started[self.task_index] - s.task_finished[self.task_index])
+        g = self.task_index
+        return frozen(s.task_started[g] - s.task_finished[g] - s.task_failed[g])
 
     @cached_property
     def arrival_time(self) -> np.ndarray:

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EpisodeResult"]
 
-_GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "finish"]
-_GROUP_DTYPES = dict(zip(_GROUP_COLUMNS, ["int64"] * 4 + ["float64"] * 3))
+_GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
+_GROUP_DTYPES = dict(zip(_GROUP_COLUMNS, ["int64"] * 4 + ["float64"] * 3 + ["object"]))
 
 
 @dataclass
@@ -42,7 +42,9 @@ class EpisodeResult:
         tasks: one row per task: ids, demand, times, completion, slowdown.
         jobs: one row per job: submit, finish, completion, duration, slowdown.
         groups: one row per instance group (instances of a task started on one
-            machine at one instant with one duration): start, finish, machine.
+            machine at one instant with one duration): machine, start, end, and
+            outcome ("finished", "failed", or "requeued" when a machine failure
+            ended them and they waited again).
         capacity: per-machine capacity, one column per resource.
     """
 
@@ -69,6 +71,8 @@ class EpisodeResult:
                 "ready_time": sim.task_ready_time,
                 "start_time": sim.task_start_time,
                 "finish_time": sim.task_finish_time,
+                "failed_instances": sim.task_failed,
+                "restarts": sim.task_restarts,
             }
         )
         tasks["completion"] = tasks.finish_time - tasks.start_time
@@ -94,7 +98,8 @@ class EpisodeResult:
         capacity = pd.DataFrame(sim.capacity, columns=list(resources))
         capacity.insert(0, "machine_id", list(sim.cluster.machine_ids))
         makespan = float(sim.makespan)
-        used = sim.task_demand[groups.task.to_numpy()] * (groups.instances * groups.duration).to_numpy()[:, None]
+        occupied = (groups.instances * (groups.end - groups.start)).to_numpy()
+        used = sim.task_demand[groups.task.to_numpy()] * occupied[:, None]
         total = sim.capacity.sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean_util = used.sum(axis=0) / (total * makespan) if makespan > 0 else np.zeros(len(resources))
@@ -106,6 +111,8 @@ class EpisodeResult:
             "tasks": int(len(tasks)),
             "instances": int(sim.task_instances.sum()),
             "instances_finished": int(sim.task_finished.sum()),
+            "instances_failed": int(sim.task_failed.sum()),
+            "instance_restarts": int(sim.task_restarts.sum()),
             "avg_completion": _mean(tasks.completion),
             "avg_slowdown": _mean(tasks.slowdown),
             "avg_job_completion": _mean(jobs.completion),
@@ -128,7 +135,7 @@ class EpisodeResult:
         g = self.groups
         demand = self.tasks.loc[g.task, [f"demand_{r}" for r in self.resources]].to_numpy()
         delta = demand * g.instances.to_numpy()[:, None]
-        times = np.concatenate([g.start.to_numpy(), g.finish.to_numpy()])
+        times = np.concatenate([g.start.to_numpy(), g.end.to_numpy()])
         deltas = np.concatenate([delta, -delta])
         frame = pd.DataFrame(deltas, columns=list(self.resources))
         frame.insert(0, "time", times)
@@ -137,10 +144,13 @@ class EpisodeResult:
         return (steps / total).clip(lower=0.0).reset_index()
 
     def instances(self) -> pd.DataFrame:
-        """One row per instance (expanded from the groups): job, task, instance, machine, start, finish."""
+        """One row per instance run (expanded from the groups): job, task, instance, machine, start, end, outcome.
+
+        An instance re-queued after a machine failure has one row per run.
+        """
         g = self.groups
         repeat = g.instances.to_numpy()
-        rows = g.loc[g.index.repeat(repeat), ["job_id", "task_id", "machine", "start", "finish"]]
+        rows = g.loc[g.index.repeat(repeat), ["job_id", "task_id", "machine", "start", "end", "outcome"]]
         offsets = np.arange(int(repeat.sum())) - np.repeat(np.cumsum(repeat) - repeat, repeat)
         rows.insert(2, "instance", g.first_instance.to_numpy().repeat(repeat) + offsets)
         return rows.reset_index(drop=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time as wallclock
+from dataclasses import dataclass
 from typing import Hashable, Iterable
 
 import numpy as np
@@ -39,7 +40,10 @@ from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_
 from cloudsim.metrics import EpisodeResult
 from cloudsim.specs import ClusterSpec, JobSpec
 
-__all__ = ["Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
+__all__ = ["MachineEvent", "Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
+
+MACHINE_STATES = ("up", "down", "failed")
+FAILURE_POLICIES = ("requeue", "fail")
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
 # makes an event fire after every ordinary event of its instant.
@@ -56,6 +60,28 @@ class UnschedulableTaskError(ValueError):
 
 class SimulationStalledError(RuntimeError):
     """Jobs are unfinished, nothing runs or arrives, and the broker keeps waiting."""
+
+
+@dataclass(frozen=True)
+class MachineEvent:
+    """Machine ``machine`` (its index in the cluster) enters ``state`` at ``time``.
+
+    * ``"up"``: the machine takes work;
+    * ``"down"``: it takes no new work, its running instances go on;
+    * ``"failed"``: it takes no new work and its running instances end at once;
+      they are re-queued (the simulation's ``on_failure="requeue"``) or counted
+      as failed (``"fail"``).
+    """
+
+    time: float
+    machine: int
+    state: str
+
+    def __post_init__(self) -> None:
+        if self.state not in MACHINE_STATES:
+            raise ValueError(f"machine event state must be one of {MACHINE_STATES}, got {self.state!r}")
+        if not (math.isfinite(self.time) and self.time >= 0):
+            raise ValueError(f"machine event time must be finite and >= 0, got {self.time!r}")
 
 
 class _EndOfInstant(Event):
@@ -93,6 +119,8 @@ class Simulation:
         broker: object,
         *,
         tick: float | None = None,
+        machine_events: Iterable[MachineEvent] = (),
+        on_failure: str = "requeue",
         max_idle_ticks: int = 1000,
         progress: bool = False,
     ) -> None:
@@ -100,6 +128,13 @@ class Simulation:
             raise TypeError(f"broker {broker!r} has no decide(view) method")
         if tick is not None and not (math.isfinite(tick) and tick > 0):
             raise ValueError(f"tick must be a positive number or None, got {tick!r}")
+        if on_failure not in FAILURE_POLICIES:
+            raise ValueError(f"on_failure must be one of {FAILURE_POLICIES}, got {on_failure!r}")
+        self.machine_events = sorted(machine_events, key=lambda e: e.time)
+        for event in self.machine_events:
+            if not 0 <= event.machine < cluster.machines:
+                raise ValueError(f"{event}: no such machine (the cluster has {cluster.machines})")
+        self.on_failure = on_failure
         self.cluster = cluster
         self.jobs: list[JobSpec] = sorted(jobs, key=lambda j: j.submit_time)
         self.broker = broker
@@ -149,8 +184,12 @@ class Simulation:
             base += len(job.tasks)
         self.job_first_task[len(self.jobs)] = base
         self._tasks = tasks
-        self.task_started = np.zeros(n, dtype=np.int64)
+        self.task_started = np.zeros(n, dtype=np.int64)  # running or ended (a re-queued start is undone)
         self.task_finished = np.zeros(n, dtype=np.int64)
+        self.task_failed = np.zeros(n, dtype=np.int64)
+        self.task_restarts = np.zeros(n, dtype=np.int64)
+        self._next_fresh = np.zeros(n, dtype=np.int64)  # next never-started instance
+        self._requeued: dict[int, list[list[int]]] = {}  # task -> [first, count] ranges waiting again
         self.task_ready_time = np.full(n, np.nan)
         self.task_start_time = np.full(n, np.nan)
         self.task_finish_time = np.full(n, np.nan)
@@ -230,7 +269,9 @@ class Simulation:
         if self._ran:
             raise RuntimeError("a Simulation runs once; build a new one for another episode")
         self._ran = True
-        self._groups: list[list] = []  # [task, machine, first instance, count, duration, start, finish]
+        # [task, machine, first instance, count, duration, start, end, outcome]
+        self._groups: list[list] = []
+        self._running_on: list[set[int]] = [set() for _ in range(self.cluster.machines)]
         self._launch_queue: list[int] = []
         self._round_last_group: dict[int, int] = {}
         self._running_instances = 0
@@ -251,6 +292,8 @@ class Simulation:
             self.env.process(self._arrivals())
             if self.tick is not None:
                 self.env.process(self._tick_scheduler())
+            if self.machine_events:
+                self.env.process(self._machine_changes())
             self.env.run()
         finally:
             if self._bar is not None:
@@ -296,6 +339,17 @@ class Simulation:
         self._round_requested = False
         self._decision_round()
         self._launch_started_groups()
+
+    def _machine_changes(self):
+        for event in self.machine_events:
+            yield self.env.timeout(event.time - self.env.now)
+            machine = event.machine
+            self.up[machine] = event.state == "up"
+            self._machine_changed(machine)
+            if event.state == "failed":
+                for gid in sorted(self._running_on[machine]):
+                    self._end_group(gid, "requeued" if self.on_failure == "requeue" else "failed")
+            self._request_round()
 
     # ------------------------------------------------------------- decisions
     def _decision_round(self) -> int:
@@ -369,19 +423,37 @@ class Simulation:
 
     def _start(self, machine: int, g: int, count: int) -> None:
         self._change_free(machine, g, count, np.subtract)
-        first = int(self.task_started[g])
+        if self.task_started[g] == 0 and math.isnan(self.task_start_time[g]):
+            self.task_start_time[g] = self.env.now
         self.task_started[g] += count
         self._running_instances += count
-        if first == 0:
-            self.task_start_time[g] = self.env.now
         if self.task_started[g] == self.task_instances[g]:
             self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
         per_instance = self._instance_durations[g]
-        if per_instance is None:
-            self._add_to_group(machine, g, first, count, float(self.task_duration[g]))
-        else:
-            for i in range(first, first + count):
-                self._add_to_group(machine, g, i, 1, per_instance[i])
+        for first, n in self._take_instances(g, count):
+            if per_instance is None:
+                self._add_to_group(machine, g, first, n, float(self.task_duration[g]))
+            else:
+                for i in range(first, first + n):
+                    self._add_to_group(machine, g, i, 1, per_instance[i])
+
+    def _take_instances(self, g: int, count: int) -> list[tuple[int, int]]:
+        """(first, n) ranges of instance numbers to start: re-queued ones first, then fresh ones."""
+        ranges = []
+        queue = self._requeued.get(g)
+        while queue and count:
+            first, n = queue[0]
+            take = min(n, count)
+            ranges.append((first, take))
+            count -= take
+            if take == n:
+                queue.pop(0)
+            else:
+                queue[0] = [first + take, n - take]
+        if count:
+            ranges.append((int(self._next_fresh[g]), count))
+            self._next_fresh[g] += count
+        return ranges
 
     def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:
         """Join the machine's latest group of this round when it is the same task and duration.
@@ -396,9 +468,11 @@ class Simulation:
             if group[0] == g and group[4] == duration and group[2] + group[3] == first:
                 group[3] += count
                 return
-        self._groups.append([g, machine, first, count, duration, self.env.now, math.nan])
-        self._round_last_group[machine] = len(self._groups) - 1
-        self._launch_queue.append(len(self._groups) - 1)
+        gid = len(self._groups)
+        self._groups.append([g, machine, first, count, duration, self.env.now, math.nan, ""])
+        self._round_last_group[machine] = gid
+        self._running_on[machine].add(gid)
+        self._launch_queue.append(gid)
 
     def _launch_started_groups(self) -> None:
         for gid in self._launch_queue:
@@ -407,14 +481,28 @@ class Simulation:
 
     # ------------------------------------------------------------ completions
     def _finish_group(self, event: Event) -> None:
-        group = self._groups[event.value]
-        g, machine, _, count = group[:4]
+        if not self._groups[event.value][7]:  # not already ended by a machine failure
+            self._end_group(event.value, "finished")
+
+    def _end_group(self, gid: int, outcome: str) -> None:
+        """The group's instances end now: finished, failed, or re-queued to run again."""
+        group = self._groups[gid]
+        g, machine, first, count = group[:4]
         group[6] = self.env.now
+        group[7] = outcome
+        self._running_on[machine].discard(gid)
         self._change_free(machine, g, count, np.add)
         self._running_instances -= count
-        self.task_finished[g] += count
-        if self.task_finished[g] == self.task_instances[g]:
-            self._finish_task(g)
+        if outcome == "requeued":
+            self.task_started[g] -= count
+            self.task_restarts[g] += count
+            self._requeued.setdefault(g, []).append([first, count])
+            if self.task_started[g] + count == self.task_instances[g]:  # it had left the waiting set
+                self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
+        else:
+            (self.task_finished if outcome == "finished" else self.task_failed)[g] += count
+            if self.task_finished[g] + self.task_failed[g] == self.task_instances[g]:
+                self._finish_task(g)
         self._request_round()
 
     def _finish_task(self, g: int) -> None:
@@ -435,10 +523,13 @@ class Simulation:
 
     def _stall_message(self) -> str:
         waiting = int((self.task_instances - self.task_started).sum())
+        down = int((~self.up).sum())
+        machines = f" {down} of {len(self.up)} machine(s) are down;" if down else ""
         return (
             f"t={self.env.now}: {self._unfinished_jobs} job(s) unfinished with {waiting} instance(s) waiting, "
-            f"none running and none left to arrive, and broker {broker_name(self.broker)!r} keeps answering "
-            f"None. A broker must eventually start waiting work; check its decide() method."
+            f"none running and none left to arrive;{machines} broker {broker_name(self.broker)!r} keeps answering "
+            f"None. A broker must eventually start waiting work (check its decide() method), and the machines "
+            f"that can hold it must be up."
         )
 
 

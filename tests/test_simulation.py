@@ -227,7 +227,8 @@ def test_per_instance_durations_finish_separately():
     job = JobSpec("j", 0, (TaskSpec("t", 2, {"cpu": 1}, (1.0, 3.0)),))
     result = simulate(ClusterSpec.uniform(1, {"cpu": 2}), [job], FirstFit())
     instances = result.instances()
-    assert instances.finish.tolist() == [1.0, 3.0] and instances.instance.tolist() == [0, 1]
+    assert instances.end.tolist() == [1.0, 3.0] and instances.instance.tolist() == [0, 1]
+    assert (instances.outcome == "finished").all()
     assert result.makespan == 3 and result.tasks.completion.iloc[0] == 3
 
 

@@ -20,14 +20,11 @@ import numpy as np
 import pandas as pd
 
 from cloudsim.specs import JobSpec, TaskSpec
+from traces.rawcsv import TraceFormatError
 
 __all__ = ["CLOUDSIMPY_COLUMNS", "TraceFormatError", "load_cloudsimpy"]
 
 CLOUDSIMPY_COLUMNS = ("submit_time", "duration", "cpu", "memory", "job_id", "task_id", "instances_num", "disk")
-
-
-class TraceFormatError(ValueError):
-    """A trace file does not match its declared format; the message names file, line and column."""
 
 
 def _rows_error(path: Path, frame: pd.DataFrame, bad: pd.Series, column: str, what: str) -> TraceFormatError:
