@@ -39,42 +39,72 @@ def _parse_range(text: str, what: str) -> tuple[int, int | None]:
     return first, last
 
 
-def _load_workload(args: argparse.Namespace) -> list[JobSpec]:
-    from traces import alibaba_like, load_cloudsimpy
+FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018")
+
+
+def _parse_window(text: str) -> tuple[float, float]:
+    start, sep, end = text.partition(":")
+    try:
+        window = (float(start), float(end))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad --window {text!r}: write START:END in seconds") from None
+    if not sep or window[1] <= window[0]:
+        raise argparse.ArgumentTypeError(f"bad --window {text!r}: need START < END")
+    return window
+
+
+def _load_workload(args: argparse.Namespace):
+    """(Workload, MachineTable or None) for the options."""
+    from traces import Workload, alibaba_like, load_alibaba_v2017, load_alibaba_v2018, load_cloudsimpy
+    from traces import machines_v2017, machines_v2018
 
     if args.trace is None:
-        return alibaba_like(jobs=args.synthetic_jobs, seed=args.seed)
-    if args.format == "cloudsimpy":
-        return load_cloudsimpy(args.trace)
-    raise SystemExit(f"cloudsim: unknown --format {args.format!r}")
+        workload = Workload(alibaba_like(jobs=args.synthetic_jobs, seed=args.seed), source={"generator": "alibaba_like"})
+    elif args.format == "cloudsimpy":
+        workload = Workload(load_cloudsimpy(args.trace), source={"jobs": args.trace})
+    else:
+        load = load_alibaba_v2017 if args.format == "alibaba-v2017" else load_alibaba_v2018
+        workload = load(args.trace, args.instances, status_policy=args.status_policy, window=args.window,
+                        cache=args.cache)
+    machines = None
+    if args.machine_table is not None:
+        if args.format == "cloudsimpy" or args.trace is None:
+            raise ValueError("--machine-table needs --format alibaba-v2017 (server_event.csv) or alibaba-v2018 "
+                             "(machine_meta.csv)")
+        machines = (machines_v2017 if args.format == "alibaba-v2017" else machines_v2018)(args.machine_table)
+    return workload, machines
 
 
-def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[object, list[JobSpec]]]:
-    """(label, jobs) for each episode the options ask for."""
+def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[object, list[JobSpec], float]]:
+    """(label, jobs, origin) for each episode the options ask for; origin is the trace time of t=0."""
     from traces import chunk_count, iter_chunks, job_range
 
+    ordered = sorted(jobs, key=lambda j: j.submit_time)
     if args.jobs is not None:
         start, stop = args.jobs
-        yield f"{start}:{stop if stop is not None else len(jobs)}", job_range(jobs, start, stop or len(jobs))
+        stop = len(ordered) if stop is None else stop
+        yield f"{start}:{stop}", job_range(ordered, start, stop), ordered[start].submit_time
     elif args.chunk_size is not None:
-        count = chunk_count(jobs, args.chunk_size)
+        count = chunk_count(ordered, args.chunk_size)
         first, last = args.chunks if args.chunks is not None else (0, count)
         last = count if last is None else last
         if last > count:
             raise SystemExit(
                 f"cloudsim: --chunks {first}:{last} asks for more chunks than the {count} that "
-                f"{len(jobs)} jobs make with --chunk-size {args.chunk_size}"
+                f"{len(ordered)} jobs make with --chunk-size {args.chunk_size}"
             )
-        yield from iter_chunks(jobs, args.chunk_size, range(first, last))
+        for index, chunk in iter_chunks(ordered, args.chunk_size, range(first, last)):
+            yield index, chunk, ordered[index * args.chunk_size].submit_time
     else:
-        yield "all", job_range(jobs, 0, len(jobs)) if jobs else []
+        yield "all", job_range(ordered, 0, len(ordered)) if ordered else [], ordered[0].submit_time if ordered else 0.0
 
 
-def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, tick, seed, progress, out):
+def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, options: dict, out):
     from agents import make_broker
 
     started = time.perf_counter()
-    result = Simulation(cluster, jobs, make_broker(broker_name, seed=seed), tick=tick, progress=progress).run()
+    broker = make_broker(broker_name, seed=options.pop("seed"))
+    result = Simulation(cluster, jobs, broker, **options).run()
     wall = time.perf_counter() - started
     if out is not None:
         result.to_parquet(out)
@@ -83,20 +113,27 @@ def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, ti
 
 def replay(args: argparse.Namespace) -> int:
     from agents import BROKERS
+    from traces import TraceFormatError
+    from traces.alibaba import shift_events
 
     brokers = [b.strip() for b in args.broker.split(",") if b.strip()]
     unknown = [b for b in brokers if b not in BROKERS]
     if unknown or not brokers:
         raise SystemExit(f"cloudsim: unknown broker(s) {unknown or args.broker!r}; choose from {', '.join(BROKERS)}")
     try:
-        cluster = ClusterSpec.uniform(args.machines, parse_capacity(args.capacity))
-        jobs = _load_workload(args)
-    except (ValueError, FileNotFoundError) as err:
+        workload, machines = _load_workload(args)
+        cluster = machines.cluster if machines else ClusterSpec.uniform(args.machines, parse_capacity(args.capacity))
+    except (ValueError, FileNotFoundError, TraceFormatError) as err:
         raise SystemExit(f"cloudsim: {err}") from None
-    episodes = list(_episodes(args, jobs))
-    runs = [(label, chunk, broker) for label, chunk in episodes for broker in brokers]
+    episodes = list(_episodes(args, workload.jobs))
+    runs = [(label, chunk, origin, broker) for label, chunk, origin in episodes for broker in brokers]
     single = len(runs) == 1 and not args.json
     out = Path(args.out) if args.out else None
+
+    def job_options(origin: float, progress: bool) -> dict:
+        events = shift_events(machines.events, origin) if machines is not None and args.machine_events else ()
+        return {"tick": args.tick, "seed": args.seed, "progress": progress, "machine_events": events,
+                "on_failure": args.on_failure}
 
     def out_dir(label, broker):
         return None if out is None else out / f"episode-{str(label).replace(':', '-')}" / broker
@@ -104,15 +141,15 @@ def replay(args: argparse.Namespace) -> int:
     if args.workers > 1 and len(runs) > 1:
         pool = ProcessPoolExecutor(max_workers=args.workers)
         futures = [
-            pool.submit(_run_episode, cluster, chunk, broker, args.tick, args.seed, False, out_dir(label, broker))
-            for label, chunk, broker in runs
+            pool.submit(_run_episode, cluster, chunk, broker, job_options(origin, False), out_dir(label, broker))
+            for label, chunk, origin, broker in runs
         ]
         results = (f.result() for f in futures)
     else:
         pool = None
         results = (
-            _run_episode(cluster, chunk, broker, args.tick, args.seed, single, out_dir(label, broker))
-            for label, chunk, broker in runs
+            _run_episode(cluster, chunk, broker, job_options(origin, single), out_dir(label, broker))
+            for label, chunk, origin, broker in runs
         )
     rows = []
     bar = None
@@ -121,7 +158,7 @@ def replay(args: argparse.Namespace) -> int:
 
         bar = tqdm(total=len(runs), unit="episode", file=sys.stderr)
     try:
-        for (label, chunk, broker), summary in zip(runs, results):
+        for (label, chunk, origin, broker), summary in zip(runs, results):
             key = "chunk" if args.chunk_size is not None and args.jobs is None else "jobs_range"
             row = {key: label, **summary}
             rows.append(row)
@@ -134,16 +171,23 @@ def replay(args: argparse.Namespace) -> int:
             bar.close()
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+
+    def per_broker(field: str) -> dict:
+        return {b: sum(r[field] for r in rows if r["broker"] == b) for b in brokers}
+
     total = {
         "summary": True,
+        "source": workload.source,
         "episodes": len(episodes),
         "brokers": brokers,
-        "jobs": sum(len(c) for _, c in episodes),
-        "tasks": sum(len(j.tasks) for _, c in episodes for j in c),
-        "instances": sum(j.instances for _, c in episodes for j in c),
-        "instances_finished_per_broker": {
-            b: sum(r["instances_finished"] for r in rows if r["broker"] == b) for b in brokers
-        },
+        "jobs": sum(len(c) for _, c, _ in episodes),
+        "tasks": sum(len(j.tasks) for _, c, _ in episodes for j in c),
+        "instances": sum(j.instances for _, c, _ in episodes for j in c),
+        "skipped": workload.skipped,
+        "notes": workload.notes,
+        "finished": per_broker("instances_finished"),
+        "failed": per_broker("instances_failed"),
+        "restarts": per_broker("instance_restarts"),
         "mean_makespan": {b: _mean([r["makespan"] for r in rows if r["broker"] == b]) for b in brokers},
         "wall_s": round(sum(r["wall_s"] for r in rows), 3),
     }
@@ -179,8 +223,12 @@ def _print_table(rows: list[dict], total: dict) -> None:
             print(frame.groupby("broker", sort=False)[list(_REPORTED)].mean().to_string(float_format=lambda v: f"{v:.3f}"))
     print(
         f"\n{total['episodes']} episode(s) x {len(total['brokers'])} broker(s): {total['jobs']} jobs, "
-        f"{total['tasks']} tasks, {total['instances']} instances, all finished; {total['wall_s']:.2f} s simulated wall time"
+        f"{total['tasks']} tasks, {total['instances']} instances per broker; "
+        f"finished {total['finished']}, failed {total['failed']}, restarts {total['restarts']}; "
+        f"{total['wall_s']:.2f} s simulating"
     )
+    if total["skipped"]:
+        print(f"skipped while loading (tasks, by reason): {total['skipped']}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -192,7 +240,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay a trace (or, without TRACE, the built-in Alibaba-like workload) and print metrics.",
     )
     p.add_argument("trace", nargs="?", metavar="TRACE", help="trace file; omit it for the built-in workload")
-    p.add_argument("--format", default="cloudsimpy", choices=["cloudsimpy"], help="trace format (default: cloudsimpy)")
+    p.add_argument("--format", default="cloudsimpy", choices=FORMATS, help="trace format (default: cloudsimpy)")
+    p.add_argument("--instances", metavar="FILE", help="alibaba formats: batch_instance.csv for per-instance durations")
+    p.add_argument("--status-policy", choices=("drop", "keep"), default="drop",
+                   help="alibaba formats: drop tasks that did not terminate (counted), or keep them (default drop)")
+    p.add_argument("--window", type=lambda s: _parse_window(s), metavar="START:END",
+                   help="alibaba formats: only tasks starting (v2018) / created (v2017) in [START, END) seconds")
+    p.add_argument("--machine-table", metavar="FILE",
+                   help="take the cluster from the trace: server_event.csv (v2017) or machine_meta.csv (v2018)")
+    p.add_argument("--machine-events", action="store_true",
+                   help="with --machine-table: replay the machines' errors and status changes")
+    p.add_argument("--on-failure", choices=("requeue", "fail"), default="requeue",
+                   help="instances on a machine that fails: re-queue them (default) or count them failed")
+    p.add_argument("--cache", metavar="DIR", help="Parquet cache of converted traces (default $CLOUDSIM_CACHE or ~/.cache/cloudsim)")
     p.add_argument("--chunk-size", type=int, metavar="N", help="replay sliding chunks of N jobs")
     p.add_argument("--chunks", type=lambda s: _parse_range(s, "--chunks"), metavar="A:B",
                    help="chunk indices A..B-1 (or one chunk K); default all chunks")
@@ -219,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("cloudsim: --chunks needs --chunk-size")
     if args.jobs is not None and args.chunk_size is not None:
         raise SystemExit("cloudsim: give either --jobs or --chunk-size, not both")
+    if args.machine_events and args.machine_table is None:
+        raise SystemExit("cloudsim: --machine-events needs --machine-table")
     try:
         return args.handler(args)
     except BrokenPipeError:  # output piped into `head` and the like

@@ -4,8 +4,26 @@ Everything here turns some source into a list of `cloudsim.JobSpec`; nothing her
 knows about brokers.
 """
 
+from traces.alibaba import MachineTable, load_alibaba_v2017, load_alibaba_v2018, machines_v2017, machines_v2018
 from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
+from traces.rawcsv import TraceFormatError
 from traces.synthetic import alibaba_like
+from traces.workload import Workload
 
-__all__ = ["alibaba_like", "chunk_count", "iter_chunks", "job_chunk", "job_range", "load_cloudsimpy", "rebase"]
+__all__ = [
+    "MachineTable",
+    "TraceFormatError",
+    "Workload",
+    "alibaba_like",
+    "chunk_count",
+    "iter_chunks",
+    "job_chunk",
+    "job_range",
+    "load_alibaba_v2017",
+    "load_alibaba_v2018",
+    "load_cloudsimpy",
+    "machines_v2017",
+    "machines_v2018",
+    "rebase",
+]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
 from cloudsim.simulation import MachineEvent
 from traces.rawcsv import TableSpec, TraceFormatError, cached_parquet, stream_table
+from traces.workload import Workload
 
 __all__ = [
     "MachineTable",
@@ -52,6 +53,7 @@ __all__ = [
     "machines_v2017",
     "machines_v2018",
     "parse_task_name",
+    "shift_events",
 ]
 
 STATUSES = frozenset({"Ready", "Waiting", "Running", "Terminated", "Failed", "Cancelled", "Interrupted"})
@@ -99,23 +101,6 @@ _TASK_SCHEMA = pa.schema([
     ("start", I64), ("end", I64), ("cpu", F64), ("memory", F64),
 ])
 _INSTANCE_SCHEMA = pa.schema([("line", I64), ("job", STR), ("task", STR), ("start", I64), ("end", I64)])
-
-
-@dataclass
-class Workload:
-    """Jobs built from a trace, with what was skipped and why.
-
-    Attributes:
-        jobs: the replayable jobs, sorted by submit time (stable).
-        skipped: tasks skipped, by reason (see the module docstring).
-        source: the files read.
-        notes: counts of things kept but worth knowing (e.g. truncated DAG names).
-    """
-
-    jobs: list[JobSpec]
-    skipped: dict[str, int] = field(default_factory=dict)
-    source: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
