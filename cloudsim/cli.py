@@ -54,25 +54,28 @@ def _parse_window(text: str) -> tuple[float, float]:
 
 
 def _load_workload(args: argparse.Namespace):
-    """(Workload, MachineTable or None) for the options."""
-    from traces import Workload, alibaba_like, load_alibaba_v2017, load_alibaba_v2018, load_cloudsimpy
+    """(Workload, MachineTable or ClusterSpec or None) for the options; None: take the cluster from the options."""
+    from traces import Workload, generate, load_alibaba_v2017, load_alibaba_v2018, load_cloudsimpy
     from traces import machines_v2017, machines_v2018
 
+    if args.machine_table is not None and (args.format == "cloudsimpy" or args.trace is None):
+        raise ValueError("--machine-table needs a TRACE with --format alibaba-v2017 (server_event.csv) or "
+                         "alibaba-v2018 (machine_meta.csv)")
     if args.trace is None:
-        workload = Workload(alibaba_like(jobs=args.synthetic_jobs, seed=args.seed), source={"generator": "alibaba_like"})
-    elif args.format == "cloudsimpy":
+        jobs, cluster = generate(args.generator, args.synthetic_jobs, args.seed, args.load)
+        source = {"generator": args.generator, "seed": args.seed}
+        if args.generator != "alibaba-like":
+            source["load"] = args.load
+        return Workload(jobs, source=source), cluster
+    if args.format == "cloudsimpy":
         workload = Workload(load_cloudsimpy(args.trace), source={"jobs": args.trace})
     else:
         load = load_alibaba_v2017 if args.format == "alibaba-v2017" else load_alibaba_v2018
         workload = load(args.trace, args.instances, status_policy=args.status_policy, window=args.window,
                         cache=args.cache)
-    machines = None
-    if args.machine_table is not None:
-        if args.format == "cloudsimpy" or args.trace is None:
-            raise ValueError("--machine-table needs --format alibaba-v2017 (server_event.csv) or alibaba-v2018 "
-                             "(machine_meta.csv)")
-        machines = (machines_v2017 if args.format == "alibaba-v2017" else machines_v2018)(args.machine_table)
-    return workload, machines
+    if args.machine_table is None:
+        return workload, None
+    return workload, (machines_v2017 if args.format == "alibaba-v2017" else machines_v2018)(args.machine_table)
 
 
 def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[object, list[JobSpec], float]]:
@@ -122,7 +125,18 @@ def replay(args: argparse.Namespace) -> int:
         raise SystemExit(f"cloudsim: unknown broker(s) {unknown or args.broker!r}; choose from {', '.join(BROKERS)}")
     try:
         workload, machines = _load_workload(args)
-        cluster = machines.cluster if machines else ClusterSpec.uniform(args.machines, parse_capacity(args.capacity))
+        if isinstance(machines, ClusterSpec):  # a generator's own cluster, unless the options give one
+            generated, machines = machines, None
+            if args.machines is None and args.capacity is None:
+                cluster = generated
+            else:
+                cluster = ClusterSpec.uniform(args.machines or generated.machines,
+                                              parse_capacity(args.capacity) if args.capacity else
+                                              dict(zip(generated.resources, generated.capacities[0])))
+        elif machines is not None:
+            cluster = machines.cluster
+        else:
+            cluster = ClusterSpec.uniform(args.machines or 5, parse_capacity(args.capacity or DEFAULT_CAPACITY))
     except (ValueError, FileNotFoundError, TraceFormatError) as err:
         raise SystemExit(f"cloudsim: {err}") from None
     episodes = list(_episodes(args, workload.jobs))
@@ -232,6 +246,8 @@ def _print_table(rows: list[dict], total: dict) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from traces import GENERATORS
+
     parser = argparse.ArgumentParser(prog="cloudsim", description="Datacenter job-scheduling simulator.")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser(
@@ -244,8 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instances", metavar="FILE", help="alibaba formats: batch_instance.csv for per-instance durations")
     p.add_argument("--status-policy", choices=("drop", "keep"), default="drop",
                    help="alibaba formats: drop tasks that did not terminate (counted), or keep them (default drop)")
-    p.add_argument("--window", type=lambda s: _parse_window(s), metavar="START:END",
-                   help="alibaba formats: only tasks starting (v2018) / created (v2017) in [START, END) seconds")
+    p.add_argument("--window", type=_parse_window, metavar="START:END",
+                   help="alibaba formats: only jobs submitted in [START, END) seconds of trace time")
     p.add_argument("--machine-table", metavar="FILE",
                    help="take the cluster from the trace: server_event.csv (v2017) or machine_meta.csv (v2018)")
     p.add_argument("--machine-events", action="store_true",
@@ -258,14 +274,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="chunk indices A..B-1 (or one chunk K); default all chunks")
     p.add_argument("--jobs", type=lambda s: _parse_range(s, "--jobs"), metavar="A:B",
                    help="replay jobs A..B-1 (submit order) as one episode instead of chunks")
-    p.add_argument("--machines", type=int, default=5, help="number of identical machines (default 5)")
-    p.add_argument("--capacity", default=DEFAULT_CAPACITY, help=f"capacity per machine (default {DEFAULT_CAPACITY})")
+    p.add_argument("--machines", type=int, help="number of identical machines (default 5, or the generator's)")
+    p.add_argument("--capacity", help=f"capacity per machine (default {DEFAULT_CAPACITY}, or the generator's)")
     p.add_argument("--broker", default="first-fit", help="broker name, or several separated by commas (default first-fit)")
     p.add_argument("--tick", type=float, default=None,
                    help="fixed scheduler tick (1 for CloudSimPy-compatible replays); default: event-driven")
     p.add_argument("--seed", type=int, default=0, help="seed for random brokers and the built-in workload (default 0)")
-    p.add_argument("--synthetic-jobs", type=int, default=100, metavar="N",
-                   help="jobs in the built-in workload when no TRACE is given (default 100)")
+    p.add_argument("--generator", choices=GENERATORS, default="alibaba-like",
+                   help="workload generator when no TRACE is given (default alibaba-like)")
+    p.add_argument("--load", type=float, default=0.7,
+                   help="target load of the deeprm, poisson and rlsk generators, a fraction of capacity (default 0.7)")
+    p.add_argument("--synthetic-jobs", type=int, metavar="N",
+                   help="jobs the generator makes (default: alibaba-like 100, deeprm 50, poisson 5..50, rlsk 200)")
     p.add_argument("--workers", type=int, default=1, help="episodes run in this many processes (default 1)")
     p.add_argument("--json", action="store_true", help="one JSON object per episode and broker, then a summary line")
     p.add_argument("--out", metavar="DIR", help="write each episode's results as Parquet under DIR")

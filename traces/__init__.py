@@ -8,14 +8,38 @@ from traces.alibaba import MachineTable, load_alibaba_v2017, load_alibaba_v2018,
 from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
 from traces.rawcsv import TraceFormatError
-from traces.synthetic import alibaba_like
+from traces.synthetic import (
+    DEEPRM,
+    DEEPRM_PLUS,
+    GENERATORS,
+    RLSK,
+    BimodalJobs,
+    alibaba_like,
+    bimodal_cluster,
+    deeprm_workload,
+    fit_alibaba_like,
+    generate,
+    poisson_workload,
+    rlsk_workload,
+)
 from traces.workload import Workload
 
 __all__ = [
+    "DEEPRM",
+    "DEEPRM_PLUS",
+    "GENERATORS",
+    "RLSK",
+    "BimodalJobs",
     "MachineTable",
     "TraceFormatError",
     "Workload",
     "alibaba_like",
+    "bimodal_cluster",
+    "deeprm_workload",
+    "fit_alibaba_like",
+    "generate",
+    "poisson_workload",
+    "rlsk_workload",
     "chunk_count",
     "iter_chunks",
     "job_chunk",

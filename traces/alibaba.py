@@ -38,6 +38,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
@@ -177,11 +178,21 @@ def _convert_instances(path: Path, spec: TableSpec, rename: dict):
     return convert
 
 
-def _read_cache(target: Path, time_column: str, window: tuple[float, float] | None) -> pd.DataFrame:
-    filters = None
-    if window is not None:
-        filters = [(time_column, ">=", int(np.floor(window[0]))), (time_column, "<", int(np.ceil(window[1])))]
-    return pq.read_table(target, filters=filters).to_pandas()
+def _read_tasks(target: Path, window: tuple[float, float] | None) -> pd.DataFrame:
+    """Task rows of the jobs submitted in ``window`` (all rows when None), read from the cache.
+
+    A job is submitted at its earliest valid start (> 0); every row of a job in
+    the window is read, so a DAG is never cut at the window's edge.
+    """
+    if window is None:
+        return pq.read_table(target).to_pandas()
+    start, end = window
+    inside = pq.read_table(target, columns=["job"], filters=[("start", ">=", start), ("start", "<", end),
+                                                             ("start", ">", 0)])
+    jobs = pc.unique(inside.column("job"))
+    rows = pq.read_table(target, filters=[("job", "in", jobs)]).to_pandas()
+    submit = rows.start.where(rows.start > 0).groupby(rows.job).transform("min")
+    return rows[(submit >= start) & (submit < end)].reset_index(drop=True)
 
 
 _NAME = re.compile(r"^[A-Za-z]+(\d+)((?:_\d*)*)$")
@@ -242,6 +253,8 @@ def _build_jobs(
         durations = (instances.end - instances.start).astype(float).groupby([instances.job, instances.task]).agg(tuple)
 
     kept = tasks[reason == ""]
+    # Tasks skipped for their status were still created: they count for the submit time.
+    submit_time = tasks.start.where(tasks.start > 0).groupby(tasks.job).min()
     skipped.update(reason[reason != ""].value_counts().to_dict())
     rows_per_job = tasks.job.value_counts()
     codes, job_ids = pd.factorize(kept.job, sort=False)  # jobs in order of first appearance
@@ -272,12 +285,14 @@ def _build_jobs(
             duration: float | tuple[float, ...] = float(columns["end"][r] - columns["start"][r])
             if durations is not None and (job_id, columns["task"][r]) in durations.index:
                 duration = durations[(job_id, columns["task"][r])]
-                count = len(duration)
                 notes["tasks_timed_by_instances"] += 1
+                notes["instances_without_terminated_row"] += max(0, count - len(duration))
+                notes["instances_beyond_instance_count"] += max(0, len(duration) - count)
+                count = len(duration)
             specs.append(TaskSpec(id=task_id, instances=count,
                                   demand={"cpu": columns["cpu"][r], "memory": columns["memory"][r]},
                                   duration=duration, parents=parents))
-        jobs.append(JobSpec(job_id, float(min(columns["start"][r] for r in rows)), tuple(specs)))
+        jobs.append(JobSpec(job_id, float(submit_time[job_id]), tuple(specs)))
     jobs.sort(key=lambda j: j.submit_time)
     return jobs, skipped, notes
 
@@ -300,7 +315,7 @@ def _load(
         batch_task, "tasks", {"spec": task_spec.name},
         _convert_tasks(batch_task, task_spec, task_names, 100.0, memory_scale), _TASK_SCHEMA, cache,
     )
-    tasks = _read_cache(target, "start", window)
+    tasks = _read_tasks(target, window)
     instances = None
     source = {"batch_task": str(batch_task)}
     if batch_instance is not None:
@@ -331,7 +346,8 @@ def load_alibaba_v2017(
     ``task_end_time - task_create_time``; a job is submitted at its earliest
     task create time. ``status_policy`` "drop" skips tasks that did not
     terminate (counted by status), "keep" replays them with their recorded
-    times. ``window=(start, end)`` keeps tasks created in [start, end).
+    times. ``window=(start, end)`` keeps the jobs submitted in [start, end)
+    seconds of trace time, with all their tasks.
     """
     names = {"job": "job_id", "task": "task_id", "instances": "instances", "start": "task_create_time",
              "end": "task_end_time"}
@@ -355,8 +371,8 @@ def load_alibaba_v2018(
     ``end_time - start_time``; a job is submitted at its earliest task start.
     Memory is converted from the trace's 0-100 scale to a fraction. A DAG job
     with any skipped task is skipped whole (``job_incomplete``): its children
-    could not be scheduled faithfully. ``window=(start, end)`` keeps tasks
-    started in [start, end); jobs cut by the window's edges are skipped.
+    could not be scheduled faithfully. ``window=(start, end)`` keeps the jobs
+    submitted in [start, end) seconds of trace time, with all their tasks.
     """
     names = {"job": "job_name", "task": "task_name", "instances": "instance_num", "start": "start_time",
              "end": "end_time"}

@@ -11,6 +11,7 @@ source file and the options are unchanged.
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import json
 import os
@@ -22,6 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+from tqdm.utils import CallbackIOWrapper
 
 __all__ = ["TableSpec", "TraceFormatError", "cache_dir", "cached_parquet", "stream_table"]
 
@@ -44,8 +47,15 @@ class TableSpec:
         return f"{self.name} ({len(self.columns)} columns: {', '.join(self.columns)})"
 
 
+def _open_text(path: Path):
+    """The file as text; ``.gz`` files are decompressed on the fly."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
+
+
 def _first_line(path: Path) -> list[str]:
-    with open(path, newline="") as handle:
+    with _open_text(path) as handle:
         return next(csv.reader(handle), [])
 
 
@@ -65,7 +75,7 @@ def _has_header(spec: TableSpec, first: list[str]) -> bool:
 
 def _locate_bad_value(path: Path, spec: TableSpec, skip: int) -> str:
     """Scan the file once (error path only) for the first line pyarrow could not convert."""
-    with open(path, newline="") as handle:
+    with _open_text(path) as handle:
         for number, row in enumerate(csv.reader(handle), start=1):
             if number <= skip:
                 continue
@@ -86,11 +96,15 @@ def _locate_bad_value(path: Path, spec: TableSpec, skip: int) -> str:
     return "the file could not be parsed"
 
 
-def stream_table(path: str | Path, spec: TableSpec, batch_bytes: int = 16 << 20) -> Iterator[pd.DataFrame]:
+def stream_table(
+    path: str | Path, spec: TableSpec, batch_bytes: int = 16 << 20, progress: bool | None = None
+) -> Iterator[pd.DataFrame]:
     """Yield the table in frames of about ``batch_bytes`` of CSV, typed per ``spec``.
 
     A header row is detected and skipped. Each frame has a ``line`` column (the
-    1-based file line). Only the columns in ``spec.types`` are read.
+    1-based file line). Only the columns in ``spec.types`` are read. A ``.gz``
+    file is decompressed while it is read. ``progress``: a bar of bytes read on
+    stderr (None: only when stderr is a terminal).
     """
     path = Path(path)
     if not path.is_file():
@@ -107,16 +121,25 @@ def stream_table(path: str | Path, spec: TableSpec, batch_bytes: int = 16 << 20)
         column_types=dict(spec.types), include_columns=list(spec.types), null_values=[""], strings_can_be_null=True
     )
     line = skip + 1
+    bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=f"reading {path.name}",
+               disable=None if progress is None else not progress, leave=False)
     try:
-        reader = pacsv.open_csv(path, read_options=read, convert_options=convert)
-        for batch in reader:
-            frame = batch.to_pandas()
-            frame.insert(0, "line", range(line, line + len(frame)))
-            line += len(frame)
-            yield frame
+        with open(path, "rb") as raw:
+            # The bar counts bytes of the file as stored, compressed or not.
+            source = CallbackIOWrapper(bar.update, raw, "read")
+            if path.suffix == ".gz":
+                source = pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "gzip")
+            reader = pacsv.open_csv(source, read_options=read, convert_options=convert)
+            for batch in reader:
+                frame = batch.to_pandas()
+                frame.insert(0, "line", range(line, line + len(frame)))
+                line += len(frame)
+                yield frame
     except pa.ArrowInvalid as err:
         where = _locate_bad_value(path, spec, skip)
         raise TraceFormatError(f"{path}: {where} ({spec.describe()}; reader said: {err})") from None
+    finally:
+        bar.close()
 
 
 def cache_dir() -> Path:
