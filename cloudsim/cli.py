@@ -75,7 +75,9 @@ def _load_workload(args: argparse.Namespace):
                         cache=args.cache)
     if args.machine_table is None:
         return workload, None
-    return workload, (machines_v2017 if args.format == "alibaba-v2017" else machines_v2018)(args.machine_table)
+    if args.format == "alibaba-v2017":
+        return workload, machines_v2017(args.machine_table, softerror_downtime=args.softerror_downtime)
+    return workload, machines_v2018(args.machine_table)
 
 
 def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[object, list[JobSpec], float]]:
@@ -266,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="take the cluster from the trace: server_event.csv (v2017) or machine_meta.csv (v2018)")
     p.add_argument("--machine-events", action="store_true",
                    help="with --machine-table: replay the machines' errors and status changes")
+    p.add_argument("--softerror-downtime", type=float, metavar="SECONDS",
+                   help="v2017 machine table: a soft error takes a machine down this long (default: until a later add)")
     p.add_argument("--on-failure", choices=("requeue", "fail"), default="requeue",
                    help="instances on a machine that fails: re-queue them (default) or count them failed")
     p.add_argument("--cache", metavar="DIR", help="Parquet cache of converted traces (default $CLOUDSIM_CACHE or ~/.cache/cloudsim)")

@@ -14,6 +14,7 @@ skipped, counted by reason in `Workload.skipped`, never dropped silently:
 ``status_<Status>``        the task's status is not Terminated and the policy is "drop"
 ``missing_demand``         plan_cpu or plan_mem is empty
 ``missing_instances``      the instance count is empty
+``missing_time``           the start (create) or end time is empty
 ``no_end_time``            end time is 0 (still running when the trace ended)
 ``end_before_start``       end time before start (create) time
 ``before_window``          start (create) time <= 0: before the trace window
@@ -241,6 +242,7 @@ def _build_jobs(
             mark(status == name, f"status_{name}")
     mark(tasks.cpu.isna() | tasks.memory.isna(), "missing_demand")
     mark(tasks.instances.isna() | (tasks.instances < 1), "missing_instances")
+    mark(tasks.start.isna() | tasks.end.isna(), "missing_time")
     mark(tasks.end == 0, "no_end_time")
     mark(tasks.start <= 0, "before_window")
     mark(tasks.end < tasks.start, "end_before_start")
@@ -268,7 +270,7 @@ def _build_jobs(
         notes["truncated_task_names"] += sum(truncated for _, _, truncated in parsed)
         ids = [task_id for task_id, _, _ in parsed]
         if len(set(ids)) != len(ids):
-            r = next(r for r, t in zip(rows, ids) if ids.count(t) > 1)
+            r = next(r for i, (r, t) in enumerate(zip(rows, ids)) if t in ids[:i])
             raise TraceFormatError(
                 f"{path}: line {columns['line'][r]}: job {job_id!r} has task {columns['task'][r]!r} more than once")
         broken = ""
@@ -394,13 +396,17 @@ def _events_from_states(times: Sequence[float], machines: Sequence[int], states:
     return events
 
 
-def machines_v2017(server_event: str | Path) -> MachineTable:
+def machines_v2017(server_event: str | Path, softerror_downtime: float | None = None) -> MachineTable:
     """Machines and their events from v2017 server_event.csv.
 
     ``add`` rows define the machines (cpus, normalised memory, normalised disk)
     in order of machine id; a later ``add`` brings a machine back up.
     ``softerror`` makes it take no new work; ``harderror`` also ends its running
-    instances (see `cloudsim.MachineEvent`).
+    instances (see `cloudsim.MachineEvent`). The trace records no recovery
+    from a soft error (the real table has none, yet one machine reports five
+    over the day, so they look temporary): with ``softerror_downtime=None`` a
+    machine stays down until a later ``add``; with a number of seconds it is
+    back up that long after its last soft error.
     """
     path = Path(server_event)
     frame = pd.concat(list(stream_table(path, V2017_SERVER_EVENT)), ignore_index=True)
@@ -416,9 +422,19 @@ def machines_v2017(server_event: str | Path) -> MachineTable:
     _check_values(path, frame, "machine_id", unknown, "names a machine that has no add event")
     cluster = ClusterSpec(("cpu", "memory", "disk"), first_add[["cpus", "memory", "disk"]].to_numpy(),
                           tuple(ids))
-    later = frame.drop(first_add.index)
-    events = _events_from_states(later.timestamp.to_numpy(), [index[m] for m in later.machine_id],
-                                 [kinds[k] for k in later.event_type])
+    later = frame.drop(first_add.index).sort_values("timestamp", kind="stable")
+    times, machines, states = later.timestamp.tolist(), later.machine_id.tolist(), [kinds[k] for k in later.event_type]
+    if softerror_downtime is not None:
+        if not softerror_downtime > 0:
+            raise ValueError(f"softerror_downtime must be a positive number of seconds, got {softerror_downtime!r}")
+        following = later.groupby("machine_id").timestamp.shift(-1)
+        soft = later.event_type == "softerror"
+        back_up = later.timestamp + softerror_downtime
+        recovered = soft & ~(following <= back_up)  # no other event of the machine before it is back
+        times += back_up[recovered].tolist()
+        machines += later.machine_id[recovered].tolist()
+        states += ["up"] * int(recovered.sum())
+    events = _events_from_states(times, [index[m] for m in machines], states)
     return MachineTable(cluster, events)
 
 
