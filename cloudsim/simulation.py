@@ -249,10 +249,13 @@ class Simulation:
         """
         if self._fits is None:
             self.ready_demand()
-            self._fits = np.empty((self.cluster.machines, len(self.ready)), dtype=bool)
-            self._machine_fits_some = np.empty(self.cluster.machines, dtype=bool)
+            # The whole matrix at once (machines x tasks, one resource at a time); rows are then kept up to date.
+            self._fits = np.repeat(self.up[:, None], len(self.ready), axis=1)
+            for r in self._fit_resources:
+                self._fits &= self._ready_demand_by_resource[r][None, :] <= self.free[:, r, None]
+            self._machine_fits_some = self._fits.any(axis=1)
             self._frozen_fits = frozen(self._fits), frozen(self._machine_fits_some)
-            self._stale_rows = set(range(self.cluster.machines))
+            self._stale_rows.clear()
         for machine in self._stale_rows:
             row = self._fits[machine]
             row[:] = self.up[machine]
