@@ -201,7 +201,10 @@ class Simulation:
         """A task no machine can hold would wait forever: refuse the run up front."""
         if len(self.task_demand) == 0:
             return
-        holdable = (self.capacity[:, None, :] >= self.task_demand[None, :, :]).all(axis=2).any(axis=0)
+        shapes = np.unique(self.capacity, axis=0)  # few distinct machine shapes, even in large clusters
+        holdable = np.zeros(len(self.task_demand), dtype=bool)
+        for shape in shapes:
+            holdable |= (self.task_demand <= shape).all(axis=1)
         if not holdable.all():
             g = int(np.argmin(holdable))
             job_id, task_id = self.task_key(g)
