@@ -65,6 +65,23 @@ def test_loader_errors_name_file_line_and_column(tmp_path, rows, message):
         load_cloudsimpy(path)
 
 
+def test_loader_reads_headerless_files_in_the_published_column_order(tmp_path):
+    rows = "0,10,4.0,1.0,0.02,3,1,1,0\n1,20,1.0,0.5,0.03,5,12,2,0\n"
+    with_index, without = tmp_path / "a.csv", tmp_path / "b.csv"
+    with_index.write_text(rows)
+    without.write_text("".join(line.split(",", 1)[1] + "\n" for line in rows.splitlines()))
+    headered = tmp_path / "c.csv"
+    headered.write_text(HEADER + rows)
+    assert load_cloudsimpy(with_index) == load_cloudsimpy(without) == load_cloudsimpy(headered)
+    assert [(j.id, j.submit_time) for j in load_cloudsimpy(without)] == [(3, 10), (5, 20)]
+    (tmp_path / "d.csv").write_text("0,10,4.0,1.0,0.02,3,1,-1,0\n")
+    with pytest.raises(TraceFormatError, match=r"column 'instances_num' is negative on 1 line\(s\): 1"):
+        load_cloudsimpy(tmp_path / "d.csv")
+    (tmp_path / "e.csv").write_text("10,4.0,1.0\n")
+    with pytest.raises(TraceFormatError, match="line 1 has 3 columns and no header"):
+        load_cloudsimpy(tmp_path / "e.csv")
+
+
 def test_loader_names_missing_columns(tmp_path):
     path = tmp_path / "other.csv"
     path.write_text("a,b\n1,2\n")

@@ -2,7 +2,8 @@
 
 Columns: submit_time (s), duration (s, the mean over the task's instances), cpu
 (cores), memory (normalised to 1), job_id, task_id, instances_num, disk. A
-leading unnamed column (a pandas index) is ignored.
+leading unnamed column (a pandas index) is ignored. A file without a header row
+is read as these columns in this order (with or without the index column).
 
 Jobs are built exactly as CloudSimPy builds them, which replays need for equal
 makespans: rows are grouped by job_id in order of first appearance, tasks keep
@@ -14,6 +15,7 @@ does, so every float is the same double.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +31,20 @@ CLOUDSIMPY_COLUMNS = ("submit_time", "duration", "cpu", "memory", "job_id", "tas
 
 def _rows_error(path: Path, frame: pd.DataFrame, bad: pd.Series, column: str, what: str) -> TraceFormatError:
     rows = np.flatnonzero(bad.to_numpy())
-    lines = ", ".join(str(r + 2) for r in rows[:5]) + (" ..." if len(rows) > 5 else "")  # +2: header, 1-based
+    first = frame.attrs["first_data_line"]
+    lines = ", ".join(str(r + first) for r in rows[:5]) + (" ..." if len(rows) > 5 else "")
     example = frame[column].iloc[rows[0]]
     return TraceFormatError(
         f"{path}: column {column!r} {what} on {len(rows)} line(s): {lines} (first value: {example!r})"
     )
+
+
+def _is_number(field: str) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
@@ -42,9 +53,17 @@ def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such trace file")
     try:
-        frame = pd.read_csv(path)
+        with open(path, newline="") as handle:
+            first = next(csv.reader(handle), [])
+        headerless = bool(first) and all(_is_number(field) for field in first)
+        names = {len(CLOUDSIMPY_COLUMNS): list(CLOUDSIMPY_COLUMNS), len(CLOUDSIMPY_COLUMNS) + 1: ["", *CLOUDSIMPY_COLUMNS]}
+        if headerless and len(first) not in names:
+            raise TraceFormatError(f"{path}: line 1 has {len(first)} columns and no header; a headerless jobs.csv "
+                                   f"has the {len(CLOUDSIMPY_COLUMNS)} columns {', '.join(CLOUDSIMPY_COLUMNS)}")
+        frame = pd.read_csv(path, header=None, names=names[len(first)]) if headerless else pd.read_csv(path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
         raise TraceFormatError(f"{path}: not a readable CSV file ({err})") from err
+    frame.attrs["first_data_line"] = 1 if headerless else 2
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in CLOUDSIMPY_COLUMNS if c not in frame.columns]
     if missing:
