@@ -158,6 +158,10 @@ def test_v2018_instances_time_each_instance(tmp_path, cache):
                       "ins_3,R2_1,j_1,1,Terminated,112,120,m_1,1,1,0,0,0,0\n")
     job = load_alibaba_v2018(tasks, instances, cache=cache).jobs[1]
     assert [(t.id, t.instances, t.duration) for t in job.tasks] == [("1", 2, (3.0, 10.0)), ("2", 1, (8.0,)), ("3", 1, 5.0)]
+    broken = write(tmp_path, "broken_instance.csv", "ins_1,M1,j_1,1,Terminated,101,104,m_1,1,1,0,0,0,0\n"
+                   "ins_2,M1,j_1,1,Lost,101,111,m_2,1,1,0,0,0,0\n")
+    with pytest.raises(TraceFormatError, match=r"broken_instance.csv: column 'status' is not one of .* on 1 line\(s\): 2"):
+        load_alibaba_v2018(tasks, broken, cache=cache)
 
 
 # ----------------------------------------------------------------- machines

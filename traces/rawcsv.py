@@ -1,9 +1,9 @@
 """Streamed reading of raw trace tables, and the Parquet cache of their cleaned form.
 
 The published Alibaba tables are tens of gigabytes, so nothing here holds a
-whole file: `stream_table` yields pandas frames of a bounded number of rows
-(pyarrow's CSV reader, only the needed columns), each row carrying its file
-line number for error messages; `cached_parquet` runs a conversion once, writes
+whole file: `stream_batches` yields Arrow record batches of a bounded number of
+rows (pyarrow's CSV reader, only the needed columns) with the file line of
+their first row for error messages, and `stream_table` the same as pandas frames; `cached_parquet` runs a conversion once, writes
 its output batch by batch with a Parquet writer, and reuses the file while the
 source file and the options are unchanged.
 """
@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 from tqdm.utils import CallbackIOWrapper
 
-__all__ = ["TableSpec", "TraceFormatError", "cache_dir", "cached_parquet", "stream_table"]
+__all__ = ["TableSpec", "TraceFormatError", "cache_dir", "cached_parquet", "stream_batches", "stream_table"]
 
 CACHE_VERSION = 1
 
@@ -96,15 +96,15 @@ def _locate_bad_value(path: Path, spec: TableSpec, skip: int) -> str:
     return "the file could not be parsed"
 
 
-def stream_table(
+def stream_batches(
     path: str | Path, spec: TableSpec, batch_bytes: int = 16 << 20, progress: bool | None = None
-) -> Iterator[pd.DataFrame]:
-    """Yield the table in frames of about ``batch_bytes`` of CSV, typed per ``spec``.
+) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Yield (file line of its first row, record batch) for about ``batch_bytes`` of CSV at a time.
 
-    A header row is detected and skipped. Each frame has a ``line`` column (the
-    1-based file line). Only the columns in ``spec.types`` are read. A ``.gz``
-    file is decompressed while it is read. ``progress``: a bar of bytes read on
-    stderr (None: only when stderr is a terminal).
+    A header row is detected and skipped. Only the columns in ``spec.types``
+    are read, typed as it says. A ``.gz`` file is decompressed while it is
+    read. ``progress``: a bar of bytes read on stderr (None: only when stderr
+    is a terminal).
     """
     path = Path(path)
     if not path.is_file():
@@ -129,17 +129,24 @@ def stream_table(
             source = CallbackIOWrapper(bar.update, raw, "read")
             if path.suffix == ".gz":
                 source = pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "gzip")
-            reader = pacsv.open_csv(source, read_options=read, convert_options=convert)
-            for batch in reader:
-                frame = batch.to_pandas()
-                frame.insert(0, "line", range(line, line + len(frame)))
-                line += len(frame)
-                yield frame
+            for batch in pacsv.open_csv(source, read_options=read, convert_options=convert):
+                yield line, batch
+                line += batch.num_rows
     except pa.ArrowInvalid as err:
         where = _locate_bad_value(path, spec, skip)
         raise TraceFormatError(f"{path}: {where} ({spec.describe()}; reader said: {err})") from None
     finally:
         bar.close()
+
+
+def stream_table(
+    path: str | Path, spec: TableSpec, batch_bytes: int = 16 << 20, progress: bool | None = None
+) -> Iterator[pd.DataFrame]:
+    """`stream_batches` as pandas frames, each with a ``line`` column (the 1-based file line)."""
+    for line, batch in stream_batches(path, spec, batch_bytes, progress):
+        frame = batch.to_pandas()
+        frame.insert(0, "line", range(line, line + len(frame)))
+        yield frame
 
 
 def cache_dir() -> Path:
