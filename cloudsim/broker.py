@@ -158,6 +158,17 @@ class ClusterView:
         """Position of each ready task's job in the episode's arrival order."""
         return frozen(self._sim.task_job[self.task_index])
 
+    @cached_property
+    def jobs_in_system(self) -> np.ndarray:
+        """Positions (in arrival order) of the jobs that have arrived and not finished."""
+        s = self._sim
+        return frozen(np.flatnonzero(~np.isnan(s.job_arrival) & np.isnan(s.job_finish)))
+
+    @property
+    def job_length(self) -> np.ndarray:
+        """Each job's critical-path duration (its time on an empty, unbounded cluster), by arrival position."""
+        return self._sim.job_length()
+
     def task_key(self, task: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the view's task ``task``, for messages and logs."""
         return self._sim.task_key(int(self.task_index[task]))

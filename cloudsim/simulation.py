@@ -151,6 +151,7 @@ class Simulation:
         self._frozen_free = frozen(self.free)
         self._frozen_up = frozen(self.up)
         self._stale_rows: set[int] = set()
+        self._job_length: np.ndarray | None = None
         self._set_ready(np.empty(0, dtype=np.int64))
         self._ran = False
 
@@ -215,6 +216,12 @@ class Simulation:
                 f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) in all cannot run. "
                 f"Give the cluster larger machines or drop these tasks from the workload."
             )
+
+    def job_length(self) -> np.ndarray:
+        """Critical-path duration of each job (arrival order), read-only; computed on first use."""
+        if self._job_length is None:
+            self._job_length = frozen(np.array([job.critical_path() for job in self.jobs], dtype=float))
+        return self._job_length
 
     def task_key(self, g: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the global task index ``g``."""
@@ -396,7 +403,9 @@ class Simulation:
             raise InvalidDecisionError(f"{where}: no such task (the view has {view.num_tasks} ready tasks)")
         g = int(view.task_index[task])
         waiting = int(self.task_instances[g] - self.task_started[g])
-        if 1 <= count <= waiting and self.up[machine] and view.fit_count(machine, task) >= count:
+        # One instance fits exactly when the (up-to-date) fit matrix says so; more need the stepwise count.
+        fits = view.fits[machine, task] if count == 1 else view.fit_count(machine, task) >= count
+        if 1 <= count <= waiting and self.up[machine] and fits:
             return machine, task, count
         job_id, task_id = view.task_key(task)
         where = f"broker {name!r} at t={self.env.now}: machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"

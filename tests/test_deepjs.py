@@ -1,0 +1,141 @@
+"""DeepJS: the training maths of Algorithm 2 by hand, batched log-probabilities, checkpoints."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from cloudsim import ClusterSpec, JobSpec, Simulation
+from conftest import task
+from agents.deepjs import (
+    DeepJS,
+    DeepJSConfig,
+    DeepJSTrainer,
+    NumpyFitness,
+    Trajectory,
+    baselines,
+    returns_to_go,
+    segment_log_softmax,
+)
+
+CLUSTER = ClusterSpec.uniform(2, {"cpu": 4, "memory": 1})
+
+
+def small_jobs(seed):
+    rng = np.random.default_rng(seed)
+    return [JobSpec(j, float(2 * j), tuple(task(t, int(rng.integers(1, 6)), float(rng.choice([1, 2])), 0.1,
+                                                float(rng.integers(1, 5))) for t in range(3))) for j in range(3)]
+
+
+def test_returns_to_go_and_the_padded_baseline_by_hand():
+    a = returns_to_go([0, -1, 0, -1])
+    b = returns_to_go([0, -1])
+    assert a.tolist() == [-2, -2, -1, -1] and b.tolist() == [-1, -1]
+    # Index by index: (-2 + -1) / 2, (-2 + -1) / 2, (-1 + 0) / 2, (-1 + 0) / 2 (b padded with zeros).
+    assert baselines([a, b]).tolist() == [-1.5, -1.5, -0.5, -0.5]
+    assert returns_to_go([1, 1, 1], gamma=0.5).tolist() == [1.75, 1.5, 1.0]
+
+
+def test_batched_log_probabilities_equal_one_softmax_per_decision():
+    torch.manual_seed(0)
+    scores = torch.randn(9)
+    segments = torch.tensor([0, 0, 0, 1, 2, 2, 2, 2, 2])
+    batched = segment_log_softmax(scores, segments, 3)
+    for k, (start, end) in enumerate([(0, 3), (3, 4), (4, 9)]):
+        assert torch.allclose(batched[start:end], torch.log_softmax(scores[start:end], 0), atol=1e-6)
+
+
+def test_the_update_recomputes_the_recorded_decisions_log_probabilities():
+    trainer = DeepJSTrainer(DeepJSConfig(), CLUSTER, workers=1)
+    trainer.fit_normaliser(small_jobs(0))
+    policy = trainer.policy()
+    broker = DeepJS(policy, sample=True, seed=3, record=True)
+    Simulation(CLUSTER, small_jobs(0), broker, tick=1).run()
+    t = broker.trajectory.packed()
+    x = (torch.from_numpy(t.features[0]) - torch.tensor(trainer.config.feature_mean, dtype=torch.float32)) \
+        / torch.tensor(trainer.config.feature_std, dtype=torch.float32)
+    scores = trainer.model(x).detach()
+    sizes = [n for n, c in zip(t.pairs, t.chosen) if c >= 0]
+    segments = torch.from_numpy(np.repeat(np.arange(len(sizes)), sizes))
+    batched = segment_log_softmax(scores, segments, len(sizes))
+    start = 0
+    for n in sizes:
+        per_decision = torch.log_softmax(trainer.model(x[start:start + n]).detach(), 0)
+        assert torch.allclose(batched[start:start + n], per_decision, atol=1e-5)
+        # The rollout's numpy network gives the same scores.
+        assert np.allclose(policy[0](t.features[0][start:start + n].astype(float)), scores[start:start + n].numpy(),
+                           atol=1e-5)
+        start += n
+    # Tick mode, makespan reward: -1 per wake until all jobs are done, so the return is -makespan.
+    assert sum(t.rewards) == -Simulation(CLUSTER, small_jobs(0), DeepJS(policy, sample=True, seed=3), tick=1).run().makespan
+
+
+def test_one_update_moves_towards_the_better_trajectory():
+    config = DeepJSConfig(feature_mean=(0.0,) * 6, feature_std=(1.0,) * 6, normalize_advantage=False,
+                          learning_rate=0.01)
+    trainer = DeepJSTrainer(config, CLUSTER, workers=1)
+    state = np.array([[4, 1, 1, 0.1, 2, 3], [2, 0.5, 2, 0.1, 4, 1]], dtype=np.float32)  # two fit pairs
+    # A picked pair 0 and was done after one more step (return -1); B picked pair 1 and needed three (-3).
+    better = Trajectory([state], [2, 0], [0, -1], [0.0, -1.0])
+    worse = Trajectory([state], [2, 0, 0, 0], [1, -1, -1, -1], [0.0, -1.0, -1.0, -1.0])
+
+    def p_first():
+        with torch.no_grad():
+            return torch.softmax(trainer.model(torch.from_numpy(state)), 0)[0].item()
+
+    before = p_first()
+    trainer.update([better, worse])
+    # Baselines -2, -2, -1, -0.5: the better choice has advantage +1, the worse one -1; both raise pair 0.
+    assert p_first() > before
+
+
+def test_training_resumes_exactly(tmp_path):
+    config = DeepJSConfig(iterations=2, trajectories=3, seed=7)
+    chunks = [small_jobs(1), small_jobs(2)]
+
+    straight = DeepJSTrainer(config, CLUSTER, workers=1)
+    straight.fit_normaliser(chunks[0] + chunks[1])
+    for i, chunk in enumerate(chunks):
+        straight.train_chunk(i, chunk)
+
+    first = DeepJSTrainer(config, CLUSTER, workers=1)
+    first.fit_normaliser(chunks[0] + chunks[1])
+    first.train_chunk(0, chunks[0])
+    first.save(tmp_path / "ckpt.pt")
+    resumed = DeepJSTrainer.resume(tmp_path / "ckpt.pt", workers=1)
+    resumed.train_chunk(1, chunks[1])
+
+    for a, b in zip(straight.model.state_dict().values(), resumed.model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert resumed.log == straight.log and resumed.chunks_done == [0, 1]
+    assert resumed.config == straight.config
+
+
+def test_worker_processes_give_the_same_trajectories():
+    trainer = DeepJSTrainer(DeepJSConfig(), CLUSTER, workers=2)
+    trainer.fit_normaliser(small_jobs(4))
+    try:
+        parallel = trainer.collect(small_jobs(4), [1, 2, 3])
+    finally:
+        trainer.close()
+    trainer.workers = 1
+    serial = trainer.collect(small_jobs(4), [1, 2, 3])
+    assert [t.chosen for t in parallel] == [t.chosen for t in serial]
+    assert [t.makespan for t in parallel] == [t.makespan for t in serial]
+
+
+def test_config_errors_name_the_choices():
+    with pytest.raises(ValueError, match="unknown DeepJS features"):
+        DeepJSConfig(features=("machine_cpu", "colour"))
+    with pytest.raises(ValueError, match="unknown reward"):
+        DeepJSConfig(reward="speed")
+
+
+def test_other_feature_sets_and_sizes_are_configuration():
+    config = DeepJSConfig(features=("machine_cpu", "task_cpu", "task_age"), hidden=(4,))
+    trainer = DeepJSTrainer(config, CLUSTER, workers=1)
+    trainer.fit_normaliser(small_jobs(5))
+    result = Simulation(CLUSTER, small_jobs(5), DeepJS(trainer.policy()), tick=1).run()
+    assert result.summary["instances_finished"] == sum(j.instances for j in small_jobs(5))
+    assert isinstance(trainer.policy()[0], NumpyFitness) and not math.isnan(result.makespan)
