@@ -9,10 +9,18 @@ from agents.heuristics import FirstFit, RandomFit, Tetris
 
 __all__ = ["BROKERS", "FirstFit", "RandomFit", "Tetris", "make_broker"]
 
+def _deepjs(checkpoint: str | None = None, sample: bool = False, seed: int | None = 0) -> object:
+    """DeepJS with the weights of ``checkpoint`` (None: the checkpoint shipped with the package)."""
+    from agents.deepjs import DeepJS, load_policy  # torch is imported only when DeepJS is asked for
+
+    return DeepJS(load_policy(checkpoint), sample=sample, seed=seed)
+
+
 BROKERS: dict[str, Callable[..., object]] = {
     "first-fit": FirstFit,
     "tetris": Tetris,
     "random": RandomFit,
+    "deepjs": _deepjs,
 }
 
 

@@ -108,7 +108,8 @@ def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, op
     from agents import make_broker
 
     started = time.perf_counter()
-    broker = make_broker(broker_name, seed=options.pop("seed"))
+    options = dict(options)
+    broker = make_broker(broker_name, seed=options.pop("seed"), **options.pop("broker_options", {}).get(broker_name, {}))
     result = Simulation(cluster, jobs, broker, **options).run()
     wall = time.perf_counter() - started
     if out is not None:
@@ -116,40 +117,49 @@ def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, op
     return {**result.summary, "wall_s": round(wall, 4)}
 
 
-def replay(args: argparse.Namespace) -> int:
+def _cluster(args: argparse.Namespace, machines) -> ClusterSpec:
+    """The cluster the options ask for: a machine table's, a generator's, or --machines x --capacity."""
+    if isinstance(machines, ClusterSpec):  # a generator's own cluster, unless the options give one
+        if args.machines is None and args.capacity is None:
+            return machines
+        capacity = parse_capacity(args.capacity) if args.capacity else dict(zip(machines.resources, machines.capacities[0]))
+        return ClusterSpec.uniform(args.machines or machines.machines, capacity)
+    if machines is not None:
+        return machines.cluster
+    return ClusterSpec.uniform(args.machines or 5, parse_capacity(args.capacity or DEFAULT_CAPACITY))
+
+
+def _broker_list(text: str) -> list[str]:
     from agents import BROKERS
+
+    brokers = [b.strip() for b in text.split(",") if b.strip()]
+    unknown = [b for b in brokers if b not in BROKERS]
+    if unknown or not brokers:
+        raise SystemExit(f"cloudsim: unknown broker(s) {unknown or text!r}; choose from {', '.join(BROKERS)}")
+    return brokers
+
+
+def _run(args: argparse.Namespace, brokers: list[str], broker_options: dict) -> tuple[list[dict], dict]:
+    """Run every broker on every episode the options ask for; print JSON lines as they come with --json."""
     from traces import TraceFormatError
     from traces.alibaba import shift_events
 
-    brokers = [b.strip() for b in args.broker.split(",") if b.strip()]
-    unknown = [b for b in brokers if b not in BROKERS]
-    if unknown or not brokers:
-        raise SystemExit(f"cloudsim: unknown broker(s) {unknown or args.broker!r}; choose from {', '.join(BROKERS)}")
     try:
         workload, machines = _load_workload(args)
-        if isinstance(machines, ClusterSpec):  # a generator's own cluster, unless the options give one
-            generated, machines = machines, None
-            if args.machines is None and args.capacity is None:
-                cluster = generated
-            else:
-                cluster = ClusterSpec.uniform(args.machines or generated.machines,
-                                              parse_capacity(args.capacity) if args.capacity else
-                                              dict(zip(generated.resources, generated.capacities[0])))
-        elif machines is not None:
-            cluster = machines.cluster
-        else:
-            cluster = ClusterSpec.uniform(args.machines or 5, parse_capacity(args.capacity or DEFAULT_CAPACITY))
+        cluster = _cluster(args, machines)
     except (ValueError, FileNotFoundError, TraceFormatError) as err:
         raise SystemExit(f"cloudsim: {err}") from None
+    events_of = machines.events if (args.machine_events and machines is not None and
+                                     not isinstance(machines, ClusterSpec)) else ()
     episodes = list(_episodes(args, workload.jobs))
     runs = [(label, chunk, origin, broker) for label, chunk, origin in episodes for broker in brokers]
     single = len(runs) == 1 and not args.json
-    out = Path(args.out) if args.out else None
+    out = Path(args.out) if getattr(args, "out", None) else None
 
     def job_options(origin: float, progress: bool) -> dict:
-        events = shift_events(machines.events, origin) if machines is not None and args.machine_events else ()
-        return {"tick": args.tick, "seed": args.seed, "progress": progress, "machine_events": events,
-                "on_failure": args.on_failure}
+        return {"tick": args.tick, "seed": args.seed, "progress": progress, "on_failure": args.on_failure,
+                "machine_events": shift_events(events_of, origin) if events_of else (),
+                "broker_options": broker_options}
 
     def out_dir(label, broker):
         return None if out is None else out / f"episode-{str(label).replace(':', '-')}" / broker
@@ -207,14 +217,102 @@ def replay(args: argparse.Namespace) -> int:
         "mean_makespan": {b: _mean([r["makespan"] for r in rows if r["broker"] == b]) for b in brokers},
         "wall_s": round(sum(r["wall_s"] for r in rows), 3),
     }
-    if args.json:
-        print(json.dumps(_jsonable(total)), flush=True)
-    else:
-        _print_table(rows, total)
     if out is not None:
         import pandas as pd
 
         pd.DataFrame(rows).to_csv(out / "episodes.csv", index=False)
+    return rows, total
+
+
+def replay(args: argparse.Namespace) -> int:
+    rows, total = _run(args, _broker_list(args.broker), {})
+    if args.json:
+        print(json.dumps(_jsonable(total)), flush=True)
+    else:
+        _print_table(rows, total)
+    return 0
+
+
+def bench(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from cloudsim.compare import makespan_table, plot_makespan_differences
+
+    brokers = _broker_list(args.brokers)
+    candidate = args.candidate or ("deepjs" if "deepjs" in brokers else brokers[-1])
+    if candidate not in brokers or len(brokers) < 2:
+        raise SystemExit(f"cloudsim: --candidate {candidate!r} must be one of two or more --brokers {brokers}")
+    if args.chunk_size is None:
+        raise SystemExit("cloudsim: bench compares chunks: give --chunk-size (and --chunks)")
+    options = {"deepjs": {"checkpoint": args.checkpoint}} if args.checkpoint else {}
+    rows, total = _run(args, brokers, options)
+    frame = pd.DataFrame(rows)
+    baselines = [b for b in brokers if b != candidate]
+    total["candidate"] = candidate
+    total["comparison"] = makespan_table(frame, candidate, baselines)
+    if args.plots:
+        total["plots"] = [str(p) for p in plot_makespan_differences(frame, candidate, baselines, args.plots)]
+    if args.json:
+        print(json.dumps(_jsonable(total)), flush=True)
+        return 0
+    _print_table(rows, total)
+    print(f"\n{candidate}'s makespan against each baseline (difference = baseline - {candidate}):")
+    table = pd.DataFrame(total["comparison"]).T[["chunks", "lower", "equal", "higher", "mean_difference",
+                                                 "std_difference"]]
+    print(table.to_string(float_format=lambda v: f"{v:.2f}"))
+    for path in total.get("plots", []):
+        print(f"plot: {path}")
+    return 0
+
+
+def train(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from tqdm.auto import tqdm
+
+    from agents.deepjs import DeepJSConfig, DeepJSTrainer
+    from traces import TraceFormatError, iter_chunks
+
+    try:
+        workload, machines = _load_workload(args)
+        cluster = _cluster(args, machines)
+        hidden = tuple(int(h) for h in args.hidden.split(","))
+    except (ValueError, FileNotFoundError, TraceFormatError) as err:
+        raise SystemExit(f"cloudsim: {err}") from None
+    ordered = sorted(workload.jobs, key=lambda j: j.submit_time)
+    count = -(-len(ordered) // args.chunk_size)
+    first, last = args.chunks if args.chunks is not None else (0, count)
+    last = count if last is None else min(last, count)
+    checkpoint = Path(args.checkpoint)
+    if args.resume:
+        if not checkpoint.is_file():
+            raise SystemExit(f"cloudsim: --resume: no checkpoint at {checkpoint}")
+        trainer = DeepJSTrainer.resume(checkpoint, workers=args.workers)
+    else:
+        config = DeepJSConfig(hidden=hidden, reward=args.reward, learning_rate=args.learning_rate,
+                              iterations=args.iterations, trajectories=args.trajectories, tick=args.tick or 1.0,
+                              normalize_advantage=not args.no_advantage_normalisation, seed=args.seed)
+        trainer = DeepJSTrainer(config, cluster, workers=args.workers)
+        trainer.fit_normaliser(ordered[first * args.chunk_size: last * args.chunk_size])
+    todo = [k for k in range(first, last) if k not in trainer.chunks_done]
+    print(f"training DeepJS on chunks {first}:{last} ({len(todo)} to go) of {args.chunk_size} jobs, "
+          f"{trainer.config.iterations} x {trainer.config.trajectories} trajectories each, "
+          f"{trainer.workers} worker(s); checkpoint {checkpoint}", file=sys.stderr)
+    started = time.perf_counter()
+    try:
+        with tqdm(total=len(todo), unit="chunk", file=sys.stderr) as bar:
+            for index, chunk in iter_chunks(ordered, args.chunk_size, todo):
+                chunk_started = time.perf_counter()
+                entry = trainer.train_chunk(index, chunk)
+                trainer.save(checkpoint)
+                entry = {**entry, "wall_s": round(time.perf_counter() - chunk_started, 2)}
+                bar.write(json.dumps(entry))
+                bar.update()
+    finally:
+        trainer.close()
+    print(json.dumps({"summary": True, "checkpoint": str(checkpoint), "chunks": len(trainer.chunks_done),
+                      "wall_s": round(time.perf_counter() - started, 1),
+                      "config": _jsonable(dataclasses.asdict(trainer.config))}))
     return 0
 
 
@@ -247,17 +345,11 @@ def _print_table(rows: list[dict], total: dict) -> None:
         print(f"skipped while loading (tasks, by reason): {total['skipped']}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _workload_options(p: argparse.ArgumentParser, *, tick: float | None) -> None:
+    """The options that say what to run on: a trace or a generator, its slicing, the cluster."""
     from traces import GENERATORS
 
-    parser = argparse.ArgumentParser(prog="cloudsim", description="Datacenter job-scheduling simulator.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    p = commands.add_parser(
-        "replay",
-        help="replay a workload under one or more brokers",
-        description="Replay a trace (or, without TRACE, the built-in Alibaba-like workload) and print metrics.",
-    )
-    p.add_argument("trace", nargs="?", metavar="TRACE", help="trace file; omit it for the built-in workload")
+    p.add_argument("trace", nargs="?", metavar="TRACE", help="trace file; omit it for a generator")
     p.add_argument("--format", default="cloudsimpy", choices=FORMATS, help="trace format (default: cloudsimpy)")
     p.add_argument("--instances", metavar="FILE", help="alibaba formats: batch_instance.csv for per-instance durations")
     p.add_argument("--status-policy", choices=("drop", "keep"), default="drop",
@@ -273,17 +365,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--on-failure", choices=("requeue", "fail"), default="requeue",
                    help="instances on a machine that fails: re-queue them (default) or count them failed")
     p.add_argument("--cache", metavar="DIR", help="Parquet cache of converted traces (default $CLOUDSIM_CACHE or ~/.cache/cloudsim)")
-    p.add_argument("--chunk-size", type=int, metavar="N", help="replay sliding chunks of N jobs")
+    p.add_argument("--chunk-size", type=int, metavar="N", help="sliding chunks of N jobs")
     p.add_argument("--chunks", type=lambda s: _parse_range(s, "--chunks"), metavar="A:B",
                    help="chunk indices A..B-1 (or one chunk K); default all chunks")
     p.add_argument("--jobs", type=lambda s: _parse_range(s, "--jobs"), metavar="A:B",
-                   help="replay jobs A..B-1 (submit order) as one episode instead of chunks")
+                   help="jobs A..B-1 (submit order) as one episode instead of chunks")
     p.add_argument("--machines", type=int, help="number of identical machines (default 5, or the generator's)")
     p.add_argument("--capacity", help=f"capacity per machine (default {DEFAULT_CAPACITY}, or the generator's)")
-    p.add_argument("--broker", default="first-fit", help="broker name, or several separated by commas (default first-fit)")
-    p.add_argument("--tick", type=float, default=None,
-                   help="fixed scheduler tick (1 for CloudSimPy-compatible replays); default: event-driven")
-    p.add_argument("--seed", type=int, default=0, help="seed for random brokers and the built-in workload (default 0)")
+    p.add_argument("--tick", type=float, default=tick,
+                   help="fixed scheduler tick (1 for CloudSimPy-compatible replays); "
+                        + ("default: event-driven" if tick is None else f"default {tick:g}"))
+    p.add_argument("--seed", type=int, default=0, help="seed for random brokers and the generators (default 0)")
     p.add_argument("--generator", choices=GENERATORS, default="alibaba-like",
                    help="workload generator when no TRACE is given (default alibaba-like)")
     p.add_argument("--load", type=float, default=0.7,
@@ -291,9 +383,55 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--synthetic-jobs", type=int, metavar="N",
                    help="jobs the generator makes (default: alibaba-like 100, deeprm 50, poisson 5..50, rlsk 200)")
     p.add_argument("--workers", type=int, default=1, help="episodes run in this many processes (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cloudsim", description="Datacenter job-scheduling simulator.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser(
+        "replay",
+        help="replay a workload under one or more brokers",
+        description="Replay a trace (or, without TRACE, a generated workload) and print metrics.",
+    )
+    _workload_options(p, tick=None)
+    p.add_argument("--broker", default="first-fit", help="broker name, or several separated by commas (default first-fit)")
     p.add_argument("--json", action="store_true", help="one JSON object per episode and broker, then a summary line")
     p.add_argument("--out", metavar="DIR", help="write each episode's results as Parquet under DIR")
     p.set_defaults(handler=replay)
+
+    p = commands.add_parser(
+        "bench",
+        help="run several brokers on the same chunks and compare makespans (DeepJS Table 2)",
+        description="Run every broker on every chunk and compare the candidate broker's makespans with the others'.",
+    )
+    _workload_options(p, tick=1.0)
+    p.add_argument("--brokers", default="first-fit,tetris,deepjs",
+                   help="brokers, comma-separated (default first-fit,tetris,deepjs)")
+    p.add_argument("--candidate", help="the broker compared with the others (default: deepjs if listed, else the last)")
+    p.add_argument("--checkpoint", metavar="PATH", help="DeepJS weights (default: the checkpoint shipped with cloudsim)")
+    p.add_argument("--plots", metavar="DIR", help="write makespan-difference plots (PNG) into DIR")
+    p.add_argument("--json", action="store_true", help="one JSON object per chunk and broker, then a summary line")
+    p.set_defaults(handler=bench)
+
+    p = commands.add_parser(
+        "train",
+        help="train a learned broker",
+        description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving a checkpoint after each chunk.",
+    )
+    p.add_argument("agent", choices=["deepjs"], help="the agent to train")
+    _workload_options(p, tick=1.0)
+    p.add_argument("--checkpoint", metavar="PATH", default="deepjs.pt", help="where to save (default deepjs.pt)")
+    p.add_argument("--resume", action="store_true", help="continue the training saved in --checkpoint")
+    p.add_argument("--iterations", type=int, default=10, help="iterations per chunk (default 10)")
+    p.add_argument("--trajectories", type=int, default=12, help="trajectories per iteration (default 12)")
+    p.add_argument("--reward", choices=["makespan", "slowdown", "completion"], default="makespan",
+                   help="reward (default makespan: -1 per tick)")
+    p.add_argument("--hidden", default="3,9,6", help="hidden layer sizes (default 3,9,6, Table 1)")
+    p.add_argument("--learning-rate", type=float, default=0.001, help="Adam learning rate (default 0.001)")
+    p.add_argument("--no-advantage-normalisation", action="store_true",
+                   help="use the raw advantages q_t - b_t (default: scaled to unit variance per iteration)")
+    p.set_defaults(handler=train, chunk_size=10)
     return parser
 
 
