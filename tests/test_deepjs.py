@@ -1,5 +1,6 @@
 """DeepJS: the training maths of Algorithm 2 by hand, batched log-probabilities, checkpoints."""
 
+import json
 import math
 
 import numpy as np
@@ -139,3 +140,34 @@ def test_other_feature_sets_and_sizes_are_configuration():
     result = Simulation(CLUSTER, small_jobs(5), DeepJS(trainer.policy()), tick=1).run()
     assert result.summary["instances_finished"] == sum(j.instances for j in small_jobs(5))
     assert isinstance(trainer.policy()[0], NumpyFitness) and not math.isnan(result.makespan)
+
+
+def test_cli_trains_resumes_and_benches(tmp_path, capsys):
+    from cloudsim.cli import main
+
+    trace = tmp_path / "jobs.csv"
+    rows = [",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk"]
+    for j, job in enumerate(small_jobs(6) + [JobSpec(9, 9.0, (task(1, 3, 2, 0.1, 2),))]):
+        rows += [f"{len(rows)},{job.submit_time},{t.duration},{t.demand['cpu']},{t.demand['memory']},{j},{t.id},"
+                 f"{t.instances},0" for t in job.tasks]
+    trace.write_text("\n".join(rows) + "\n")
+    checkpoint = tmp_path / "deepjs.pt"
+    common = [str(trace), "--chunk-size", "2", "--machines", "2", "--capacity", "cpu=4,memory=1,disk=1"]
+    assert main(["train", "deepjs", *common, "--chunks", "0:1", "--iterations", "1", "--trajectories", "2",
+                 "--checkpoint", str(checkpoint)]) == 0
+    assert main(["train", "deepjs", *common, "--chunks", "0:2", "--resume", "--checkpoint", str(checkpoint)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # One log line per chunk trained, then a summary: the resumed run trained chunk 1 only.
+    assert [line.get("chunk", line.get("chunks")) for line in lines] == [0, 1, 1, 2]
+    assert all("makespan_before" in line for line in (lines[0], lines[2]))
+    main(["bench", *common, "--chunks", "0:2", "--brokers", "first-fit,deepjs", "--checkpoint", str(checkpoint),
+          "--json", "--plots", str(tmp_path / "plots")])
+    *per_chunk, summary = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["chunk"], r["broker"]) for r in per_chunk] == [(0, "first-fit"), (0, "deepjs"), (1, "first-fit"),
+                                                              (1, "deepjs")]
+    table = summary["comparison"]["first-fit"]
+    assert table["chunks"] == 2 and table["lower"] + table["equal"] + table["higher"] == 2
+    makespans = {(r["chunk"], r["broker"]): r["makespan"] for r in per_chunk}
+    expected = np.mean([makespans[(c, "first-fit")] - makespans[(c, "deepjs")] for c in (0, 1)])
+    assert table["mean_difference"] == pytest.approx(expected)
+    assert (tmp_path / "plots" / "makespan_difference.png").is_file()
