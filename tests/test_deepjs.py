@@ -171,3 +171,18 @@ def test_cli_trains_resumes_and_benches(tmp_path, capsys):
     expected = np.mean([makespans[(c, "first-fit")] - makespans[(c, "deepjs")] for c in (0, 1)])
     assert table["mean_difference"] == pytest.approx(expected)
     assert (tmp_path / "plots" / "makespan_difference.png").is_file()
+
+
+def test_the_shipped_checkpoint_loads_and_schedules():
+    from agents import make_broker
+    from agents.deepjs import SHIPPED_CHECKPOINT
+
+    saved = torch.load(SHIPPED_CHECKPOINT, weights_only=True)
+    assert saved["config"]["hidden"] == [3, 9, 6] and len(saved["chunks_done"]) > 0
+    assert saved["cluster"]["capacities"] == [[64.0, 1.0, 1.0]] * 5  # DeepJS's 5 machines
+    jobs = small_jobs(8)
+    cluster = ClusterSpec.uniform(5, {"cpu": 64, "memory": 1, "disk": 1})
+    result = Simulation(cluster, jobs, make_broker("deepjs"), tick=1).run()
+    assert result.summary["instances_finished"] == sum(j.instances for j in jobs)
+    with pytest.raises(FileNotFoundError, match="no DeepJS checkpoint"):
+        make_broker("deepjs", checkpoint="/nonexistent/deepjs.pt")
