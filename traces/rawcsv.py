@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
-from tqdm.utils import CallbackIOWrapper
 
 __all__ = ["TableSpec", "TraceFormatError", "cache_dir", "cached_parquet", "stream_batches", "stream_table"]
 
@@ -124,12 +123,12 @@ def stream_batches(
     bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=f"reading {path.name}",
                disable=None if progress is None else not progress, leave=False)
     try:
-        with open(path, "rb") as raw:
-            # The bar counts bytes of the file as stored, compressed or not.
-            source = CallbackIOWrapper(bar.update, raw, "read")
-            if path.suffix == ".gz":
-                source = pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "gzip")
+        # Arrow reads the file itself (no Python callbacks from its reader threads); the bar follows
+        # the position in the file as stored, compressed or not.
+        with pa.OSFile(str(path), "rb") as raw:
+            source = pa.CompressedInputStream(raw, "gzip") if path.suffix == ".gz" else raw
             for batch in pacsv.open_csv(source, read_options=read, convert_options=convert):
+                bar.update(raw.tell() - bar.n)
                 yield line, batch
                 line += batch.num_rows
     except pa.ArrowInvalid as err:
