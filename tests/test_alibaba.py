@@ -109,6 +109,17 @@ def test_headered_and_compressed_files_load_the_same(tmp_path, cache):
     assert plain == headered == load_alibaba_v2017(packed, cache=cache).jobs
 
 
+def test_a_tar_archive_is_refused_before_reading(tmp_path, cache):
+    import tarfile
+
+    csv_file = write(tmp_path, "batch_task.csv", V2018_TASKS)
+    for name in ("batch_task.tar.gz", "disguised.csv.gz"):
+        with tarfile.open(tmp_path / name, "w:gz") as archive:
+            archive.add(csv_file, arcname="batch_task.csv")
+        with pytest.raises(TraceFormatError, match=r"is a tar archive.*extract the CSV first"):
+            load_alibaba_v2018(tmp_path / name, cache=cache)
+
+
 def test_the_cache_is_reused_until_the_source_changes(tmp_path, cache):
     path = write(tmp_path, "batch_task.csv", V2017_TASKS)
     load_alibaba_v2017(path, cache=cache)
@@ -189,10 +200,13 @@ def test_soft_errors_can_be_given_a_downtime(tmp_path):
 def test_v2018_machine_meta_statuses_become_events(tmp_path):
     table = machines_v2018(write(tmp_path, "machine_meta.csv",
                                  "m_2,0,1,1,96,100,USING\nm_10,0,1,2,96,100,USING\n"
-                                 "m_2,500,1,1,96,100,IMPORT_INSTALLING\nm_2,900,1,,96,100,USING\n"))
-    assert table.cluster.machine_ids == ("m_2", "m_10")
-    assert table.cluster.capacities == ((96, 1.0), (96, 1.0))
-    assert table.events == [MachineEvent(500, 0, "down"), MachineEvent(900, 0, "up")]
+                                 "m_2,500,1,1,96,100,IMPORT_INSTALLING\nm_2,900,1,,96,100,USING\n"
+                                 "m_3,700,1,1,96,100,IMPORT_INSTALLING\nm_3,800,1,1,96,100,USING\n"))
+    assert table.cluster.machine_ids == ("m_2", "m_3", "m_10")
+    assert table.cluster.capacities == ((96, 1.0), (96, 1.0), (96, 1.0))
+    # m_3 is first seen being installed: out of service from the start until it is USING.
+    assert table.events == [MachineEvent(0, 1, "down"), MachineEvent(500, 0, "down"), MachineEvent(800, 1, "up"),
+                            MachineEvent(900, 0, "up")]
 
 
 # ----------------------------------------------------------------- bad input

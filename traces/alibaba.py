@@ -454,7 +454,8 @@ def machines_v2018(machine_meta: str | Path) -> MachineTable:
 
     Capacity: ``cpu_num`` cores and ``mem_size`` / 100 memory. Machines are
     ordered by their number (m_1, m_2, ...). A machine whose status is not
-    USING takes no new work until it is USING again.
+    USING takes no new work until it is USING again; one whose first record
+    is not USING (being installed, say) is out of service from t=0.
     """
     path = Path(machine_meta)
     frame = pd.concat(list(stream_table(path, V2018_MACHINE_META)), ignore_index=True)
@@ -468,7 +469,9 @@ def machines_v2018(machine_meta: str | Path) -> MachineTable:
     index = {m: i for i, m in enumerate(ids)}
     cluster = ClusterSpec(("cpu", "memory"), np.column_stack([first.cpu_num, first.mem_size / 100.0]), tuple(ids))
     states = np.where(frame.status == "USING", "up", "down")
-    events = _events_from_states(frame.time_stamp.to_numpy(), [index[m] for m in frame.machine_id], list(states))
+    times = frame.time_stamp.to_numpy().copy()
+    times[frame.index.get_indexer(first.index)] = 0  # a machine is in its first recorded state from the start
+    events = _events_from_states(times, [index[m] for m in frame.machine_id], list(states))
     return MachineTable(cluster, events)
 
 

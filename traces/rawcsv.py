@@ -54,8 +54,18 @@ def _open_text(path: Path):
 
 
 def _first_line(path: Path) -> list[str]:
+    if path.name.endswith((".tar.gz", ".tgz", ".tar")) or (path.suffix == ".gz" and _is_tar(path)):
+        raise TraceFormatError(
+            f"{path}: is a tar archive, as Alibaba publishes the v2018 tables; extract the CSV first "
+            f"(tar xzf {path.name}) and pass it, or gzip the CSV alone (.csv.gz)")
     with _open_text(path) as handle:
         return next(csv.reader(handle), [])
+
+
+def _is_tar(path: Path) -> bool:
+    """A tar archive has "ustar" at byte 257 of its first header."""
+    with gzip.open(path, "rb") as handle:
+        return handle.read(263)[257:262] == b"ustar"
 
 
 def _has_header(spec: TableSpec, first: list[str]) -> bool:
