@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmark_common import code_version
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "alibaba"
@@ -106,21 +108,6 @@ row = {"jobs_in_trace": len(ordered),
 print(json.dumps(row), flush=True)
 os._exit(0)
 """
-
-
-def code_version() -> str:
-    """The library code measured: git commit, and tracked files changed since (read-only git calls)."""
-    def git(*argv: str) -> str:
-        try:
-            return subprocess.run(["git", "--no-optional-locks", *argv], cwd=ROOT, capture_output=True,
-                                  text=True, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-    head = git("rev-parse", "--short", "HEAD")
-    if not head:
-        return "unknown (not a git checkout)"
-    changed = [line.split(maxsplit=1)[-1] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
-    return f"commit {head}" + (f", with uncommitted changes to {', '.join(changed)}" if changed else "")
 
 
 def progress(message: str) -> None:

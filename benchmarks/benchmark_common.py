@@ -1,0 +1,23 @@
+"""What the benchmark scripts share: which code a result was measured on."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def code_version() -> str:
+    """The library code measured: git commit, and tracked files changed since (read-only git calls)."""
+    def git(*argv: str) -> str:
+        try:
+            return subprocess.run(["git", "--no-optional-locks", *argv], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    head = git("rev-parse", "--short", "HEAD")
+    if not head:
+        return "unknown (not a git checkout)"
+    changed = [line.split(maxsplit=1)[-1] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    return f"commit {head}" + (f", with uncommitted changes to {', '.join(changed)}" if changed else "")
