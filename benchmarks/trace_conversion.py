@@ -330,11 +330,11 @@ def stream_note(stream: list[dict]) -> str:
         f" During the {b['rows']:,}-row conversion ({len(trace)} batches) the RSS over the second half of the "
         f"batches stayed between {min(second_half):.0f} and {max(second_half):.0f} MB. Arrow's own pool "
         f"({a['arrow_pool']}) held at most {max(r['arrow_allocated_max_mb'] or 0 for r in stream)} MB between "
-        f"batches; the multi-threaded CSV reader parses 16 MB blocks ahead of the conversion, and this read-ahead "
+        f"batches; the CSV reader parses blocks of traces.rawcsv.BLOCK_BYTES ahead of the conversion, and this read-ahead "
         f"(with the allocators' freed pages) fills up over the first few tens of batches and then stops growing "
-        f"(right panel of the plot). Memory is therefore bounded by the batch size and the read-ahead, not by the "
-        f"file size, but the bound is several hundred MB ({b['convert_peak_rss_mb'] - b['baseline_rss_mb']} MB "
-        f"above the imports here), and files of only a few batches stay below it.")
+        f"(right panel of the plot). Memory is therefore bounded by the block size and the read-ahead, not by the "
+        f"file size: {b['convert_peak_rss_mb'] - b['baseline_rss_mb']} MB above the imports here, and files of "
+        f"only a few batches stay below it.")
     return text
 
 
