@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -345,7 +346,7 @@ def _print_table(rows: list[dict], total: dict) -> None:
         print(f"skipped while loading (tasks, by reason): {total['skipped']}")
 
 
-def _workload_options(p: argparse.ArgumentParser, *, tick: float | None) -> None:
+def _workload_options(p: argparse.ArgumentParser, *, tick: float | None, workers: int = 1) -> None:
     """The options that say what to run on: a trace or a generator, its slicing, the cluster."""
     from traces import GENERATORS
 
@@ -382,7 +383,7 @@ def _workload_options(p: argparse.ArgumentParser, *, tick: float | None) -> None
                    help="target load of the deeprm, poisson and rlsk generators, a fraction of capacity (default 0.7)")
     p.add_argument("--synthetic-jobs", type=int, metavar="N",
                    help="jobs the generator makes (default: alibaba-like 100, deeprm 50, poisson 5..50, rlsk 200)")
-    p.add_argument("--workers", type=int, default=1, help="episodes run in this many processes (default 1)")
+    p.add_argument("--workers", type=int, default=workers, help=f"processes to run episodes in (default {workers})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -420,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving a checkpoint after each chunk.",
     )
     p.add_argument("agent", choices=["deepjs"], help="the agent to train")
-    _workload_options(p, tick=1.0)
+    _workload_options(p, tick=1.0, workers=os.cpu_count() or 1)  # rollouts on every core
     p.add_argument("--checkpoint", metavar="PATH", default="deepjs.pt", help="where to save (default deepjs.pt)")
     p.add_argument("--resume", action="store_true", help="continue the training saved in --checkpoint")
     p.add_argument("--iterations", type=int, default=10, help="iterations per chunk (default 10)")
