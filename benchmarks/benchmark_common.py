@@ -1,4 +1,4 @@
-"""What the benchmark scripts share: which code a result was measured on."""
+"""What the benchmark scripts share: where results and the real trace are, which code a result was measured on."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+CLOUDSIMPY_TRACE = ROOT.parent / "shared" / "data" / "cloudsimpy" / "jobs.csv"
 
 
 def code_version() -> str:

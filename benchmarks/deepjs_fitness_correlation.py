@@ -27,18 +27,16 @@ import torch
 
 from agents.deepjs import DeepJS, load_policy
 from cloudsim import ClusterSpec, Simulation
+from benchmark_common import CLOUDSIMPY_TRACE, RESULTS
 from traces import job_chunk, load_cloudsimpy
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_TRACE = ROOT.parent / "shared" / "data" / "cloudsimpy" / "jobs.csv"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--a", required=True, help="checkpoint of agent A (its cluster runs the chunk)")
     parser.add_argument("--b", required=True, help="checkpoint of agent B")
-    parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    parser.add_argument("--trace", type=Path, default=CLOUDSIMPY_TRACE)
     parser.add_argument("--chunk", type=int, default=202)
     parser.add_argument("--pairs", type=int, default=2000, help="pairs sampled from A's trajectory (default 2000)")
     parser.add_argument("--seed", type=int, default=0)

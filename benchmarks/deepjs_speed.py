@@ -30,11 +30,9 @@ import numpy as np
 from agents import FirstFit, Tetris
 from agents.deepjs import DeepJS, DeepJSConfig, DeepJSTrainer, load_policy
 from cloudsim import ClusterSpec, Simulation
+from benchmark_common import CLOUDSIMPY_TRACE, RESULTS
 from traces import job_chunk, load_cloudsimpy
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_TRACE = ROOT.parent / "shared" / "data" / "cloudsimpy" / "jobs.csv"
 CLUSTER = ClusterSpec.uniform(5, {"cpu": 64, "memory": 1, "disk": 1})
 
 
@@ -88,7 +86,7 @@ def training_speed(jobs, chunk_index, repeats) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    parser.add_argument("--trace", type=Path, default=CLOUDSIMPY_TRACE)
     parser.add_argument("--checkpoint", help="DeepJS checkpoint (default: the shipped one)")
     parser.add_argument("--chunks", default="202:207", help="chunks for the decision timing (default 202:207)")
     parser.add_argument("--train-chunk", type=int, default=0, help="chunk for the training timing (default 0)")

@@ -25,17 +25,15 @@ import torch
 
 from agents import FirstFit, Tetris
 from cloudsim import ClusterSpec, simulate
+from benchmark_common import CLOUDSIMPY_TRACE, RESULTS
 from traces import job_chunk, load_cloudsimpy
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_TRACE = ROOT.parent / "shared" / "data" / "cloudsimpy" / "jobs.csv"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="a checkpoint written by `cloudsim train deepjs`")
-    parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
+    parser.add_argument("--trace", type=Path, default=CLOUDSIMPY_TRACE)
     parser.add_argument("--chunk-size", type=int, default=10)
     args = parser.parse_args()
     saved = torch.load(args.checkpoint, weights_only=True)

@@ -483,7 +483,6 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         samples = real_samples(args.data, args.repeats, work / "caches")
         stream = streaming(sizes, args.stream_repeats, args.seed, work, work / "caches") if sizes else []
-    growth = [r["convert_peak_rss_mb"] - r["baseline_rss_mb"] for r in stream]
     result = {
         "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
         "machine": f"{os.cpu_count()} cores, Python {sys.version.split()[0]}",

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
 
 __all__ = ["makespan_table", "plot_makespan_differences"]
