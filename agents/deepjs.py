@@ -55,6 +55,7 @@ __all__ = [
     "Trajectory",
     "baselines",
     "load_policy",
+    "read_checkpoint",
     "returns_to_go",
     "segment_log_softmax",
 ]
@@ -272,14 +273,22 @@ class DeepJS:
         t.rewards.append(reward)
 
 
-def load_policy(path: str | Path | None = None) -> tuple[NumpyFitness, DeepJSConfig]:
-    """(network, config) from a checkpoint written by `DeepJSTrainer.save`; None: the shipped one."""
+def read_checkpoint(path: str | Path | None = None) -> dict:
+    """A checkpoint written by `DeepJSTrainer.save` (None: the shipped one), with its ``config`` as a
+    `DeepJSConfig` and its ``cluster`` as a `ClusterSpec`; also ``model``, ``optimizer``, ``log``..."""
     path = Path(path) if path is not None else SHIPPED_CHECKPOINT
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no DeepJS checkpoint there (train one with `cloudsim train deepjs`)")
     saved = torch.load(path, weights_only=True)
-    config = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["config"].items()})
-    return NumpyFitness({k: v.numpy() for k, v in saved["model"].items()}, config), config
+    saved["config"] = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["config"].items()})
+    saved["cluster"] = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
+    return saved
+
+
+def load_policy(path: str | Path | None = None) -> tuple[NumpyFitness, DeepJSConfig]:
+    """(network, config) from a checkpoint written by `DeepJSTrainer.save`; None: the shipped one."""
+    saved = read_checkpoint(path)
+    return NumpyFitness({k: v.numpy() for k, v in saved["model"].items()}, saved["config"]), saved["config"]
 
 
 # ------------------------------------------------------------------ training maths
@@ -453,10 +462,8 @@ class DeepJSTrainer:
     @classmethod
     def resume(cls, path: str | Path, workers: int | None = None) -> "DeepJSTrainer":
         """A trainer in exactly the state `save` wrote."""
-        saved = torch.load(Path(path), weights_only=True)
-        config = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["config"].items()})
-        cluster = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
-        trainer = cls(config, cluster, workers)
+        saved = read_checkpoint(path)
+        trainer = cls(saved["config"], saved["cluster"], workers)
         trainer.model.load_state_dict(saved["model"])
         trainer.optimizer.load_state_dict(saved["optimizer"])
         trainer.chunks_done = list(saved["chunks_done"])

@@ -8,7 +8,7 @@ trained on 5 and on 10 machines.
 
     python benchmarks/deepjs_fitness_correlation.py --a runs/deepjs_5.pt --b runs/deepjs_10.pt --chunk 202
 
-Writes benchmarks/results/deepjs_fitness_correlation.{png,json}.
+Writes benchmarks/results/deepjs/deepjs_fitness_correlation.{png,json}.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
-from agents.deepjs import DeepJS, load_policy
-from cloudsim import ClusterSpec, Simulation
+from agents.deepjs import DeepJS, load_policy, read_checkpoint
+from cloudsim import Simulation
 from benchmark_common import CLOUDSIMPY_TRACE, RESULTS
 from traces import job_chunk, load_cloudsimpy
 
@@ -42,8 +41,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     policy_a, policy_b = load_policy(args.a), load_policy(args.b)
-    saved = torch.load(args.a, weights_only=True)
-    cluster = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
+    saved = read_checkpoint(args.a)
+    cluster = saved["cluster"]
     chunk = job_chunk(load_cloudsimpy(args.trace), 10, args.chunk)
     broker = DeepJS(policy_a, record=True)
     Simulation(cluster, chunk, broker, tick=policy_a[1].tick).run()
@@ -62,11 +61,11 @@ def main() -> None:
     ax.set_title(f"{n} fit pairs of chunk {args.chunk}: r = {r:.2f}, p = {p:.1g}")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    fig.savefig(RESULTS / "deepjs_fitness_correlation.png", dpi=120)
+    (RESULTS / "deepjs").mkdir(parents=True, exist_ok=True)
+    fig.savefig(RESULTS / "deepjs" / "deepjs_fitness_correlation.png", dpi=120)
     result = {"a": str(args.a), "b": str(args.b), "chunk": args.chunk, "pairs": n, "pearson_r": r, "p_value": p,
               "command": f"python benchmarks/deepjs_fitness_correlation.py --a {args.a} --b {args.b} --chunk {args.chunk}"}
-    (RESULTS / "deepjs_fitness_correlation.json").write_text(json.dumps(result, indent=1) + "\n")
+    (RESULTS / "deepjs" / "deepjs_fitness_correlation.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
 
 

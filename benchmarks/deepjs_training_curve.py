@@ -7,7 +7,7 @@ plots (heuristic - DeepJS) per chunk, with a running count of wins and losses.
 
     python benchmarks/deepjs_training_curve.py --checkpoint runs/deepjs.pt
 
-Writes benchmarks/results/deepjs_training_curve.{png,md,json}.
+Writes benchmarks/results/deepjs/deepjs_training_curve.{png,md,json}.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from agents import FirstFit, Tetris
-from cloudsim import ClusterSpec, simulate
+from agents.deepjs import read_checkpoint
+from cloudsim import simulate
 from benchmark_common import CLOUDSIMPY_TRACE, RESULTS
 from traces import job_chunk, load_cloudsimpy
 
@@ -36,10 +36,10 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, default=CLOUDSIMPY_TRACE)
     parser.add_argument("--chunk-size", type=int, default=10)
     args = parser.parse_args()
-    saved = torch.load(args.checkpoint, weights_only=True)
-    cluster = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
+    saved = read_checkpoint(args.checkpoint)
+    cluster = saved["cluster"]
     jobs = load_cloudsimpy(args.trace)
-    tick = saved["config"]["tick"]
+    tick = saved["config"].tick
     rows = []
     for entry in saved["log"]:
         chunk = job_chunk(jobs, args.chunk_size, entry["chunk"])
@@ -61,15 +61,15 @@ def main() -> None:
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    fig.savefig(RESULTS / "deepjs_training_curve.png", dpi=120)
-    (RESULTS / "deepjs_training_curve.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    (RESULTS / "deepjs").mkdir(parents=True, exist_ok=True)
+    fig.savefig(RESULTS / "deepjs" / "deepjs_training_curve.png", dpi=120)
+    (RESULTS / "deepjs" / "deepjs_training_curve.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
     lines = ["# DeepJS during training", "", f"Command: `python benchmarks/deepjs_training_curve.py --checkpoint "
              f"{args.checkpoint}`", "", f"{len(rows)} training chunks; DeepJS's makespan on each chunk before it trained on it.",
              "", "| baseline | chunks | DeepJS lower | equal | higher | mean (baseline - DeepJS) |", "|---|---|---|---|---|---|"]
     lines += [f"| {b} | {s['chunks']} | {s['lower']} | {s['equal']} | {s['higher']} | {s['mean_difference']:.1f} |"
               for b, s in summary.items()]
-    (RESULTS / "deepjs_training_curve.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "deepjs" / "deepjs_training_curve.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -54,8 +54,17 @@ def _parse_window(text: str) -> tuple[float, float]:
     return window
 
 
+def _workload(args: argparse.Namespace):
+    """(Workload, cluster, machine events in trace time) for the options; bad options end the command."""
+    from traces import TraceFormatError
+
+    try:
+        return _load_workload(args)
+    except (ValueError, FileNotFoundError, TraceFormatError) as err:
+        raise SystemExit(f"cloudsim: {err}") from None
+
+
 def _load_workload(args: argparse.Namespace):
-    """(Workload, MachineTable or ClusterSpec or None) for the options; None: take the cluster from the options."""
     from traces import Workload, generate, load_alibaba_v2017, load_alibaba_v2018, load_cloudsimpy
     from traces import machines_v2017, machines_v2018
 
@@ -67,7 +76,11 @@ def _load_workload(args: argparse.Namespace):
         source = {"generator": args.generator, "seed": args.seed}
         if args.generator != "alibaba-like":
             source["load"] = args.load
-        return Workload(jobs, source=source), cluster
+        if args.machines is not None or args.capacity is not None:  # the options override the paper's cluster
+            capacity = parse_capacity(args.capacity) if args.capacity else dict(zip(cluster.resources,
+                                                                                    cluster.capacities[0]))
+            cluster = ClusterSpec.uniform(args.machines or cluster.machines, capacity)
+        return Workload(jobs, source=source), cluster, ()
     if args.format == "cloudsimpy":
         workload = Workload(load_cloudsimpy(args.trace), source={"jobs": args.trace})
     else:
@@ -75,10 +88,12 @@ def _load_workload(args: argparse.Namespace):
         workload = load(args.trace, args.instances, status_policy=args.status_policy, window=args.window,
                         cache=args.cache)
     if args.machine_table is None:
-        return workload, None
+        return workload, ClusterSpec.uniform(args.machines or 5, parse_capacity(args.capacity or DEFAULT_CAPACITY)), ()
     if args.format == "alibaba-v2017":
-        return workload, machines_v2017(args.machine_table, softerror_downtime=args.softerror_downtime)
-    return workload, machines_v2018(args.machine_table)
+        table = machines_v2017(args.machine_table, softerror_downtime=args.softerror_downtime)
+    else:
+        table = machines_v2018(args.machine_table)
+    return workload, table.cluster, table.events if args.machine_events else ()
 
 
 def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[object, list[JobSpec], float]]:
@@ -118,18 +133,6 @@ def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, op
     return {**result.summary, "wall_s": round(wall, 4)}
 
 
-def _cluster(args: argparse.Namespace, machines) -> ClusterSpec:
-    """The cluster the options ask for: a machine table's, a generator's, or --machines x --capacity."""
-    if isinstance(machines, ClusterSpec):  # a generator's own cluster, unless the options give one
-        if args.machines is None and args.capacity is None:
-            return machines
-        capacity = parse_capacity(args.capacity) if args.capacity else dict(zip(machines.resources, machines.capacities[0]))
-        return ClusterSpec.uniform(args.machines or machines.machines, capacity)
-    if machines is not None:
-        return machines.cluster
-    return ClusterSpec.uniform(args.machines or 5, parse_capacity(args.capacity or DEFAULT_CAPACITY))
-
-
 def _broker_list(text: str) -> list[str]:
     from agents import BROKERS
 
@@ -142,16 +145,9 @@ def _broker_list(text: str) -> list[str]:
 
 def _run(args: argparse.Namespace, brokers: list[str], broker_options: dict) -> tuple[list[dict], dict]:
     """Run every broker on every episode the options ask for; print JSON lines as they come with --json."""
-    from traces import TraceFormatError
     from traces.alibaba import shift_events
 
-    try:
-        workload, machines = _load_workload(args)
-        cluster = _cluster(args, machines)
-    except (ValueError, FileNotFoundError, TraceFormatError) as err:
-        raise SystemExit(f"cloudsim: {err}") from None
-    events_of = machines.events if (args.machine_events and machines is not None and
-                                     not isinstance(machines, ClusterSpec)) else ()
+    workload, cluster, events = _workload(args)
     episodes = list(_episodes(args, workload.jobs))
     runs = [(label, chunk, origin, broker) for label, chunk, origin in episodes for broker in brokers]
     single = len(runs) == 1 and not args.json
@@ -159,7 +155,7 @@ def _run(args: argparse.Namespace, brokers: list[str], broker_options: dict) -> 
 
     def job_options(origin: float, progress: bool) -> dict:
         return {"tick": args.tick, "seed": args.seed, "progress": progress, "on_failure": args.on_failure,
-                "machine_events": shift_events(events_of, origin) if events_of else (),
+                "machine_events": shift_events(events, origin) if events else (),
                 "broker_options": broker_options}
 
     def out_dir(label, broker):
@@ -272,16 +268,15 @@ def train(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from agents.deepjs import DeepJSConfig, DeepJSTrainer
-    from traces import TraceFormatError, iter_chunks
+    from traces import chunk_count, iter_chunks
 
     try:
-        workload, machines = _load_workload(args)
-        cluster = _cluster(args, machines)
         hidden = tuple(int(h) for h in args.hidden.split(","))
-    except (ValueError, FileNotFoundError, TraceFormatError) as err:
-        raise SystemExit(f"cloudsim: {err}") from None
+    except ValueError:
+        raise SystemExit(f"cloudsim: bad --hidden {args.hidden!r}: write layer sizes such as 3,9,6") from None
+    workload, cluster, _ = _workload(args)
     ordered = sorted(workload.jobs, key=lambda j: j.submit_time)
-    count = -(-len(ordered) // args.chunk_size)
+    count = chunk_count(ordered, args.chunk_size)
     first, last = args.chunks if args.chunks is not None else (0, count)
     last = count if last is None else min(last, count)
     checkpoint = Path(args.checkpoint)

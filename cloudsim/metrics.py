@@ -87,7 +87,7 @@ class EpisodeResult:
                 else np.empty(0, dtype=np.int64),
                 "submit_time": sim.job_arrival,
                 "finish_time": sim.job_finish,
-                "duration": [job.critical_path() for job in sim.jobs],
+                "duration": sim.job_length(),
             }
         )
         jobs["completion"] = jobs.finish_time - jobs.submit_time

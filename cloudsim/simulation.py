@@ -259,22 +259,23 @@ class Simulation:
         """
         if self._fits is None:
             self.ready_demand()
-            # The whole matrix at once (machines x tasks, one resource at a time); rows are then kept up to date.
-            self._fits = np.repeat(self.up[:, None], len(self.ready), axis=1)
-            for r in self._fit_resources:
-                self._fits &= self._ready_demand_by_resource[r][None, :] <= self.free[:, r, None]
-            self._machine_fits_some = self._fits.any(axis=1)
+            self._fits = np.empty((self.cluster.machines, len(self.ready)), dtype=bool)
+            self._machine_fits_some = np.empty(self.cluster.machines, dtype=bool)
             self._frozen_fits = frozen(self._fits), frozen(self._machine_fits_some)
-            self._stale_rows.clear()
-        for machine in self._stale_rows:
-            row = self._fits[machine]
-            row[:] = self.up[machine]
-            free = self.free[machine]
-            for r in self._fit_resources:
-                row &= self._ready_demand_by_resource[r] <= free[r]
-            self._machine_fits_some[machine] = row.any()
+            self._refresh_fits(slice(None))  # every machine at once, vectorised
+        else:
+            for machine in self._stale_rows:
+                self._refresh_fits(slice(machine, machine + 1))
         self._stale_rows.clear()
         return self._frozen_fits
+
+    def _refresh_fits(self, machines: slice) -> None:
+        """Recompute the fit rows of ``machines``: up, and ``demand <= free`` in every resource asked for."""
+        rows = self._fits[machines]  # a view: written in place
+        rows[:] = self.up[machines, None]
+        for r in self._fit_resources:
+            rows &= self._ready_demand_by_resource[r] <= self.free[machines, r, None]
+        self._machine_fits_some[machines] = rows.any(axis=1)
 
     # ------------------------------------------------------------------- run
     def run(self) -> EpisodeResult:

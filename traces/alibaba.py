@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 STATUSES = frozenset({"Ready", "Waiting", "Running", "Terminated", "Failed", "Cancelled", "Interrupted"})
+_KNOWN_STATUSES = pa.array(sorted(STATUSES))
 STATUS_POLICIES = ("drop", "keep")
 I64, F64, STR = pa.int64(), pa.float64(), pa.string()
 
@@ -125,16 +126,21 @@ def _check_values(path: Path, frame: pd.DataFrame, column: str, bad: pd.Series, 
         raise _bad_rows(path, column, what, rows.line.tolist(), rows[column].iloc[0])
 
 
-def _check_statuses(path: Path, frame: pd.DataFrame) -> None:
-    known = frame.status.isna() | frame.status.isin(STATUSES)
-    _check_values(path, frame, "status", ~known, f"is not one of {sorted(STATUSES)}")
+def _check_statuses(path: Path, first_line: int, status: pa.Array) -> None:
+    """Empty or one of `STATUSES` on every row of a batch whose first row is file line ``first_line``."""
+    unknown = pc.invert(pc.fill_null(pc.is_in(status, value_set=_KNOWN_STATUSES), True))
+    if pc.any(unknown).as_py():
+        bad = pc.indices_nonzero(unknown).to_pylist()
+        raise _bad_rows(path, "status", f"is not one of {sorted(STATUSES)}", [first_line + i for i in bad],
+                        status[bad[0]].as_py())
 
 
 def _convert_tasks(path: Path, spec: TableSpec, rename: dict, cpu_scale: float, memory_scale: float):
     def convert(write: Callable[[pa.Table], None]) -> dict:
         rows = 0
         for frame in stream_table(path, spec):
-            _check_statuses(path, frame)
+            if len(frame):
+                _check_statuses(path, int(frame.line.iloc[0]), pa.array(frame.status, STR))
             count_column = rename["instances"]
             counts = frame[count_column]
             _check_values(path, frame, count_column, counts.notna() & ((counts % 1 != 0) | (counts < 0)),
@@ -163,17 +169,11 @@ def _convert_tasks(path: Path, spec: TableSpec, rename: dict, cpu_scale: float, 
 
 def _convert_instances(path: Path, spec: TableSpec, rename: dict):
     # The largest table (v2018: 1.35 billion rows) stays in Arrow: no Python objects per row.
-    known = pa.array(sorted(STATUSES))
-
     def convert(write: Callable[[pa.Table], None]) -> dict:
         rows = kept = 0
         for line, batch in stream_batches(path, spec):
             status = batch.column("status")
-            unknown = pc.invert(pc.fill_null(pc.is_in(status, value_set=known), True))
-            if pc.any(unknown).as_py():
-                bad = pc.indices_nonzero(unknown).to_pylist()
-                raise _bad_rows(path, "status", f"is not one of {sorted(STATUSES)}", [line + i for i in bad],
-                                status[bad[0]].as_py())
+            _check_statuses(path, line, status)
             rows += batch.num_rows
             terminated = pc.fill_null(pc.equal(status, "Terminated"), False)  # one finished run per instance
             out = pa.table({
