@@ -5,9 +5,38 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
-from agents.heuristics import FirstFit, RandomFit, Tetris
+from agents.heuristics import (
+    BestFit,
+    DominantResourceFairness,
+    FirstComeFirstServed,
+    FirstFit,
+    HighestResponseRatioNext,
+    LeastLoad,
+    Packer,
+    RandomFit,
+    RoundRobin,
+    ShortestJobFirst,
+    Tetris,
+    TetrisStar,
+)
 
-__all__ = ["BROKERS", "FirstFit", "RandomFit", "Tetris", "make_broker"]
+__all__ = [
+    "BROKERS",
+    "BestFit",
+    "DominantResourceFairness",
+    "FirstComeFirstServed",
+    "FirstFit",
+    "HighestResponseRatioNext",
+    "LeastLoad",
+    "Packer",
+    "RandomFit",
+    "RoundRobin",
+    "ShortestJobFirst",
+    "Tetris",
+    "TetrisStar",
+    "make_broker",
+]
+
 
 def _deepjs(checkpoint: str | None = None, sample: bool = False, seed: int | None = 0) -> object:
     """DeepJS with the weights of ``checkpoint`` (None: the checkpoint shipped with the package)."""
@@ -17,11 +46,24 @@ def _deepjs(checkpoint: str | None = None, sample: bool = False, seed: int | Non
 
 
 BROKERS: dict[str, Callable[..., object]] = {
-    "first-fit": FirstFit,
-    "tetris": Tetris,
-    "random": RandomFit,
-    "deepjs": _deepjs,
+    cls.name: cls
+    for cls in (
+        FirstFit,
+        BestFit,
+        Tetris,
+        RandomFit,
+        FirstComeFirstServed,
+        ShortestJobFirst,
+        HighestResponseRatioNext,
+        DominantResourceFairness,
+        Packer,
+        TetrisStar,
+        LeastLoad,
+        RoundRobin,
+    )
 }
+BROKERS["deepjs"] = _deepjs
+"""Broker factories by command-line name; each class's ``name`` is its key."""
 
 
 def make_broker(name: str, *, seed: int | None = None, **options) -> object:

@@ -1,7 +1,20 @@
-"""Classic placement heuristics as brokers: first-fit, Tetris and random.
+"""The classic schedulers the five papers compare against, as brokers.
 
-Each one answers from the view's vectorised fit matrix; none loops over
-machines x tasks in Python.
+They come in two shapes, each written once:
+
+* **pair scores** (`PairScore`): score every fit (machine, task) pair of the
+  instant and start one instance of the best pair, the first in machine-major
+  order on ties. Tetris, Packer and Tetris* differ only in the score.
+* **queue policies** (`QueuePolicy`): take the ready task with the best
+  priority among those that fit some machine (arrival order on ties), then a
+  machine for it by a placement rule. FCFS, SJF, HRRN and DRF differ in the
+  priority; best-fit, least-load and round-robin in the placement.
+
+First-fit (DeepJS's, machine-major) and random stand on their own. Every rule
+is vectorised over the view's arrays; none loops over machines x tasks in
+Python. All of them are work-conserving: they wait (answer None) only when no
+waiting task fits any up machine, except FCFS, which waits for the head of its
+queue.
 """
 
 from __future__ import annotations
@@ -12,7 +25,22 @@ import numpy as np
 
 from cloudsim.broker import ClusterView, Decision
 
-__all__ = ["FirstFit", "RandomFit", "Tetris"]
+__all__ = [
+    "BestFit",
+    "DominantResourceFairness",
+    "FirstComeFirstServed",
+    "FirstFit",
+    "HighestResponseRatioNext",
+    "LeastLoad",
+    "Packer",
+    "PairScore",
+    "QueuePolicy",
+    "RandomFit",
+    "RoundRobin",
+    "ShortestJobFirst",
+    "Tetris",
+    "TetrisStar",
+]
 
 
 class FirstFit:
@@ -36,10 +64,56 @@ class FirstFit:
         return Decision(machine, task, view.fit_count(machine, task))
 
 
-class Tetris:
-    """The fit pair with the largest dot product of machine free resources and
-    task demand (Grandl et al., as used by DeepJS), the first one in
-    machine-major order on ties.
+class RandomFit:
+    """A fit pair drawn uniformly at random, one instance at a time; seeded
+    (the Random baseline of DeepRM_Plus, Deepk8s and RLSK)."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        machines, tasks = view.fit_pairs
+        if len(machines) == 0:
+            return None
+        pick = int(self.rng.integers(len(machines)))
+        return Decision(int(machines[pick]), int(tasks[pick]))
+
+
+# ------------------------------------------------------------------ pair scores
+class PairScore:
+    """Start one instance of the fit pair with the highest `score`; the first pair
+    in machine-major order on ties. Subclasses define `score`."""
+
+    name = "pair-score"
+
+    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
+        raise NotImplementedError(f"{type(self).__name__} must define score(view, machines, tasks)")
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        machines, tasks = view.fit_pairs
+        if len(machines) == 0:
+            return None
+        best = int(np.argmax(self.score(view, machines, tasks)))
+        return Decision(int(machines[best]), int(tasks[best]))
+
+
+def alignment(view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """Per pair, the dot product of the machine's free resources and the task's demand,
+    both as fractions of the machine's capacity (DeepRM's alignment score; with
+    DeepRM's equal pools it orders pairs as the raw dot product does)."""
+    capacity = view.capacity[machines]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        free = np.where(capacity > 0, view.free[machines] / capacity, 0.0)
+        demand = np.where(capacity > 0, view.demand[tasks] / capacity, 0.0)
+    return (free * demand).sum(axis=1)
+
+
+class Tetris(PairScore):
+    """Tetris as DeepJS uses it (Grandl et al.): the largest dot product of the
+    machine's free resources and the task's demand, raw, over (cpu, memory).
 
     Args:
         resources: the dimensions scored. ``None`` means (cpu, memory), DeepJS's
@@ -60,27 +134,200 @@ class Tetris:
             raise ValueError(f"Tetris scores resources {missing!r} that the cluster lacks ({view.resources!r})")
         return [view.resources.index(r) for r in names]
 
-    def decide(self, view: ClusterView) -> Decision | None:
-        machines, tasks = view.fit_pairs
-        if len(machines) == 0:
-            return None
+    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         columns = self._columns(view)
-        score = (view.free[machines][:, columns] * view.demand[tasks][:, columns]).sum(axis=1)
-        best = int(np.argmax(score))
-        return Decision(int(machines[best]), int(tasks[best]))
+        return (view.free[machines][:, columns] * view.demand[tasks][:, columns]).sum(axis=1)
 
 
-class RandomFit:
-    """A fit pair drawn uniformly at random, one instance at a time; seeded."""
+class Packer(PairScore):
+    """DeepRM's Packer: the pair with the highest `alignment` of free resources and
+    demand over every resource, which packs the most fitting work first (the
+    packing heuristic of Tetris, Grandl et al.)."""
 
-    name = "random"
+    name = "packer"
 
-    def __init__(self, seed: int | None = 0) -> None:
-        self.rng = np.random.default_rng(seed)
+    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        return alignment(view, machines, tasks)
+
+
+class TetrisStar(PairScore):
+    """DeepRM's Tetris*: ``knob x alignment + (1 - knob) x 1/duration``, balancing
+    packing (Packer) against short jobs first (SJF).
+
+    DeepRM does not give the knob or the scale of the two terms; here each term is
+    divided by its largest value over the instant's fit pairs, so that both lie in
+    [0, 1] whatever the units, and the knob is 0.5 by default. ``knob=1`` is Packer
+    and ``knob=0`` is SJF over fit pairs.
+    """
+
+    name = "tetris-star"
+
+    def __init__(self, knob: float = 0.5) -> None:
+        if not 0.0 <= knob <= 1.0:
+            raise ValueError(f"Tetris* knob must be in [0, 1] (1 = Packer, 0 = shortest first), got {knob!r}")
+        self.knob = knob
+
+    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        packing = _scaled(alignment(view, machines, tasks))
+        with np.errstate(divide="ignore"):
+            shortness = _scaled(1.0 / view.duration[tasks])  # a zero duration is infinitely short
+        return self.knob * packing + (1.0 - self.knob) * shortness
+
+
+def _scaled(values: np.ndarray) -> np.ndarray:
+    """``values / max(values)``, with infinite values as 1 and the rest 0 when any is infinite."""
+    if np.isinf(values).any():
+        return np.isinf(values).astype(float)
+    top = values.max()
+    return values / top if top > 0 else np.zeros_like(values)
+
+
+# --------------------------------------------------------------- queue policies
+class QueuePolicy:
+    """Start the ready task with the lowest `priority` that fits some machine (the
+    earliest-arrived on ties) on the machine `place` picks among those it fits.
+
+    Subclasses set `priority` (None: arrival order), `place` (default: the first
+    machine that fits), `strict` (only the head of the queue may start: the queue
+    waits behind it) and `repeats`: whether, once (m, t) is chosen, the next
+    decisions of the instant would choose (m, t) again while m fits t. Then the
+    broker answers with the whole count that fits, which gives the same run as
+    one instance at a time, in fewer decisions.
+    """
+
+    name = "queue"
+    strict = False
+    repeats = True
+
+    def priority(self, view: ClusterView) -> np.ndarray | None:
+        """One number per ready task, lower first; None for arrival order."""
+        return None
+
+    def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
+        """The machine among ``machines`` (those that fit ``task``, ascending) to start it on."""
+        return int(machines[0])
 
     def decide(self, view: ClusterView) -> Decision | None:
-        machines, tasks = view.fit_pairs
-        if len(machines) == 0:
+        if view.num_tasks == 0:
             return None
-        pick = int(self.rng.integers(len(machines)))
-        return Decision(int(machines[pick]), int(tasks[pick]))
+        fits = view.fits
+        if self.strict:
+            task = 0  # the head of the queue, in arrival order
+            if not fits[:, 0].any():
+                return None
+        else:
+            placeable = np.flatnonzero(fits.any(axis=0))
+            if len(placeable) == 0:
+                return None
+            key = self.priority(view)
+            task = int(placeable[0] if key is None else placeable[np.argmin(key[placeable])])
+        machine = self.place(view, task, np.flatnonzero(fits[:, task]))
+        return Decision(machine, task, view.fit_count(machine, task) if self.repeats else 1)
+
+
+class FirstComeFirstServed(QueuePolicy):
+    """FCFS (DeepRM_Plus, Deepk8s): tasks start in arrival order, on the first
+    machine that fits; when the oldest waiting task fits nowhere, everything
+    behind it waits too (no backfilling). That head-of-line blocking is why
+    Deepk8s finds FCFS the worst heuristic on weighted turnaround."""
+
+    name = "fcfs"
+    strict = True
+
+
+class ShortestJobFirst(QueuePolicy):
+    """SJF (DeepRM, DeepRM_Plus, Deepk8s): the waiting task with the shortest
+    duration that fits, on the first machine that fits it."""
+
+    name = "sjf"
+
+    def priority(self, view: ClusterView) -> np.ndarray:
+        return view.duration
+
+
+class HighestResponseRatioNext(QueuePolicy):
+    """HRRN (DeepRM_Plus): the task with the highest response ratio
+    ``(time waited + duration) / duration`` that fits, on the first machine
+    that fits it; time waited counts from when the task became ready. Short
+    tasks go first, and long ones rise as they wait. A task of duration 0 has
+    an infinite ratio."""
+
+    name = "hrrn"
+
+    def priority(self, view: ClusterView) -> np.ndarray:
+        duration = view.duration
+        waited = view.time - view.ready_time
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(duration > 0, (waited + duration) / duration, np.inf)
+        return -ratio
+
+
+class DominantResourceFairness(QueuePolicy):
+    """DRF (Ghodsi et al., NSDI 2011) across jobs: a task of the job with the
+    smallest dominant share, on the first machine that fits it. A job's dominant
+    share is the largest, over resources, of what its running instances hold
+    divided by the cluster's total capacity. One instance at a time, since each
+    start raises its job's share."""
+
+    name = "drf"
+    repeats = False
+
+    def priority(self, view: ClusterView) -> np.ndarray:
+        total = view.capacity.sum(axis=0)
+        usage = view.job_usage[view.job_index]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(total > 0, usage / total, 0.0)
+        return shares.max(axis=1)
+
+
+class BestFit(QueuePolicy):
+    """Best-fit: tasks in arrival order (the earliest that fits somewhere), each on
+    the machine it fits most tightly: the least free capacity left after the
+    start, summed over resources as fractions of the machine's capacity."""
+
+    name = "best-fit"
+
+    def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
+        capacity = view.capacity[machines]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            left = np.where(capacity > 0, (view.free[machines] - view.demand[task]) / capacity, 0.0)
+        return int(machines[np.argmin(left.sum(axis=1))])
+
+
+def machine_load(view: ClusterView, machines: np.ndarray) -> np.ndarray:
+    """Each machine's utilisation averaged over resources (RLSK's eq. 5 for one cluster)."""
+    capacity = view.capacity[machines]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        used = np.where(capacity > 0, 1.0 - view.free[machines] / capacity, 0.0)
+    return used.mean(axis=1)
+
+
+class LeastLoad(QueuePolicy):
+    """RLSK's Least Load: tasks in arrival order, each on the least-loaded machine
+    (or cluster) among those that fit it, the load being the mean utilisation
+    over resources; the first on ties. One instance at a time, since each start
+    changes the loads."""
+
+    name = "least-load"
+    repeats = False
+
+    def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
+        return int(machines[np.argmin(machine_load(view, machines))])
+
+
+class RoundRobin(QueuePolicy):
+    """RLSK's Round Robin: tasks in arrival order, handed to machines (or
+    clusters) in turn: each start goes to the first machine that fits, counting
+    cyclically from the one after the previous start's."""
+
+    name = "round-robin"
+    repeats = False
+
+    def __init__(self) -> None:
+        self.next_machine = 0
+
+    def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
+        after = machines[machines >= self.next_machine]
+        machine = int(after[0] if len(after) else machines[0])
+        self.next_machine = (machine + 1) % view.num_machines
+        return machine

@@ -154,6 +154,11 @@ class ClusterView:
         return frozen(s.job_arrival[s.task_job[self.task_index]])
 
     @cached_property
+    def ready_time(self) -> np.ndarray:
+        """When each ready task became ready (its job arrived, or its last parent finished)."""
+        return frozen(self._sim.task_ready_time[self.task_index])
+
+    @cached_property
     def job_index(self) -> np.ndarray:
         """Position of each ready task's job in the episode's arrival order."""
         return frozen(self._sim.task_job[self.task_index])
@@ -163,6 +168,11 @@ class ClusterView:
         """Positions (in arrival order) of the jobs that have arrived and not finished."""
         s = self._sim
         return frozen(np.flatnonzero(~np.isnan(s.job_arrival) & np.isnan(s.job_finish)))
+
+    @property
+    def job_usage(self) -> np.ndarray:
+        """Resources held by each job's running instances, shape (jobs, resources), by arrival position."""
+        return frozen(self._sim.job_usage)
 
     @property
     def job_length(self) -> np.ndarray:

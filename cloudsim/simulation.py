@@ -27,6 +27,7 @@ tasks in arrival order without any scan.
 
 from __future__ import annotations
 
+import heapq
 import math
 import time as wallclock
 from dataclasses import dataclass
@@ -104,9 +105,19 @@ class Simulation:
         broker: an object with ``decide(view) -> Decision | None``.
         tick: ``None`` for event-driven scheduling, or the period of a fixed
             scheduler tick (``1.0`` for CloudSimPy-compatible replays).
-        max_idle_ticks: in tick mode, how many consecutive ticks the broker may
-            wait while nothing runs and nothing is left to arrive before the run
-            is declared stalled.
+        machine_events: `MachineEvent`s to apply (a trace's failures and
+            recoveries); their order at equal times is kept.
+        faults: a fault model (an object with ``events(machines)`` yielding
+            time-ordered `MachineEvent`s, such as `cloudsim.faults.RandomFaults`),
+            read lazily and merged with ``machine_events`` until the last job ends.
+        on_failure: what happens to the running instances of a machine that
+            fails: ``"requeue"`` (they wait again and re-run from the start) or
+            ``"fail"`` (they are counted failed).
+        max_idle_ticks: how many decision rounds (ticks, or instants in
+            event-driven mode) the broker may start nothing in, while nothing
+            runs, nothing is left to arrive, and either some machine fits waiting
+            work or no event can bring a machine up, before the run is declared
+            stalled (rounds spent waiting for a repair do not count).
         progress: show a progress bar of finished jobs.
 
     Call `run` once; it returns an `EpisodeResult`.
@@ -120,6 +131,7 @@ class Simulation:
         *,
         tick: float | None = None,
         machine_events: Iterable[MachineEvent] = (),
+        faults: object | None = None,
         on_failure: str = "requeue",
         max_idle_ticks: int = 1000,
         progress: bool = False,
@@ -132,8 +144,10 @@ class Simulation:
             raise ValueError(f"on_failure must be one of {FAILURE_POLICIES}, got {on_failure!r}")
         self.machine_events = sorted(machine_events, key=lambda e: e.time)
         for event in self.machine_events:
-            if not 0 <= event.machine < cluster.machines:
-                raise ValueError(f"{event}: no such machine (the cluster has {cluster.machines})")
+            self._check_machine_event(event, cluster.machines)
+        if faults is not None and not callable(getattr(faults, "events", None)):
+            raise TypeError(f"faults {faults!r} has no events(machines) method; use cloudsim.faults.RandomFaults")
+        self.faults = faults
         self.on_failure = on_failure
         self.cluster = cluster
         self.jobs: list[JobSpec] = sorted(jobs, key=lambda j: j.submit_time)
@@ -197,6 +211,16 @@ class Simulation:
         self.job_arrival = np.full(len(self.jobs), np.nan)
         self.job_finish = np.full(len(self.jobs), np.nan)
         self.job_unfinished_tasks = np.array([len(job.tasks) for job in self.jobs], dtype=np.int64)
+        # Resources held by each job's running instances (dominant-resource fairness reads them).
+        self.job_usage = np.zeros((len(self.jobs), len(self.cluster.resources)))
+        self.job_running = np.zeros(len(self.jobs), dtype=np.int64)
+
+    @staticmethod
+    def _check_machine_event(event: MachineEvent, machines: int) -> None:
+        if not isinstance(event, MachineEvent):
+            raise TypeError(f"machine events must be MachineEvent(time, machine, state), got {event!r}")
+        if not 0 <= event.machine < machines:
+            raise ValueError(f"{event}: no such machine (the cluster has {machines})")
 
     def _check_every_task_fits(self) -> None:
         """A task no machine can hold would wait forever: refuse the run up front."""
@@ -292,6 +316,8 @@ class Simulation:
         self._unfinished_jobs = len(self.jobs)
         self._arrivals_done = False
         self._round_requested = False
+        self._machine_event_pending = False
+        self._idle_rounds = 0
         self.decisions = 0
         self.makespan = 0.0
         self._bar = None
@@ -306,7 +332,7 @@ class Simulation:
             self.env.process(self._arrivals())
             if self.tick is not None:
                 self.env.process(self._tick_scheduler())
-            if self.machine_events:
+            if self.machine_events or self.faults is not None:
                 self.env.process(self._machine_changes())
             self.env.run()
         finally:
@@ -331,15 +357,10 @@ class Simulation:
         self._arrivals_done = True
 
     def _tick_scheduler(self):
-        idle_ticks = 0
         while not (self._arrivals_done and self._unfinished_jobs == 0):
-            started = self._decision_round()
+            self._decision_round()
             wake = self.env.timeout(self.tick)
             self._launch_started_groups()  # after `wake`: see the module docstring
-            nothing_will_change = self._arrivals_done and self._running_instances == 0
-            idle_ticks = idle_ticks + 1 if (nothing_will_change and not started) else 0
-            if idle_ticks > self.max_idle_ticks:
-                raise SimulationStalledError(self._stall_message())
             yield wake
         self.makespan = float(self.env.now)
 
@@ -354,9 +375,37 @@ class Simulation:
         self._decision_round()
         self._launch_started_groups()
 
+    def _count_idle_round(self, started: int) -> None:
+        """Declare the run stalled after too many rounds in which the broker started
+        nothing though only it could make progress.
+
+        Nothing runs and nothing is left to arrive; then either a machine fits
+        waiting work (the broker declines it) or no event can bring a machine up.
+        Rounds spent waiting for a down machine's repair, with nothing fitting
+        elsewhere, do not count: an endless fault model keeps the run going then.
+        """
+        if started:
+            self._idle_rounds = 0
+            return
+        if self._running_instances or not self._arrivals_done:
+            return
+        can_be_repaired = self._machine_event_pending and not self.up.all()
+        if not can_be_repaired or (len(self.ready) and self.fit_matrix()[1].any()):
+            self._idle_rounds += 1
+            if self._idle_rounds > self.max_idle_ticks:
+                raise SimulationStalledError(self._stall_message())
+
     def _machine_changes(self):
-        for event in self.machine_events:
+        events: Iterable[MachineEvent] = self.machine_events
+        if self.faults is not None:  # a model may never end: merge lazily
+            events = heapq.merge(events, self.faults.events(self.cluster.machines), key=lambda e: e.time)
+        for event in events:
+            self._check_machine_event(event, self.cluster.machines)
+            self._machine_event_pending = True
             yield self.env.timeout(event.time - self.env.now)
+            self._machine_event_pending = False
+            if self._arrivals_done and self._unfinished_jobs == 0:
+                return  # the run is over; later events change nothing
             machine = event.machine
             self.up[machine] = event.state == "up"
             self._machine_changed(machine)
@@ -374,6 +423,7 @@ class Simulation:
             view = ClusterView(self)
             decision = self.broker.decide(view)
             if decision is None:
+                self._count_idle_round(made)
                 return made
             machine, task, count = self._validate(decision, view)
             self._start(machine, int(view.task_index[task]), count)
@@ -437,12 +487,22 @@ class Simulation:
             self.free[machine] = op.accumulate(steps, axis=0)[-1]
         self._machine_changed(machine)
 
+    def _change_job_usage(self, g: int, count: int) -> None:
+        """``count`` more (or, negative, fewer) instances of task ``g`` run: update its job's usage."""
+        j = self.task_job[g]
+        self.job_running[j] += count
+        if self.job_running[j] == 0:
+            self.job_usage[j] = 0.0  # exactly: no float residue once nothing of the job runs
+        else:
+            self.job_usage[j] += count * self.task_demand[g]
+
     def _start(self, machine: int, g: int, count: int) -> None:
         self._change_free(machine, g, count, np.subtract)
         if self.task_started[g] == 0 and math.isnan(self.task_start_time[g]):
             self.task_start_time[g] = self.env.now
         self.task_started[g] += count
         self._running_instances += count
+        self._change_job_usage(g, count)
         if self.task_started[g] == self.task_instances[g]:
             self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
         per_instance = self._instance_durations[g]
@@ -509,6 +569,7 @@ class Simulation:
         self._running_on[machine].discard(gid)
         self._change_free(machine, g, count, np.add)
         self._running_instances -= count
+        self._change_job_usage(g, -count)
         if outcome == "requeued":
             self.task_started[g] -= count
             self.task_restarts[g] += count

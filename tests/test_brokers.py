@@ -1,0 +1,144 @@
+"""The papers' baseline brokers: each one's rule on a run small enough to follow by hand."""
+
+import numpy as np
+import pytest
+
+from agents import BROKERS, make_broker
+from agents.heuristics import (
+    BestFit,
+    DominantResourceFairness,
+    FirstComeFirstServed,
+    FirstFit,
+    HighestResponseRatioNext,
+    LeastLoad,
+    Packer,
+    RoundRobin,
+    ShortestJobFirst,
+    TetrisStar,
+)
+from cloudsim import ClusterSpec, Decision, JobSpec, simulate
+from conftest import task
+from traces import generate
+
+ONE_BIG = ClusterSpec.uniform(1, {"cpu": 10, "memory": 10})
+
+
+def single(job_id, submit, cpu, duration, memory=0.0):
+    return JobSpec(job_id, submit, (task(0, 1, cpu, memory, duration),))
+
+
+def starts(result) -> dict:
+    """Job id -> start time of its (single) task."""
+    return dict(zip(result.tasks.job_id, result.tasks.start_time))
+
+
+def test_sjf_runs_the_shortest_first_and_fcfs_in_arrival_order():
+    # Three jobs at t=0, each needing 6 of 10 cpu: only one runs at a time.
+    jobs = [single("A", 0, 6, 5), single("B", 0, 6, 2), single("C", 0, 6, 1)]
+    assert starts(simulate(ONE_BIG, jobs, ShortestJobFirst())) == {"C": 0, "B": 1, "A": 3}
+    assert starts(simulate(ONE_BIG, jobs, FirstComeFirstServed())) == {"A": 0, "B": 5, "C": 7}
+
+
+def test_fcfs_blocks_behind_the_head_of_its_queue_where_first_fit_does_not():
+    # A holds 8 of 10 cpu for 0-10. B (8 cpu) waits from 1; C (2 cpu) arrives at 2 and would fit.
+    jobs = [single("A", 0, 8, 10), single("B", 1, 8, 1), single("C", 2, 2, 1)]
+    assert starts(simulate(ONE_BIG, jobs, FirstComeFirstServed())) == {"A": 0, "B": 10, "C": 10}
+    assert starts(simulate(ONE_BIG, jobs, FirstFit())) == {"A": 0, "B": 10, "C": 2}
+
+
+def test_hrrn_lets_a_long_wait_beat_a_short_duration():
+    # The machine is busy 0-10. At 10: X (duration 4, waited 9) has ratio (9+4)/4 = 3.25,
+    # Y (duration 2, waited 1) has (1+2)/2 = 1.5, so HRRN runs X first; SJF runs Y first.
+    jobs = [single("L", 0, 10, 10), single("X", 1, 10, 4), single("Y", 9, 10, 2)]
+    assert starts(simulate(ONE_BIG, jobs, HighestResponseRatioNext())) == {"L": 0, "X": 10, "Y": 14}
+    assert starts(simulate(ONE_BIG, jobs, ShortestJobFirst())) == {"L": 0, "Y": 10, "X": 12}
+
+
+def test_drf_reproduces_the_example_of_the_drf_paper():
+    # Ghodsi et al. 2011, section 4: 9 cpu and 18 GB; user A's tasks need <1 cpu, 4 GB>,
+    # user B's <3 cpu, 1 GB>. DRF gives A three tasks and B two (both dominant shares 2/3).
+    cluster = ClusterSpec.uniform(1, {"cpu": 9, "memory": 18})
+    jobs = [JobSpec("A", 0, (task("a", 10, 1, 4, 5),)), JobSpec("B", 0, (task("b", 10, 3, 1, 5),))]
+    result = simulate(cluster, jobs, DominantResourceFairness())
+    first_round = result.groups[result.groups.start == 0]
+    assert first_round.groupby("job_id").instances.sum().to_dict() == {"A": 3, "B": 2}
+    # First-fit in arrival order would give all it can to A first: four tasks (16 of 18 GB), then B one.
+    first_fit = simulate(cluster, jobs, FirstFit()).groups
+    assert first_fit[first_fit.start == 0].groupby("job_id").instances.sum().to_dict() == {"A": 4, "B": 1}
+
+
+def test_least_load_round_robin_and_best_fit_choose_machines_by_their_rules():
+    three = ClusterSpec.uniform(3, {"cpu": 10, "memory": 10})
+    # One job, four long tasks in order: (5, 5), (2, 2), (1, 1), (1, 1).
+    job = [JobSpec("J", 0, (task("t0", 1, 5, 5, 9), task("t1", 1, 2, 2, 9), task("t2", 1, 1, 1, 9),
+                            task("t3", 1, 1, 1, 9)))]
+    # Least load: loads (0, 0, 0) -> m0; (.5, 0, 0) -> m1; (.5, .2, 0) -> m2; (.5, .2, .1) -> m2.
+    assert simulate(three, job, LeastLoad()).groups.machine.tolist() == [0, 1, 2, 2]
+    # Round robin: m0, m1, m2, then back to m0.
+    assert simulate(three, job, RoundRobin()).groups.machine.tolist() == [0, 1, 2, 0]
+    # Best fit on machines of 10, 4 and 6 cpu, a 3-cpu task: left 0.7, 0.25, 0.5 of capacity -> m1.
+    mixed = ClusterSpec(("cpu",), ((10,), (4,), (6,)))
+    one = [JobSpec("J", 0, (task("t", 1, 3, 0, 1),))]
+    assert simulate(mixed, one, BestFit()).groups.machine.tolist() == [1]
+    assert simulate(mixed, one, FirstFit()).groups.machine.tolist() == [0]
+
+
+def test_round_robin_skips_machines_that_do_not_fit():
+    cluster = ClusterSpec(("cpu",), ((4,), (1,), (4,)))
+    job = [JobSpec("J", 0, tuple(task(f"t{i}", 1, 2, 0, 9) for i in range(4)))]
+    # 2-cpu tasks never fit m1 (1 cpu): m0, (m1 skipped) m2, m0, m2.
+    assert simulate(cluster, job, RoundRobin()).groups.machine.tolist() == [0, 2, 0, 2]
+
+
+def test_packer_packs_the_best_aligned_task_and_tetris_star_trades_it_for_short_tasks():
+    # Free (10, 10). A (5, 5), duration 10: alignment 0.5 + 0.5 = 1.0. B (1, 1), duration 1: 0.2.
+    # Tetris* scales both terms by their maxima: A = k*1 + (1-k)*0.1, B = k*0.2 + (1-k)*1.
+    jobs = [JobSpec("A", 0, (task("a", 1, 5, 5, 10),)), JobSpec("B", 0, (task("b", 1, 1, 1, 1),))]
+    # On a machine of 5.5 units only one of them runs at a time; the scores keep those ratios.
+    first = {}
+    for name, broker in [("packer", Packer()), ("k0.5", TetrisStar(0.5)), ("k0.9", TetrisStar(0.9))]:
+        result = simulate(ClusterSpec.uniform(1, {"cpu": 5.5, "memory": 5.5}), jobs, broker)
+        first[name] = [job for job, start in starts(result).items() if start == 0]
+    # k=0.5: A 0.55 < B 0.6; k=0.9: A 0.91 > B 0.28.
+    assert first == {"packer": ["A"], "k0.5": ["B"], "k0.9": ["A"]}
+    with pytest.raises(ValueError, match="knob"):
+        TetrisStar(1.5)
+
+
+class OneAtATime:
+    """Wraps a broker and starts one instance per decision whatever count it answers."""
+
+    def __init__(self, broker):
+        self.broker = broker
+
+    def decide(self, view):
+        decision = self.broker.decide(view)
+        return None if decision is None else Decision(decision.machine, decision.task, 1)
+
+
+@pytest.mark.parametrize("name", ["first-fit", "best-fit", "fcfs", "sjf", "hrrn"])
+def test_answering_with_counts_gives_the_same_run_as_one_instance_at_a_time(name):
+    jobs, cluster = generate("alibaba-like", 40, seed=3)
+    counted = simulate(cluster, jobs, make_broker(name))
+    single_steps = simulate(cluster, jobs, OneAtATime(make_broker(name)))
+    key = ["job_id", "task_id", "instance"]
+    a, b = (r.instances().sort_values(key).reset_index(drop=True) for r in (counted, single_steps))
+    assert a[key + ["machine", "start", "end"]].equals(b[key + ["machine", "start", "end"]])
+    assert counted.summary["decisions"] < single_steps.summary["decisions"]
+
+
+@pytest.mark.parametrize("name", [n for n in BROKERS if n != "deepjs"])
+def test_every_registered_broker_finishes_every_instance(name):
+    for generator in ("deeprm", "rlsk", "alibaba-like"):
+        jobs, cluster = generate(generator, 30, seed=1, load=0.9)
+        result = simulate(cluster, jobs, make_broker(name, seed=1))
+        assert result.summary["instances_finished"] == sum(j.instances for j in jobs)
+        assert result.summary["broker"] == name
+
+
+def test_sjf_beats_fcfs_on_slowdown_on_deeprms_workload():
+    # DeepRM Figure 4 and Deepk8s Table 1: shortest first gives lower slowdown than arrival order.
+    slowdown = {name: np.mean([simulate(*reversed(generate("deeprm", None, seed=s, load=0.9)),
+                                        make_broker(name)).summary["avg_job_slowdown"] for s in range(5)])
+                for name in ("sjf", "fcfs")}
+    assert slowdown["sjf"] < slowdown["fcfs"]
