@@ -6,6 +6,7 @@ workloads (``traces``) meet.
     cloudsim replay                                  # built-in Alibaba-like workload
     cloudsim replay jobs.csv --format cloudsimpy --chunk-size 10 --chunks 0:100 \\
         --machines 5 --capacity cpu=64,memory=1,disk=1 --broker first-fit --tick 1 --json
+    cloudsim compare deeprm --brokers sjf,packer,tetris-star --loads 0.1:1.9:0.2 --seeds 10 --out report/
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ def _parse_range(text: str, what: str) -> tuple[int, int | None]:
 
 
 FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _parse_window(text: str) -> tuple[float, float]:
@@ -120,6 +131,13 @@ def _episodes(args: argparse.Namespace, jobs: list[JobSpec]) -> Iterator[tuple[o
         yield "all", job_range(ordered, 0, len(ordered)) if ordered else [], ordered[0].submit_time if ordered else 0.0
 
 
+def _faults(args: argparse.Namespace, seed: int):
+    """The random fault model the options ask for (seeded like the run), or None."""
+    from cloudsim.faults import RandomFaults
+
+    return None if args.mtbf is None else RandomFaults(args.mtbf, args.mttr, seed=seed)
+
+
 def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, options: dict, out):
     from agents import make_broker
 
@@ -155,7 +173,7 @@ def _run(args: argparse.Namespace, brokers: list[str], broker_options: dict) -> 
 
     def job_options(origin: float, progress: bool) -> dict:
         return {"tick": args.tick, "seed": args.seed, "progress": progress, "on_failure": args.on_failure,
-                "machine_events": shift_events(events, origin) if events else (),
+                "machine_events": shift_events(events, origin) if events else (), "faults": _faults(args, args.seed),
                 "broker_options": broker_options}
 
     def out_dir(label, broker):
@@ -262,6 +280,140 @@ def bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_run(spec: dict) -> tuple[dict, object]:
+    """One run of `cloudsim compare` (in a worker process): the row, and the machines'
+    utilisation curves when ``spec["curve"]``. A generator's workload is made here."""
+    from agents import make_broker
+
+    args = spec["args"]
+    if spec["jobs"] is None:
+        args = argparse.Namespace(**{**vars(args), "load": spec["load"], "seed": spec["seed"]})
+        workload, cluster, events = _load_workload(args)
+        jobs = workload.jobs
+    else:
+        jobs, cluster, events = spec["jobs"], spec["cluster"], spec["events"]
+    broker = make_broker(spec["broker"], seed=spec["seed"])
+    started = time.perf_counter()
+    result = Simulation(cluster, jobs, broker, tick=args.tick, machine_events=events, faults=_faults(args, spec["seed"]),
+                        on_failure=args.on_failure).run()
+    row = {"broker": spec["broker"], "load": spec["load"], "chunk": spec["chunk"], "seed": spec["seed"],
+           **{k: v for k, v in result.summary.items() if k != "broker"},
+           "wall_s": round(time.perf_counter() - started, 4)}
+    return row, (result.machine_utilisation() if spec["curve"] else None)
+
+
+def _parse_loads(text: str) -> list[float]:
+    """``"0.1,0.4,0.7"`` or ``"START:STOP:STEP"`` (STOP included) -> loads as fractions."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+            count = int(math.floor((stop - start) / step + 1e-9)) + 1
+            loads = [round(start + k * step, 10) for k in range(count)]
+        else:
+            loads = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        loads = []
+    if not loads or not all(math.isfinite(v) and v > 0 for v in loads):
+        raise argparse.ArgumentTypeError(
+            f"bad --loads {text!r}: write fractions of capacity such as 0.1,0.4,0.7 or a range 0.1:1.9:0.2")
+    return loads
+
+
+def compare(args: argparse.Namespace) -> int:
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from cloudsim.compare import REPORTED, markdown_table, plot_broker_bars, plot_metric_vs_load
+    from cloudsim.compare import plot_utilisation_curves, summarise
+    from traces.alibaba import shift_events
+
+    brokers = _broker_list(args.brokers)
+    if args.seeds < 1:
+        raise SystemExit(f"cloudsim: --seeds must be >= 1, got {args.seeds}")
+    seeds = range(args.seed, args.seed + args.seeds)
+    if args.trace is None:
+        if args.loads and args.generator == "alibaba-like":
+            raise SystemExit("cloudsim: --loads applies to the deeprm, poisson and rlsk generators, not alibaba-like")
+        loads = args.loads or ([args.load] if args.generator != "alibaba-like" else [None])
+        reference = min(loads, key=lambda v: abs(v - 0.7)) if loads[0] is not None else None
+        specs = [{"jobs": None, "load": load, "chunk": None, "seed": seed, "broker": broker,
+                  "curve": load == reference and seed == seeds[0]}
+                 for load in loads for seed in seeds for broker in brokers]
+        what = f"{args.generator}" + (f" at load {reference:g}" if reference is not None else "")
+        _, cluster, _ = _workload(argparse.Namespace(**{**vars(args), "load": loads[0] or 0.7}))
+    else:
+        if args.loads:
+            raise SystemExit("cloudsim: --loads applies to generators; a trace runs as it is (use --chunks)")
+        workload, cluster, events = _workload(args)
+        episodes = list(_episodes(args, workload.jobs))
+        specs = [{"jobs": jobs, "cluster": cluster, "events": shift_events(events, origin) if events else (),
+                  "load": None, "chunk": label, "seed": seed, "broker": broker,
+                  "curve": k == 0 and seed == seeds[0]}
+                 for k, (label, jobs, origin) in enumerate(episodes) for seed in seeds for broker in brokers]
+        what = f"{Path(args.trace).name}, episode {episodes[0][0]}" if episodes else Path(args.trace).name
+    for spec in specs:
+        spec["args"] = args
+    rows, curves = [], {}
+    pool = ProcessPoolExecutor(max_workers=args.workers) if args.workers > 1 and len(specs) > 1 else None
+    results = (pool.map(_compare_run, specs, chunksize=max(1, len(specs) // (8 * args.workers)))
+               if pool is not None else map(_compare_run, specs))
+    try:
+        with tqdm(total=len(specs), unit="run", file=sys.stderr, disable=None) as bar:
+            for spec, (row, curve) in zip(specs, results):
+                rows.append(row)
+                if curve is not None:
+                    curves[spec["broker"]] = curve
+                if args.json:
+                    print(json.dumps(_jsonable(row)), flush=True)
+                bar.update()
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    runs = pd.DataFrame(rows)
+    sweep = args.trace is None and runs["load"].nunique() > 1
+    columns = list(REPORTED) + [f"utilisation_{r}" for r in cluster.resources]
+    columns += ["imbalance_resources", "imbalance_machines"]
+    if args.mtbf is not None or (runs["instance_restarts"].sum() + runs["instances_failed"].sum()) > 0:
+        columns += ["instances_failed", "instance_restarts"]
+    table = summarise(runs, ["load", "broker"] if sweep else ["broker"], columns)
+    lost = runs["instances"] - runs["instances_finished"] - runs["instances_failed"]
+    if (lost != 0).any():  # the simulation guarantees this; a report must never hide a loss
+        raise SystemExit(f"cloudsim: {int(lost.abs().sum())} instance(s) unaccounted for in the runs")
+    total = {"summary": True, "brokers": brokers, "runs": len(runs), "seeds": list(seeds),
+             "loads": sorted(runs["load"].dropna().unique().tolist()),
+             "chunks": runs["chunk"].dropna().unique().tolist(), "table": table.reset_index().to_dict("records"),
+             "wall_s": round(float(runs["wall_s"].sum()), 3)}
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        runs.assign(chunk=runs["chunk"].astype("string")).to_parquet(out / "runs.parquet", index=False)
+        runs.to_csv(out / "runs.csv", index=False)
+        (out / "summary.md").write_text(markdown_table(table))
+        per_broker = len(runs) // len(brokers) // (runs["load"].nunique() if sweep else 1)
+        plots = [plot_broker_bars(runs[runs["load"] == reference] if sweep else runs, out / "brokers.png",
+                                  f"{what}: mean ± std over {per_broker} run(s) per broker")]
+        if sweep:
+            plots.append(plot_metric_vs_load(runs, out / "slowdown_vs_load.png"))
+        if curves:
+            plots.append(plot_utilisation_curves(curves, cluster.resources, out / "utilisation.png",
+                                                 f"{what}, seed {seeds[0]}"))
+        total["out"] = str(out)
+        total["plots"] = [str(p) for p in plots]
+    if args.json:
+        print(json.dumps(_jsonable(total)), flush=True)
+        return 0
+    with pd.option_context("display.max_rows", 500, "display.width", 200):
+        shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]
+        print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))
+    print(f"\n{len(runs)} run(s): {len(brokers)} broker(s) x {len(seeds)} seed(s)"
+          + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
+          + ("" if args.trace is None else f" x {runs['chunk'].nunique()} episode(s)")
+          + f"; {total['wall_s']:.1f} s simulating; every instance finished or failed")
+    for path in total.get("plots", []):
+        print(f"plot: {path}")
+    return 0
+
+
 def train(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -345,7 +497,8 @@ def _workload_options(p: argparse.ArgumentParser, *, tick: float | None, workers
     """The options that say what to run on: a trace or a generator, its slicing, the cluster."""
     from traces import GENERATORS
 
-    p.add_argument("trace", nargs="?", metavar="TRACE", help="trace file; omit it for a generator")
+    p.add_argument("trace", nargs="?", metavar="WORKLOAD",
+                   help="trace file, or a generator name (deeprm, poisson, rlsk, alibaba-like); default alibaba-like")
     p.add_argument("--format", default="cloudsimpy", choices=FORMATS, help="trace format (default: cloudsimpy)")
     p.add_argument("--instances", metavar="FILE", help="alibaba formats: batch_instance.csv for per-instance durations")
     p.add_argument("--status-policy", choices=("drop", "keep"), default="drop",
@@ -360,6 +513,9 @@ def _workload_options(p: argparse.ArgumentParser, *, tick: float | None, workers
                    help="v2017 machine table: a soft error takes a machine down this long (default: until a later add)")
     p.add_argument("--on-failure", choices=("requeue", "fail"), default="requeue",
                    help="instances on a machine that fails: re-queue them (default) or count them failed")
+    p.add_argument("--mtbf", type=_positive, metavar="T",
+                   help="random machine failures: mean up time between failures per machine (seeded by --seed)")
+    p.add_argument("--mttr", type=_positive, metavar="T", help="with --mtbf: mean time to repair (default mtbf / 10)")
     p.add_argument("--cache", metavar="DIR", help="Parquet cache of converted traces (default $CLOUDSIM_CACHE or ~/.cache/cloudsim)")
     p.add_argument("--chunk-size", type=int, metavar="N", help="sliding chunks of N jobs")
     p.add_argument("--chunks", type=lambda s: _parse_range(s, "--chunks"), metavar="A:B",
@@ -411,6 +567,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=bench)
 
     p = commands.add_parser(
+        "compare",
+        help="run many brokers on the same workload (loads, chunks, seeds) and report tables and plots",
+        description="Run every broker on the same workload: a trace (its chunks or a job range) or a generator "
+                    "(deeprm, poisson, rlsk, alibaba-like) at one or more loads, for several seeds, in parallel "
+                    "processes. Prints mean metrics per broker (and load); --out writes runs.parquet, runs.csv, "
+                    "summary.md and PNG plots.",
+    )
+    _workload_options(p, tick=None, workers=os.cpu_count() or 1)
+    p.add_argument("--brokers", default="first-fit,best-fit,tetris,random,fcfs,sjf,hrrn,drf,packer,tetris-star,"
+                   "least-load,round-robin", help="brokers, comma-separated (default: every heuristic)")
+    p.add_argument("--loads", type=_parse_loads, metavar="LOADS",
+                   help="generator loads as fractions of capacity: 0.1,0.4,0.7 or START:STOP:STEP (default --load)")
+    p.add_argument("--seeds", type=int, default=1,
+                   help="seeds per load or chunk: --seed, --seed+1, ... (workloads, random brokers, faults; default 1)")
+    p.add_argument("--json", action="store_true", help="one JSON object per run, then a summary line")
+    p.add_argument("--out", metavar="DIR", help="write runs.parquet, runs.csv, summary.md and the plots into DIR")
+    p.set_defaults(handler=compare)
+
+    p = commands.add_parser(
         "train",
         help="train a learned broker",
         description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving a checkpoint after each chunk.",
@@ -432,6 +607,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from traces import GENERATORS
+
     args = build_parser().parse_args(argv)
     if args.chunks is not None and args.chunk_size is None:
         raise SystemExit("cloudsim: --chunks needs --chunk-size")
@@ -439,6 +616,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("cloudsim: give either --jobs or --chunk-size, not both")
     if args.machine_events and args.machine_table is None:
         raise SystemExit("cloudsim: --machine-events needs --machine-table")
+    if args.mttr is not None and args.mtbf is None:
+        raise SystemExit("cloudsim: --mttr needs --mtbf")
+    if args.mtbf is not None and args.mttr is None:
+        args.mttr = args.mtbf / 10
+    if args.trace in GENERATORS and not Path(args.trace).exists():  # `cloudsim compare deeprm`
+        args.generator, args.trace = args.trace, None
     try:
         return args.handler(args)
     except BrokenPipeError:  # output piped into `head` and the like

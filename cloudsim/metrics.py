@@ -8,8 +8,29 @@ Definitions (every number is derived from the instance groups the run recorded):
 * job completion = job finish - job submit, job slowdown = completion / the
   job's critical-path duration (its duration on an empty, unbounded cluster),
   as DeepRM defines slowdown for single-task jobs;
+* job start = the earliest start of any of the job's tasks, job wait = job
+  start - job submit (how long the job waited before it first got resources);
+* cycling time (DeepRM_Plus) = job finish - job arrival at the data center:
+  the same number as job completion, so ``avg_cycling_time`` always equals
+  ``avg_job_completion`` (both keys exist so either paper's name can be used);
+* percentiles (``*_p50``, ``*_p95``, ``*_p99`` of job completion, wait and
+  slowdown) use numpy's default linear interpolation between order statistics;
 * utilisation of a resource = used / total capacity, a step function of time;
-  its mean is taken over [0, makespan].
+  its mean is taken over [0, makespan];
+* utilisation of machine m in resource i, U_m^i = used on m / m's capacity in
+  i (NaN where that capacity is 0), also a step function of time, and U_m =
+  the mean of U_m^i over the resources m has (RLSK eq. 5);
+* imbalance between resources (RLSK eq. 7, "DiffCluster") = sum over machines
+  m of sum over resource pairs i < j of |U_m^i - U_m^j|; resources m lacks
+  are left out of m's pairs;
+* imbalance between machines (RLSK eq. 8, "DiffRes") = sum over machine pairs
+  i < j of |U_i - U_j|, over the machines with some capacity: idle ones count
+  with U = 0, and a machine that is down with whatever it still runs;
+* the summary's imbalance numbers are time averages of these step functions
+  over [0, makespan] (each value x how long it holds, / makespan; before the
+  first change every machine is idle and both are 0); NaN when the makespan is
+  0, as there is no interval to average over. Averages and percentiles of
+  empty sets are NaN too.
 """
 
 from __future__ import annotations
@@ -17,7 +38,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pandas as pd
@@ -31,6 +52,11 @@ __all__ = ["EpisodeResult"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _GROUP_DTYPES = dict(zip(_GROUP_COLUMNS, ["int64"] * 4 + ["float64"] * 3 + ["object"]))
+_PERCENTILES = (50, 95, 99)
+_IMBALANCE_COLUMNS = ("imbalance_resources", "imbalance_machines")
+# imbalance() holds (change instants x machines) matrices one block of instants at a time:
+# about this many cells per block (a few arrays of 2e6 float64 are tens of MB).
+_BLOCK_CELLS = 2_000_000
 
 
 @dataclass
@@ -40,7 +66,8 @@ class EpisodeResult:
     Attributes:
         summary: headline numbers (makespan, averages, counts), JSON-ready.
         tasks: one row per task: ids, demand, times, completion, slowdown.
-        jobs: one row per job: submit, finish, completion, duration, slowdown.
+        jobs: one row per job: submit, first start, wait, finish, completion,
+            duration, slowdown.
         groups: one row per instance group (instances of a task started on one
             machine at one instant with one duration): machine, start, end, and
             outcome ("finished", "failed", or "requeued" when a machine failure
@@ -57,6 +84,7 @@ class EpisodeResult:
 
     @classmethod
     def from_simulation(cls, sim: "Simulation", wall_s: float) -> "EpisodeResult":
+        """The results of a finished run of ``sim``; ``wall_s`` is its wall-clock time in seconds."""
         resources = sim.cluster.resources
         job_ids = [job.id for job in sim.jobs]
         task_ids = [task.id for _, _, _, task in sim._tasks]
@@ -90,6 +118,14 @@ class EpisodeResult:
                 "duration": sim.job_length(),
             }
         )
+        # A job first gets resources when its first task starts. Every job has at least one
+        # task, so each reduceat segment is non-empty; fmin skips a task that never started.
+        jobs.insert(
+            jobs.columns.get_loc("submit_time") + 1,
+            "start_time",
+            np.fmin.reduceat(sim.task_start_time, sim.job_first_task[:-1]) if len(sim.jobs) else np.empty(0),
+        )
+        jobs["wait"] = jobs.start_time - jobs.submit_time
         jobs["completion"] = jobs.finish_time - jobs.submit_time
         jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
         groups = pd.DataFrame(sim._groups, columns=_GROUP_COLUMNS).astype(_GROUP_DTYPES)
@@ -103,7 +139,11 @@ class EpisodeResult:
         total = sim.capacity.sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean_util = used.sum(axis=0) / (total * makespan) if makespan > 0 else np.zeros(len(resources))
-        summary = {
+        result = cls({}, tasks, jobs, groups, capacity, tuple(resources))
+        # The summary's imbalance numbers are averages of the very series imbalance() returns.
+        imbalance = result.imbalance()
+        job_completion = _mean(jobs.completion)  # also DeepRM_Plus's average cycling time
+        result.summary = {
             "broker": broker_name(sim.broker),
             "mode": "event" if sim.tick is None else f"tick={sim.tick:g}",
             "makespan": makespan,
@@ -115,13 +155,22 @@ class EpisodeResult:
             "instance_restarts": int(sim.task_restarts.sum()),
             "avg_completion": _mean(tasks.completion),
             "avg_slowdown": _mean(tasks.slowdown),
-            "avg_job_completion": _mean(jobs.completion),
+            "avg_job_completion": job_completion,
             "avg_job_slowdown": _mean(jobs.slowdown),
+            "avg_job_wait": _mean(jobs.wait),
+            "avg_cycling_time": job_completion,
+            **_percentiles(jobs.completion, "job_completion"),
+            **_percentiles(jobs.wait, "job_wait"),
+            **_percentiles(jobs.slowdown, "job_slowdown"),
             **{f"utilisation_{r}": float(u) for r, u in zip(resources, mean_util)},
+            **{
+                column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
+                for column in _IMBALANCE_COLUMNS
+            },
             "decisions": int(sim.decisions),
             "sim_wall_s": wall_s,
         }
-        return cls(summary, tasks, jobs, groups, capacity, tuple(resources))
+        return result
 
     @property
     def makespan(self) -> float:
@@ -142,6 +191,81 @@ class EpisodeResult:
         steps = frame.groupby("time", sort=True).sum().cumsum()
         total = self.capacity[list(self.resources)].sum(axis=0).replace(0, np.nan)
         return (steps / total).clip(lower=0.0).reset_index()
+
+    def machine_utilisation(self) -> pd.DataFrame:
+        """Utilisation of each machine, per resource, from each change onward.
+
+        Columns: time, machine (row of ``capacity``, as in ``groups``), then one column
+        per resource with used / that machine's capacity (NaN where the capacity is 0).
+        One row per (instant, machine) at which that machine's usage changed, sorted by
+        time then machine; a machine's usage holds until its next row, and before its
+        first row it is idle (0 from time 0).
+        """
+        machine, time, util = self._machine_steps()
+        frame = pd.DataFrame(util, columns=list(self.resources))
+        frame.insert(0, "time", time)
+        frame.insert(1, "machine", machine)
+        return frame.sort_values(["time", "machine"], kind="stable").reset_index(drop=True)
+
+    def imbalance(self) -> pd.DataFrame:
+        """RLSK's imbalance measures (eq. 7 and 8) over time, one row per change instant.
+
+        Columns: time, imbalance_resources (eq. 7: the sum over machines of |U_m^i - U_m^j|
+        over resource pairs), imbalance_machines (eq. 8: the sum of |U_i - U_j| over machine
+        pairs, U_m being machine m's mean utilisation over its resources). Each value holds
+        until the next row; before the first row both are 0 (every machine idle). See the
+        module docstring for machines and resources with zero capacity.
+        """
+        machine, time, util = self._machine_steps()
+        times, instant = np.unique(time, return_inverse=True)
+        # Eq. 7 is a sum of one step function per machine, each depending on that machine
+        # alone: add up every machine's changes per instant and accumulate over time.
+        spread = np.zeros(len(util))
+        for i in range(util.shape[1]):  # resource pairs: a handful, whatever the cluster size
+            for j in range(i + 1, util.shape[1]):
+                spread += np.nan_to_num(np.abs(util[:, i] - util[:, j]))  # a missing resource adds nothing
+        between_resources = np.cumsum(np.bincount(instant, _changes(machine, spread), minlength=len(times)))
+        # Eq. 8 pairs every machine with every other at each instant, idle ones included, so it
+        # needs the whole U vector per instant: a dense (instants x machines) matrix, built and
+        # reduced one block of instants at a time. Machines without any capacity have no U_m
+        # and are left out.
+        has_capacity = (self.capacity[list(self.resources)].to_numpy() > 0).any(axis=1)
+        counted = int(has_capacity.sum())
+        column = np.cumsum(has_capacity) - 1  # machine -> its column among the counted ones
+        keep = has_capacity[machine]
+        mean = np.nanmean(util[keep], axis=1)  # eq. 5; each kept machine has some resource
+        # Sum of |x_a - x_b| over pairs of n values: with x sorted, the k-th (from 0) is the larger
+        # one in k pairs and the smaller one in n - 1 - k pairs.
+        weights = 2.0 * np.arange(counted) - counted + 1
+        between_machines = np.zeros(len(times))
+        if counted > 1:  # one machine has no pair: 0
+            for start, stop, u in _step_blocks(instant[keep], column[machine[keep]], mean, len(times), counted):
+                u.sort(axis=1)
+                between_machines[start:stop] = u @ weights
+        return pd.DataFrame(dict(zip(("time", *_IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
+
+    def _machine_steps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(machine, time, utilisation[rows, resources]) at each change of each machine.
+
+        Rows are sorted by machine, then time: a start adds the group's demand x
+        instances to its machine, an end takes it back, and the running sum per
+        machine divided by the machine's capacity is its utilisation.
+        """
+        g = self.groups
+        names = list(self.resources)
+        demand = self.tasks[[f"demand_{r}" for r in names]].to_numpy()[g.task.to_numpy()]
+        delta = demand * g.instances.to_numpy()[:, None]
+        frame = pd.DataFrame(np.concatenate([delta, -delta]), columns=names)
+        frame.insert(0, "machine", np.concatenate([g.machine.to_numpy()] * 2))
+        frame.insert(1, "time", np.concatenate([g.start.to_numpy(), g.end.to_numpy()]))
+        used = frame.groupby(["machine", "time"], sort=True).sum().groupby(level="machine").cumsum()
+        machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
+        capacity = self.capacity[names].to_numpy(dtype=float)[machine]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(capacity > 0, used.to_numpy() / capacity, np.nan)
+        # Adding and taking back the same float amounts may leave -1e-17 instead of 0.
+        util = np.maximum(util, 0.0)
+        return machine, used.index.get_level_values("time").to_numpy(dtype=float), util
 
     def instances(self) -> pd.DataFrame:
         """One row per instance run (expanded from the groups): job, task, instance, machine, start, end, outcome.
@@ -173,6 +297,74 @@ class EpisodeResult:
 
 def _mean(series: pd.Series) -> float:
     return float(series.mean()) if series.notna().any() else float("nan")
+
+
+def _percentiles(series: pd.Series, name: str) -> dict[str, float]:
+    """``{name}_p50``, ``_p95`` and ``_p99`` of the series' values (NaN ones left out; all NaN when none)."""
+    values = series.dropna().to_numpy(dtype=float)
+    found = np.percentile(values, _PERCENTILES) if len(values) else np.full(len(_PERCENTILES), np.nan)
+    return {f"{name}_p{p}": float(v) for p, v in zip(_PERCENTILES, found)}
+
+
+def _time_mean(times: np.ndarray, values: np.ndarray, makespan: float) -> float:
+    """Mean over [0, makespan] of a step function: ``values[k]`` holds from ``times[k]``
+    to the next time (the last one to the makespan), 0 before the first time.
+
+    NaN when the makespan is 0: there is no interval to average over.
+    """
+    if not makespan > 0:
+        return float("nan")
+    lengths = np.diff(np.append(times, makespan))
+    return float(values @ lengths / makespan)
+
+
+def _changes(machine: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """How much each row changes its machine's value: rows sorted by machine, then time;
+    every machine's value is 0 before its first row."""
+    change = np.diff(value, prepend=0.0)
+    first = np.flatnonzero(np.diff(machine, prepend=-1))
+    change[first] = value[first]
+    return change
+
+
+def _step_blocks(row: np.ndarray, column: np.ndarray, value: np.ndarray, rows: int, columns: int) -> Iterator[tuple]:
+    """A dense (rows x columns) matrix of step functions, one block of rows at a time.
+
+    From row[k] on, column[k] holds value[k] until that column's next change; every
+    column is 0 before its first change. The changes must be sorted by column, then
+    row, with at most one per cell. Yields (start, stop, block) for rows [start, stop),
+    the block (C order, shape (stop - start, columns)) being the caller's to overwrite;
+    about `_BLOCK_CELLS` cells per block keep memory bounded whatever the number of
+    rows, each column's last value carrying over to the next block.
+    """
+    height = max(1, _BLOCK_CELLS // max(columns, 1))
+    # Within a block, changes stay sorted by column, then row (a stable sort on the block).
+    block = row // height
+    order = np.argsort(block, kind="stable")
+    block, row, column, value = block[order], row[order], column[order], value[order]
+    carried = np.zeros(columns)
+    machines = np.arange(columns)
+    for start in range(0, rows, height):
+        stop = min(start + height, rows)
+        lo, hi = np.searchsorted(block, [start // height, start // height + 1])
+        r, c, v = row[lo:hi] - start, column[lo:hi], value[lo:hi]
+        # Lay out each column's values over the block as runs, column after column: the
+        # value carried in from the previous block, then one run per change. np.repeat
+        # writes them in one pass and copies values exactly (a running sum would not).
+        first = machines + np.searchsorted(c, machines)  # where each column's carried run goes
+        later = np.arange(len(c)) + c + 1  # where each change's run goes
+        starts = np.zeros(columns + len(c), dtype=np.int64)
+        starts[later] = r
+        runs = np.empty(columns + len(c))
+        runs[first], runs[later] = carried, v
+        ends = np.full(len(runs), stop - start, dtype=np.int64)
+        continued = np.ones(len(runs), dtype=bool)  # the next run belongs to the same column
+        continued[first[1:] - 1] = False
+        continued[-1] = False
+        ends[continued] = starts[np.flatnonzero(continued) + 1]
+        by_column = np.repeat(runs, ends - starts).reshape(columns, stop - start)
+        carried = by_column[:, -1].copy()
+        yield start, stop, np.ascontiguousarray(by_column.T)
 
 
 def _stringify_ids(frame: pd.DataFrame) -> pd.DataFrame:
