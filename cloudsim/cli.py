@@ -340,6 +340,7 @@ def compare(args: argparse.Namespace) -> int:
                   "curve": load == reference and seed == seeds[0]}
                  for load in loads for seed in seeds for broker in brokers]
         what = f"{args.generator}" + (f" at load {reference:g}" if reference is not None else "")
+        first_run = what
         _, cluster, _ = _workload(argparse.Namespace(**{**vars(args), "load": loads[0] or 0.7}))
     else:
         if args.loads:
@@ -350,7 +351,9 @@ def compare(args: argparse.Namespace) -> int:
                   "load": None, "chunk": label, "seed": seed, "broker": broker,
                   "curve": k == 0 and seed == seeds[0]}
                  for k, (label, jobs, origin) in enumerate(episodes) for seed in seeds for broker in brokers]
-        what = f"{Path(args.trace).name}, episode {episodes[0][0]}" if episodes else Path(args.trace).name
+        labels = [label for label, _, _ in episodes]
+        what = f"{Path(args.trace).name}, episode(s) {labels[0]}" + (f" to {labels[-1]}" if len(labels) > 1 else "")
+        first_run = f"{Path(args.trace).name}, episode {labels[0]}"
     for spec in specs:
         spec["args"] = args
     rows, curves = [], {}
@@ -387,8 +390,12 @@ def compare(args: argparse.Namespace) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         runs.assign(chunk=runs["chunk"].astype("string")).to_parquet(out / "runs.parquet", index=False)
-        runs.to_csv(out / "runs.csv", index=False)
-        (out / "summary.md").write_text(markdown_table(table))
+        import shlex
+
+        from cloudsim import __version__
+
+        (out / "summary.md").write_text(f"Made by `cloudsim {shlex.join(args.argv)}` (cloudsim {__version__}): "
+                                        f"mean ± standard deviation over runs.\n\n{markdown_table(table)}")
         per_broker = len(runs) // len(brokers) // (runs["load"].nunique() if sweep else 1)
         plots = [plot_broker_bars(runs[runs["load"] == reference] if sweep else runs, out / "brokers.png",
                                   f"{what}: mean ± std over {per_broker} run(s) per broker")]
@@ -396,7 +403,7 @@ def compare(args: argparse.Namespace) -> int:
             plots.append(plot_metric_vs_load(runs, out / "slowdown_vs_load.png"))
         if curves:
             plots.append(plot_utilisation_curves(curves, cluster.resources, out / "utilisation.png",
-                                                 f"{what}, seed {seeds[0]}"))
+                                                 f"{first_run}, seed {seeds[0]}"))
         total["out"] = str(out)
         total["plots"] = [str(p) for p in plots]
     if args.json:
@@ -571,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run many brokers on the same workload (loads, chunks, seeds) and report tables and plots",
         description="Run every broker on the same workload: a trace (its chunks or a job range) or a generator "
                     "(deeprm, poisson, rlsk, alibaba-like) at one or more loads, for several seeds, in parallel "
-                    "processes. Prints mean metrics per broker (and load); --out writes runs.parquet, runs.csv, "
+                    "processes. Prints mean metrics per broker (and load); --out writes runs.parquet, "
                     "summary.md and PNG plots.",
     )
     _workload_options(p, tick=None, workers=os.cpu_count() or 1)
@@ -582,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=1,
                    help="seeds per load or chunk: --seed, --seed+1, ... (workloads, random brokers, faults; default 1)")
     p.add_argument("--json", action="store_true", help="one JSON object per run, then a summary line")
-    p.add_argument("--out", metavar="DIR", help="write runs.parquet, runs.csv, summary.md and the plots into DIR")
+    p.add_argument("--out", metavar="DIR", help="write runs.parquet, summary.md and the plots into DIR")
     p.set_defaults(handler=compare)
 
     p = commands.add_parser(
@@ -610,6 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from traces import GENERATORS
 
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for reports to say how they were made
     if args.chunks is not None and args.chunk_size is None:
         raise SystemExit("cloudsim: --chunks needs --chunk-size")
     if args.jobs is not None and args.chunk_size is not None:

@@ -200,7 +200,7 @@ def plot_utilisation_curves(curves: dict[str, pd.DataFrame], resources: Sequence
     ``curves`` maps a broker to its run's `EpisodeResult.machine_utilisation()`.
     """
     plt = _pyplot()
-    fig, axes = plt.subplots(len(curves), 2, figsize=(13, 2.4 * len(curves)), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(len(curves), 2, figsize=(12, 1.9 * len(curves)), squeeze=False, sharex=True)
     styles = ["-", "--", ":", "-."]
     for (broker, frame), (left, right) in zip(curves.items(), axes):
         machines = sorted(frame["machine"].unique())[:max_machines]
@@ -227,6 +227,6 @@ def plot_utilisation_curves(curves: dict[str, pd.DataFrame], resources: Sequence
         ax.set_xlabel("time")
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))  # room for the title
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return Path(path)

@@ -79,3 +79,61 @@ def test_workers_give_the_same_results(trace, capsys):
     serial = [(x["chunk"], x["makespan"]) for x in json_lines(capsys)[:-1]]
     main(["replay", trace, *ARGS, "--chunk-size", "1", "--workers", "2", "--json"])
     assert [(x["chunk"], x["makespan"]) for x in json_lines(capsys)[:-1]] == serial
+
+
+def test_compare_runs_every_broker_on_every_load_and_seed(capsys, tmp_path):
+    argv = ["compare", "deeprm", "--brokers", "sjf,fcfs,random", "--loads", "0.3,0.9", "--seeds", "2", "--json"]
+    main([*argv, "--workers", "1"])
+    lines = json_lines(capsys)
+    runs, summary = lines[:-1], lines[-1]
+    assert [(r["load"], r["seed"], r["broker"]) for r in runs] == [
+        (load, seed, broker) for load in (0.3, 0.9) for seed in (0, 1) for broker in ("sjf", "fcfs", "random")]
+    for run in runs:
+        assert {"makespan", "avg_completion", "avg_slowdown", "avg_job_slowdown", "job_slowdown_p95"} <= set(run)
+        assert run["instances_finished"] == run["instances"] == 50  # DeepRM's 50 jobs of one instance
+    assert summary["summary"] is True and summary["runs"] == 12
+    # The same seeds give the same numbers, in parallel processes too.
+    main([*argv, "--workers", "2"])
+    again = json_lines(capsys)[:-1]
+    assert [(r["makespan"], r["avg_job_slowdown"]) for r in again] == [(r["makespan"], r["avg_job_slowdown"]) for r in runs]
+
+
+def test_compare_writes_the_report(capsys, tmp_path, trace):
+    out = tmp_path / "report"
+    main(["compare", "deeprm", "--brokers", "sjf,packer", "--loads", "0.5:0.9:0.2", "--seeds", "2", "--workers", "1",
+          "--out", str(out)])
+    text = capsys.readouterr().out
+    assert "sjf" in text and "packer" in text and "avg_job_slowdown" in text
+    for name in ("runs.parquet", "summary.md", "brokers.png", "slowdown_vs_load.png", "utilisation.png"):
+        assert (out / name).is_file(), name
+    import pandas as pd
+
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert sorted(runs["load"].unique()) == [0.5, 0.7, 0.9] and len(runs) == 12
+    # A trace runs chunk by chunk; faults show up as failures and re-runs.
+    main(["compare", trace, *ARGS, "--chunk-size", "1", "--brokers", "first-fit,sjf", "--workers", "1",
+          "--mtbf", "3", "--mttr", "1", "--on-failure", "fail", "--json"])
+    lines = json_lines(capsys)
+    assert [(r["chunk"], r["broker"]) for r in lines[:-1]] == [(c, b) for c in (0, 1, 2) for b in ("first-fit", "sjf")]
+    assert all(r["instances_finished"] + r["instances_failed"] == r["instances"] for r in lines[:-1])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["compare", "deeprm", "--brokers", "sjf,nope"], "unknown broker"),
+        (["compare", "alibaba-like", "--loads", "0.5"], "--loads applies to the deeprm"),
+        (["compare", "deeprm", "--seeds", "0"], "--seeds must be >= 1"),
+        (["compare", "deeprm", "--mttr", "5"], "--mttr needs --mtbf"),
+    ],
+)
+def test_compare_errors_are_clear(argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert message in str(exit_info.value)
+
+
+def test_bad_loads_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["compare", "deeprm", "--loads", "0.5,-1"])
+    assert "bad --loads" in capsys.readouterr().err
