@@ -19,6 +19,7 @@ queue.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Sequence
 
 import numpy as np
@@ -82,15 +83,15 @@ class RandomFit:
 
 
 # ------------------------------------------------------------------ pair scores
-class PairScore:
+class PairScore(ABC):
     """Start one instance of the fit pair with the highest `score`; the first pair
     in machine-major order on ties. Subclasses define `score`."""
 
     name = "pair-score"
 
+    @abstractmethod
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
-        raise NotImplementedError(f"{type(self).__name__} must define score(view, machines, tasks)")
 
     def decide(self, view: ClusterView) -> Decision | None:
         machines, tasks = view.fit_pairs
@@ -100,15 +101,18 @@ class PairScore:
         return Decision(int(machines[best]), int(tasks[best]))
 
 
+def share(amount: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """``amount / capacity`` elementwise, 0 where the capacity is 0 (a resource a machine lacks)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(capacity > 0, amount / capacity, 0.0)
+
+
 def alignment(view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
     """Per pair, the dot product of the machine's free resources and the task's demand,
     both as fractions of the machine's capacity (DeepRM's alignment score; with
     DeepRM's equal pools it orders pairs as the raw dot product does)."""
     capacity = view.capacity[machines]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        free = np.where(capacity > 0, view.free[machines] / capacity, 0.0)
-        demand = np.where(capacity > 0, view.demand[tasks] / capacity, 0.0)
-    return (free * demand).sum(axis=1)
+    return (share(view.free[machines], capacity) * share(view.demand[tasks], capacity)).sum(axis=1)
 
 
 class Tetris(PairScore):
@@ -273,11 +277,7 @@ class DominantResourceFairness(QueuePolicy):
     repeats = False
 
     def priority(self, view: ClusterView) -> np.ndarray:
-        total = view.capacity.sum(axis=0)
-        usage = view.job_usage[view.job_index]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shares = np.where(total > 0, usage / total, 0.0)
-        return shares.max(axis=1)
+        return share(view.job_usage[view.job_index], view.capacity.sum(axis=0)).max(axis=1)
 
 
 class BestFit(QueuePolicy):
@@ -288,18 +288,14 @@ class BestFit(QueuePolicy):
     name = "best-fit"
 
     def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
-        capacity = view.capacity[machines]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            left = np.where(capacity > 0, (view.free[machines] - view.demand[task]) / capacity, 0.0)
+        left = share(view.free[machines] - view.demand[task], view.capacity[machines])
         return int(machines[np.argmin(left.sum(axis=1))])
 
 
 def machine_load(view: ClusterView, machines: np.ndarray) -> np.ndarray:
     """Each machine's utilisation averaged over resources (RLSK's eq. 5 for one cluster)."""
     capacity = view.capacity[machines]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        used = np.where(capacity > 0, 1.0 - view.free[machines] / capacity, 0.0)
-    return used.mean(axis=1)
+    return share(capacity - view.free[machines], capacity).mean(axis=1)
 
 
 class LeastLoad(QueuePolicy):

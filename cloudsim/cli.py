@@ -138,17 +138,24 @@ def _faults(args: argparse.Namespace, seed: int):
     return None if args.mtbf is None else RandomFaults(args.mtbf, args.mttr, seed=seed)
 
 
-def _run_episode(cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, options: dict, out):
+def _simulate(args: argparse.Namespace, cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, seed: int,
+              events=(), broker_options: dict | None = None, progress: bool = False):
+    """One run under the options' trigger mode, failure policy and faults: (EpisodeResult, wall seconds)."""
     from agents import make_broker
 
     started = time.perf_counter()
-    options = dict(options)
-    broker = make_broker(broker_name, seed=options.pop("seed"), **options.pop("broker_options", {}).get(broker_name, {}))
-    result = Simulation(cluster, jobs, broker, **options).run()
-    wall = time.perf_counter() - started
+    broker = make_broker(broker_name, seed=seed, **(broker_options or {}))
+    result = Simulation(cluster, jobs, broker, tick=args.tick, machine_events=events, faults=_faults(args, seed),
+                        on_failure=args.on_failure, progress=progress).run()
+    return result, round(time.perf_counter() - started, 4)
+
+
+def _run_episode(args: argparse.Namespace, cluster: ClusterSpec, jobs: list[JobSpec], broker_name: str, events,
+                 broker_options: dict, progress: bool, out):
+    result, wall = _simulate(args, cluster, jobs, broker_name, args.seed, events, broker_options, progress)
     if out is not None:
         result.to_parquet(out)
-    return {**result.summary, "wall_s": round(wall, 4)}
+    return {**result.summary, "wall_s": wall}
 
 
 def _broker_list(text: str) -> list[str]:
@@ -171,27 +178,19 @@ def _run(args: argparse.Namespace, brokers: list[str], broker_options: dict) -> 
     single = len(runs) == 1 and not args.json
     out = Path(args.out) if getattr(args, "out", None) else None
 
-    def job_options(origin: float, progress: bool) -> dict:
-        return {"tick": args.tick, "seed": args.seed, "progress": progress, "on_failure": args.on_failure,
-                "machine_events": shift_events(events, origin) if events else (), "faults": _faults(args, args.seed),
-                "broker_options": broker_options}
-
-    def out_dir(label, broker):
-        return None if out is None else out / f"episode-{str(label).replace(':', '-')}" / broker
+    def episode(label, chunk, origin, broker, progress: bool) -> tuple:
+        """`_run_episode`'s arguments for one run."""
+        where = None if out is None else out / f"episode-{str(label).replace(':', '-')}" / broker
+        return (args, cluster, chunk, broker, shift_events(events, origin) if events else (),
+                broker_options.get(broker, {}), progress, where)
 
     if args.workers > 1 and len(runs) > 1:
         pool = ProcessPoolExecutor(max_workers=args.workers)
-        futures = [
-            pool.submit(_run_episode, cluster, chunk, broker, job_options(origin, False), out_dir(label, broker))
-            for label, chunk, origin, broker in runs
-        ]
+        futures = [pool.submit(_run_episode, *episode(*run, progress=False)) for run in runs]
         results = (f.result() for f in futures)
     else:
         pool = None
-        results = (
-            _run_episode(cluster, chunk, broker, job_options(origin, single), out_dir(label, broker))
-            for label, chunk, origin, broker in runs
-        )
+        results = (_run_episode(*episode(*run, progress=single)) for run in runs)
     rows = []
     bar = None
     if not args.json and not single:
@@ -283,8 +282,6 @@ def bench(args: argparse.Namespace) -> int:
 def _compare_run(spec: dict) -> tuple[dict, object]:
     """One run of `cloudsim compare` (in a worker process): the row, and the machines'
     utilisation curves when ``spec["curve"]``. A generator's workload is made here."""
-    from agents import make_broker
-
     args = spec["args"]
     if spec["jobs"] is None:
         args = argparse.Namespace(**{**vars(args), "load": spec["load"], "seed": spec["seed"]})
@@ -292,13 +289,9 @@ def _compare_run(spec: dict) -> tuple[dict, object]:
         jobs = workload.jobs
     else:
         jobs, cluster, events = spec["jobs"], spec["cluster"], spec["events"]
-    broker = make_broker(spec["broker"], seed=spec["seed"])
-    started = time.perf_counter()
-    result = Simulation(cluster, jobs, broker, tick=args.tick, machine_events=events, faults=_faults(args, spec["seed"]),
-                        on_failure=args.on_failure).run()
+    result, wall = _simulate(args, cluster, jobs, spec["broker"], spec["seed"], events)
     row = {"broker": spec["broker"], "load": spec["load"], "chunk": spec["chunk"], "seed": spec["seed"],
-           **{k: v for k, v in result.summary.items() if k != "broker"},
-           "wall_s": round(time.perf_counter() - started, 4)}
+           **{k: v for k, v in result.summary.items() if k != "broker"}, "wall_s": wall}
     return row, (result.machine_utilisation() if spec["curve"] else None)
 
 

@@ -181,14 +181,7 @@ class EpisodeResult:
 
         One row per instant at which usage changed; usage holds until the next row.
         """
-        g = self.groups
-        demand = self.tasks.loc[g.task, [f"demand_{r}" for r in self.resources]].to_numpy()
-        delta = demand * g.instances.to_numpy()[:, None]
-        times = np.concatenate([g.start.to_numpy(), g.end.to_numpy()])
-        deltas = np.concatenate([delta, -delta])
-        frame = pd.DataFrame(deltas, columns=list(self.resources))
-        frame.insert(0, "time", times)
-        steps = frame.groupby("time", sort=True).sum().cumsum()
+        steps = self._usage_changes().drop(columns="machine").groupby("time", sort=True).sum().cumsum()
         total = self.capacity[list(self.resources)].sum(axis=0).replace(0, np.nan)
         return (steps / total).clip(lower=0.0).reset_index()
 
@@ -244,6 +237,17 @@ class EpisodeResult:
                 between_machines[start:stop] = u @ weights
         return pd.DataFrame(dict(zip(("time", *_IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
 
+    def _usage_changes(self) -> pd.DataFrame:
+        """Columns machine, time, one per resource: each group adds its demand x instances
+        to its machine at its start and takes it back at its end (starts first, then ends)."""
+        g = self.groups
+        demand = self.tasks[[f"demand_{r}" for r in self.resources]].to_numpy()[g.task.to_numpy()]
+        delta = demand * g.instances.to_numpy()[:, None]
+        frame = pd.DataFrame(np.concatenate([delta, -delta]), columns=list(self.resources))
+        frame.insert(0, "machine", np.concatenate([g.machine.to_numpy()] * 2))
+        frame.insert(1, "time", np.concatenate([g.start.to_numpy(), g.end.to_numpy()]))
+        return frame
+
     def _machine_steps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(machine, time, utilisation[rows, resources]) at each change of each machine.
 
@@ -251,14 +255,8 @@ class EpisodeResult:
         instances to its machine, an end takes it back, and the running sum per
         machine divided by the machine's capacity is its utilisation.
         """
-        g = self.groups
         names = list(self.resources)
-        demand = self.tasks[[f"demand_{r}" for r in names]].to_numpy()[g.task.to_numpy()]
-        delta = demand * g.instances.to_numpy()[:, None]
-        frame = pd.DataFrame(np.concatenate([delta, -delta]), columns=names)
-        frame.insert(0, "machine", np.concatenate([g.machine.to_numpy()] * 2))
-        frame.insert(1, "time", np.concatenate([g.start.to_numpy(), g.end.to_numpy()]))
-        used = frame.groupby(["machine", "time"], sort=True).sum().groupby(level="machine").cumsum()
+        used = self._usage_changes().groupby(["machine", "time"], sort=True).sum().groupby(level="machine").cumsum()
         machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
         capacity = self.capacity[names].to_numpy(dtype=float)[machine]
         with np.errstate(divide="ignore", invalid="ignore"):

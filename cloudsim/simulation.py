@@ -395,12 +395,17 @@ class Simulation:
             if self._idle_rounds > self.max_idle_ticks:
                 raise SimulationStalledError(self._stall_message())
 
-    def _machine_changes(self):
-        events: Iterable[MachineEvent] = self.machine_events
-        if self.faults is not None:  # a model may never end: merge lazily
-            events = heapq.merge(events, self.faults.events(self.cluster.machines), key=lambda e: e.time)
+    def _checked(self, events: Iterable[MachineEvent]):
         for event in events:
             self._check_machine_event(event, self.cluster.machines)
+            yield event
+
+    def _machine_changes(self):
+        events: Iterable[MachineEvent] = self.machine_events  # checked in __init__
+        if self.faults is not None:  # a model may never end: check and merge its events lazily
+            modelled = self._checked(self.faults.events(self.cluster.machines))
+            events = heapq.merge(events, modelled, key=lambda e: e.time)
+        for event in events:
             self._machine_event_pending = True
             yield self.env.timeout(event.time - self.env.now)
             self._machine_event_pending = False
