@@ -36,9 +36,10 @@ Definitions (every number is derived from the instance groups the run recorded):
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ from cloudsim.broker import broker_name
 if TYPE_CHECKING:
     from cloudsim.simulation import Simulation
 
-__all__ = ["EpisodeResult"]
+__all__ = ["EpisodeResult", "jsonable"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _GROUP_DTYPES = dict(zip(_GROUP_COLUMNS, ["int64"] * 4 + ["float64"] * 3 + ["object"]))
@@ -289,8 +290,26 @@ class EpisodeResult:
             ("capacity", self.capacity),
         ]:
             _stringify_ids(frame).to_parquet(out / f"{name}.parquet", index=False)
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        (out / "summary.json").write_text(json.dumps(jsonable(self.summary), indent=2, allow_nan=False) + "\n")
         return out
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` ready for strict JSON: numpy scalars as Python numbers, NaN and infinities as
+    None (JSON has no such numbers), tuples and arrays as lists, paths as text."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Path):
+        return str(value)
+    return value
 
 
 def _mean(series: pd.Series) -> float:

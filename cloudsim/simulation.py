@@ -36,10 +36,11 @@ from typing import Hashable, Iterable
 import numpy as np
 import simpy
 from simpy.events import NORMAL, Event
+from tqdm.auto import tqdm
 
 from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, frozen
 from cloudsim.metrics import EpisodeResult
-from cloudsim.specs import ClusterSpec, JobSpec
+from cloudsim.specs import ClusterSpec, JobSpec, UnschedulableTaskError, check_jobs_fit
 
 __all__ = ["MachineEvent", "Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
 
@@ -53,10 +54,6 @@ _END_OF_INSTANT = NORMAL + 1
 
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-class UnschedulableTaskError(ValueError):
-    """A task demands more than any machine can ever offer; raised before the run starts."""
 
 
 class SimulationStalledError(RuntimeError):
@@ -118,7 +115,8 @@ class Simulation:
             runs, nothing is left to arrive, and either some machine fits waiting
             work or no event can bring a machine up, before the run is declared
             stalled (rounds spent waiting for a repair do not count).
-        progress: show a progress bar of finished jobs.
+        progress: show a progress bar of finished jobs, with the simulated time
+            against the last job's arrival.
 
     Call `run` once; it returns an `EpisodeResult`.
     """
@@ -160,7 +158,7 @@ class Simulation:
         self.free = self.capacity.copy()
         self.up = np.ones(cluster.machines, dtype=bool)
         self._build_task_tables()
-        self._check_every_task_fits()
+        check_jobs_fit(cluster, self.jobs, self.task_demand)
         self._frozen_capacity = frozen(self.capacity)
         self._frozen_free = frozen(self.free)
         self._frozen_up = frozen(self.up)
@@ -221,25 +219,6 @@ class Simulation:
             raise TypeError(f"machine events must be MachineEvent(time, machine, state), got {event!r}")
         if not 0 <= event.machine < machines:
             raise ValueError(f"{event}: no such machine (the cluster has {machines})")
-
-    def _check_every_task_fits(self) -> None:
-        """A task no machine can hold would wait forever: refuse the run up front."""
-        if len(self.task_demand) == 0:
-            return
-        shapes = np.unique(self.capacity, axis=0)  # few distinct machine shapes, even in large clusters
-        holdable = np.zeros(len(self.task_demand), dtype=bool)
-        for shape in shapes:
-            holdable |= (self.task_demand <= shape).all(axis=1)
-        if not holdable.all():
-            g = int(np.argmin(holdable))
-            job_id, task_id = self.task_key(g)
-            demand = dict(zip(self.cluster.resources, self.task_demand[g].tolist()))
-            largest = dict(zip(self.cluster.resources, self.capacity.max(axis=0).tolist()))
-            raise UnschedulableTaskError(
-                f"job {job_id!r}, task {task_id!r} demands {demand} per instance, which no machine can hold "
-                f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) in all cannot run. "
-                f"Give the cluster larger machines or drop these tasks from the workload."
-            )
 
     def job_length(self) -> np.ndarray:
         """Critical-path duration of each job (arrival order), read-only; computed on first use."""
@@ -322,9 +301,8 @@ class Simulation:
         self.makespan = 0.0
         self._bar = None
         if self.progress:
-            from tqdm.auto import tqdm
-
             self._bar = tqdm(total=len(self.jobs), unit="job", desc=broker_name(self.broker), leave=False)
+            self._last_arrival = max((job.submit_time for job in self.jobs), default=0.0)
         started = wallclock.perf_counter()
         try:
             # Arrivals start before the scheduler: at an instant both are due,
@@ -601,6 +579,8 @@ class Simulation:
             self.job_finish[j] = now
             self._unfinished_jobs -= 1
             if self._bar is not None:
+                # Jobs finished, and how far simulated time has come against the last arrival.
+                self._bar.set_postfix_str(f"t={now:.6g} (last arrival {self._last_arrival:.6g})", refresh=False)
                 self._bar.update()
 
     def _stall_message(self) -> str:

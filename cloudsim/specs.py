@@ -14,7 +14,7 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["ClusterSpec", "JobSpec", "TaskSpec", "parse_capacity"]
+__all__ = ["ClusterSpec", "JobSpec", "TaskSpec", "UnschedulableTaskError", "check_jobs_fit", "parse_capacity"]
 
 
 @dataclass(frozen=True)
@@ -205,6 +205,41 @@ class ClusterSpec:
                 f"{self.resources!r}; add them to the capacity (e.g. --capacity {','.join(f'{r}=...' for r in (*self.resources, *unknown))})"
             )
         return np.array([float(task.demand.get(r, 0.0)) for r in self.resources], dtype=np.float64)
+
+
+class UnschedulableTaskError(ValueError):
+    """A task demands more than any machine can ever offer; raised before the run starts."""
+
+
+def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray | None = None) -> None:
+    """Refuse a workload that could never finish on ``cluster``, before anything runs.
+
+    Raises ValueError when a task asks for a resource the cluster lacks, and
+    `UnschedulableTaskError` when a task's demand per instance exceeds every
+    machine. ``demand`` (tasks x resources, in job then task order) may be given
+    when the caller has already built it.
+    """
+    keys = [(job.id, task.id) for job in jobs for task in job.tasks]
+    if demand is None:
+        demand = np.array([cluster.demand_vector(task, where=f"job {job.id!r}: ") for job in jobs
+                           for task in job.tasks], dtype=np.float64).reshape(len(keys), len(cluster.resources))
+    if len(keys) == 0:
+        return
+    capacity = cluster.capacity_array()
+    shapes = np.unique(capacity, axis=0)  # few distinct machine shapes, even in large clusters
+    holdable = np.zeros(len(demand), dtype=bool)
+    for shape in shapes:
+        holdable |= (demand <= shape).all(axis=1)
+    if not holdable.all():
+        g = int(np.argmin(holdable))
+        job_id, task_id = keys[g]
+        asked = dict(zip(cluster.resources, demand[g].tolist()))
+        largest = dict(zip(cluster.resources, capacity.max(axis=0).tolist()))
+        raise UnschedulableTaskError(
+            f"job {job_id!r}, task {task_id!r} demands {asked} per instance, which no machine can hold "
+            f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) in all cannot run. "
+            f"Give the cluster larger machines or drop these tasks from the workload."
+        )
 
 
 def parse_capacity(text: str) -> dict[str, float]:

@@ -1,0 +1,46 @@
+"""``cloudsim compare``: many brokers on the same workload (loads, episodes, seeds), with tables and plots."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from cloudsim.cli.sections import add_run_sections, build_run_config
+from cloudsim.run import CompareConfig, compare, strict_json
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "compare", parents=parents, allow_abbrev=False,
+        help="run many brokers on the same workload (loads, chunks, seeds) and report tables and plots",
+        description="Run every broker on the same workload: a trace (its chunks or a job range) or a generator "
+                    "(deeprm, poisson, rlsk, alibaba-like) at one or more loads, for several seeds. Prints the "
+                    "mean metrics per broker (and load); --out writes runs.parquet, summary.md and PNG plots.")
+    add_run_sections(parser, CompareConfig)
+    parser.set_defaults(run=run)
+
+
+def run(namespace: argparse.Namespace) -> int:
+    config = build_run_config(namespace, CompareConfig)
+    on_row = (lambda row: print(strict_json(row), flush=True)) if config.report.json else None
+    result = compare(config, namespace.argv, on_row)
+    if config.report.json:
+        print(strict_json(result.total), flush=True)
+        return 0
+    runs, table = result.runs, result.table
+    with pd.option_context("display.max_rows", 500, "display.width", 200):
+        shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]
+        print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))
+    sweep = runs["load"].nunique() > 1
+    print(f"\n{len(runs)} run(s): {len(config.brokers.brokers)} broker(s) x {config.seeds} seed(s)"
+          + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
+          + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
+          + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")
+    if result.total.get("out"):
+        print(f"results: {result.total['out']}")
+    for path in result.total.get("plots", []):
+        print(f"plot: {path}")
+    return 0

@@ -1,0 +1,64 @@
+"""The run layer: typed configuration, workload resolution and episodes, the runner, and reports.
+
+It composes the engine (`cloudsim`), the brokers (`agents`) and the workloads
+(`traces`); the command line (`cloudsim.cli`), the benchmarks and the tests call
+it, and Python users can too::
+
+    from cloudsim.run import RunConfig, WorkloadConfig, BrokerConfig, replay
+    result = replay(RunConfig(workload=WorkloadConfig("deeprm", load=0.9),
+                              brokers=BrokerConfig(("sjf", "packer"))))
+    result.rows, result.total
+"""
+
+from cloudsim.run.bench import BenchResult, bench, makespan_table, plot_makespan_differences
+from cloudsim.run.compare import CompareResult, compare, markdown_table, summarise
+from cloudsim.run.config import (
+    BenchConfig,
+    BrokerConfig,
+    ClusterConfig,
+    CompareConfig,
+    ConfigError,
+    ReportConfig,
+    RunConfig,
+    RunnerConfig,
+    SimulationConfig,
+    WorkloadConfig,
+)
+from cloudsim.run.episode import RunOutcome, RunSpec, RunWarning, run_one
+from cloudsim.run.output import ResultFolder, strict_json
+from cloudsim.run.replay import ReplayResult, replay
+from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
+
+__all__ = [
+    "BenchConfig",
+    "BenchResult",
+    "BrokerConfig",
+    "ClusterConfig",
+    "CompareConfig",
+    "CompareResult",
+    "ConfigError",
+    "Episode",
+    "ReplayResult",
+    "ReportConfig",
+    "ResolvedWorkload",
+    "ResultFolder",
+    "RunConfig",
+    "RunOutcome",
+    "RunSpec",
+    "RunWarning",
+    "RunnerConfig",
+    "SimulationConfig",
+    "WorkloadConfig",
+    "bench",
+    "check_episodes",
+    "compare",
+    "episodes",
+    "makespan_table",
+    "markdown_table",
+    "plot_makespan_differences",
+    "replay",
+    "resolve_workload",
+    "run_one",
+    "strict_json",
+    "summarise",
+]

@@ -1,0 +1,578 @@
+"""Typed run configuration: the single source of every option's default, type, range and help.
+
+Each section is a frozen dataclass whose fields carry their command-line spelling
+and help text (`option`); the command line is generated from them (`cloudsim.cli`),
+and Python users build the same objects directly. Every section checks itself in
+``__post_init__``, and `RunConfig` checks how the sections fit together, so a bad
+value or a combination that does not apply is refused before any work starts, with
+a `ConfigError` that names the option, the value and the fix.
+
+Options whose default depends on the workload (``format``, ``status_policy``,
+``load``, the cluster) default to ``None`` and are resolved by the properties that
+read them; that is how the checks tell an option the user gave from one left
+alone. ``0`` is never a stand-in for "default": where 0 is not a valid value it is
+refused.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from agents import BROKERS
+from cloudsim.run.output import folder_problem
+from cloudsim.runner import EXECUTORS
+from cloudsim.simulation import FAILURE_POLICIES
+from cloudsim.specs import parse_capacity
+from traces import GENERATORS
+
+__all__ = [
+    "BenchConfig",
+    "BrokerConfig",
+    "ClusterConfig",
+    "CompareConfig",
+    "ConfigError",
+    "FORMATS",
+    "Option",
+    "ReportConfig",
+    "RunConfig",
+    "RunnerConfig",
+    "SimulationConfig",
+    "WorkloadConfig",
+    "option",
+    "options_of",
+]
+
+FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018")
+DEFAULT_CAPACITY = {"cpu": 64.0, "memory": 1.0, "disk": 1.0}
+DEFAULT_MACHINES = 5
+DEFAULT_GENERATOR = "alibaba-like"
+DEFAULT_LOAD = 0.7
+HEURISTICS = tuple(name for name in BROKERS if name != "deepjs")
+"""Every hand-written broker: what compare runs by default."""
+
+
+class ConfigError(ValueError):
+    """An option's value, or a combination of options, cannot work; says which and how to fix it."""
+
+    def __init__(self, option: str, value: object, problem: str) -> None:
+        self.option = option
+        self.value = value
+        shown = "" if value is None or value is True else f" {_show(value)}"
+        super().__init__(f"{option}{shown}: {problem}")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, (int, float, type(None))) for v in value):
+        return f"{_number(value[0])}:{'' if value[1] is None else _number(value[1])}"
+    if isinstance(value, (tuple, list)):
+        return ",".join(_number(v) for v in value)
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={_number(v)}" for k, v in value.items())
+    return _number(value)
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+# ---------------------------------------------------------------- option metadata
+@dataclass(frozen=True)
+class Option:
+    """How one config field appears on the command line."""
+
+    flag: str                                 # "--machines", or a positional's metavar ("WORKLOAD")
+    help: str
+    parse: Callable[[str], Any] | None = None  # text -> value; raises ValueError with the problem
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    switch: bool = False                      # a flag without a value (store_true)
+    positional: bool = False
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_").lower()
+
+
+def option(default: Any, flag: str, help: str, **how: Any) -> Any:
+    """A dataclass field with its command-line `Option`."""
+    return field(default=default, metadata={"option": Option(flag, help, **how)})
+
+
+def options_of(section: type) -> list[tuple[str, Option, Any]]:
+    """(field name, Option, default) of every option of a config section, in field order."""
+    return [(f.name, f.metadata["option"], f.default) for f in fields(section) if "option" in f.metadata]
+
+
+def flag_of(section: type, name: str) -> str:
+    return next(o.flag for n, o, _ in options_of(section) if n == name)
+
+
+# ---------------------------------------------------------------- parsers (text -> value)
+def whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("is not a whole number") from None
+
+
+def real(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("is not a number") from None
+
+
+def index_range(text: str) -> tuple[int, int | None]:
+    """``"A:B"`` -> (A, B); ``"A:"`` -> (A, None) (to the end); ``"K"`` -> (K, K+1)."""
+    start, sep, stop = text.partition(":")
+    try:
+        first = int(start) if start.strip() else 0
+        last = (int(stop) if stop.strip() else None) if sep else first + 1
+    except ValueError:
+        raise ValueError("write A:B (A included, B excluded), A: (to the end) or one index K") from None
+    return first, last
+
+
+def time_window(text: str) -> tuple[float, float]:
+    start, sep, end = text.partition(":")
+    if not sep:
+        raise ValueError("write START:END in seconds of trace time, e.g. 86400:172800")
+    try:
+        return float(start), float(end)
+    except ValueError:
+        raise ValueError("write START:END in seconds of trace time, e.g. 86400:172800") from None
+
+
+def load_list(text: str) -> tuple[float, ...]:
+    """``"0.1,0.4,0.7"`` or ``"START:STOP:STEP"`` (STOP included)."""
+    problem = "write fractions of capacity such as 0.1,0.4,0.7 or a range START:STOP:STEP such as 0.1:1.9:0.2"
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+        else:
+            return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(problem) from None
+    if not all(math.isfinite(v) for v in (start, stop, step)) or step <= 0:
+        raise ValueError(f"the step must be a positive number; {problem}")
+    if stop < start:
+        raise ValueError(f"STOP is below START; {problem}")
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if count > 10_000:
+        raise ValueError(f"makes {count} loads; use a larger step")
+    return tuple(round(start + k * step, 10) for k in range(count))
+
+
+def name_list(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(","))
+
+
+def capacity(text: str) -> dict[str, float]:
+    return parse_capacity(text)
+
+
+# ---------------------------------------------------------------- checks
+def _require(ok: bool, section: type, name: str, value: object, problem: str) -> None:
+    if not ok:
+        raise ConfigError(flag_of(section, name), value, problem)
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_positive_whole(section: type, name: str, value: object, meaning: str) -> None:
+    _require(_is_whole(value) and value >= 1, section, name, value, f"must be a whole number >= 1 ({meaning})")
+
+
+def _check_positive_real(section: type, name: str, value: object, meaning: str) -> None:
+    _require(_is_real(value) and value > 0, section, name, value, f"must be a finite number > 0 ({meaning})")
+
+
+def _check_range(section: type, name: str, value: tuple | None, what: str) -> None:
+    if value is None:
+        return
+    first, last = value
+    ok = _is_whole(first) and first >= 0 and (last is None or (_is_whole(last) and last > first))
+    _require(ok, section, name, value, f"need 0 <= A < B ({what} A to B-1)")
+
+
+def _check_file(section: type, name: str, path: str | None, what: str) -> None:
+    if path is None:
+        return
+    where = Path(path)
+    _require(where.exists(), section, name, path, f"no such file; give the path of {what}")
+    _require(where.is_file(), section, name, path, f"is not a file; give the path of {what}")
+    _require(os.access(where, os.R_OK), section, name, path, "cannot be read (permission denied)")
+
+
+# ---------------------------------------------------------------- sections
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """What to run on: a trace file or a generator, and which of its jobs form the episodes."""
+
+    source: str | None = option(
+        None, "WORKLOAD", "trace file (.csv or .csv.gz), or a generator name (alibaba-like, deeprm, poisson, "
+        "rlsk); default: the built-in alibaba-like generator", positional=True)
+    format: str | None = option(
+        None, "--format", "trace format: cloudsimpy (CloudSimPy's jobs.csv), alibaba-v2017 or alibaba-v2018 "
+        "(the raw batch_task table); default cloudsimpy", choices=FORMATS)
+    instances: str | None = option(
+        None, "--instances", "alibaba formats: batch_instance.csv, for each instance's own run time",
+        metavar="FILE")
+    status_policy: str | None = option(
+        None, "--status-policy", "alibaba formats: drop tasks that did not terminate (counted) or keep them "
+        "with their recorded times; default drop", choices=("drop", "keep"))
+    window: tuple[float, float] | None = option(
+        None, "--window", "alibaba formats: only jobs submitted in [START, END) seconds of trace time",
+        parse=time_window, metavar="START:END")
+    machine_table: str | None = option(
+        None, "--machine-table", "alibaba formats: take the cluster from the trace: server_event.csv (v2017) "
+        "or machine_meta.csv (v2018)", metavar="FILE")
+    machine_events: bool = option(
+        False, "--machine-events", "with --machine-table: replay the machines' errors and status changes",
+        switch=True)
+    softerror_downtime: float | None = option(
+        None, "--softerror-downtime", "v2017 machine table: a soft error takes a machine out for this many "
+        "seconds (default: until a later add)", parse=real, metavar="SECONDS")
+    cache: str | None = option(
+        None, "--cache", "folder of converted traces (Parquet); default $CLOUDSIM_CACHE or ~/.cache/cloudsim",
+        metavar="DIR")
+    chunk_size: int | None = option(
+        None, "--chunk-size", "sliding chunks of N jobs (in submit order), each an episode", parse=whole,
+        metavar="N")
+    chunks: tuple[int, int | None] | None = option(
+        None, "--chunks", "with --chunk-size: chunks A to B-1 (A: to the end, or one chunk K); default all",
+        parse=index_range, metavar="A:B")
+    jobs: tuple[int, int | None] | None = option(
+        None, "--jobs", "jobs A to B-1 in submit order as one episode (A: to the end, or one job K)",
+        parse=index_range, metavar="A:B")
+    generator: str | None = option(
+        None, "--generator", "the generator when no trace is given (same as naming it as WORKLOAD); "
+        "default alibaba-like", choices=GENERATORS)
+    load: float | None = option(
+        None, "--load", f"deeprm, poisson and rlsk generators: target load as a fraction of capacity "
+        f"(default {DEFAULT_LOAD:g})", parse=real)
+    synthetic_jobs: int | None = option(
+        None, "--synthetic-jobs", "jobs the generator makes (default: alibaba-like 100, deeprm 50, "
+        "poisson 5..50, rlsk 200)", parse=whole, metavar="N")
+    seed: int = option(
+        0, "--seed", "seed of the generators, random brokers and random faults (default 0)", parse=whole)
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        trace_only = ("format", "instances", "status_policy", "window", "machine_table", "cache")
+        if self.is_generator:
+            if self.source is not None and self.generator is not None and self.source != self.generator:
+                raise ConfigError("--generator", self.generator, f"disagrees with WORKLOAD {self.source!r}; "
+                                  "name the generator once")
+            for name in trace_only + ("softerror_downtime",):
+                value = getattr(self, name)
+                _require(value is None, cls, name, value, f"applies to trace files only, not to the "
+                         f"{self.generator_name} generator; leave it out")
+            _require(not self.machine_events, cls, "machine_events", True, "applies to trace files only")
+            _require(self.load is None or self.generator_name != "alibaba-like", cls, "load", self.load,
+                     "the alibaba-like generator has no target load (it replays the trace's statistics); "
+                     "use --generator deeprm, poisson or rlsk, or leave --load out")
+        else:
+            _check_file(cls, "source", self.source,
+                        f"a trace file (.csv or .csv.gz), or name a generator: {', '.join(GENERATORS)}")
+            _require(self.generator is None, cls, "generator", self.generator,
+                     "applies only when no trace file is given; leave it out")
+            for name in ("load", "synthetic_jobs"):
+                value = getattr(self, name)
+                _require(value is None, cls, name, value, "applies to generators, not to a trace file")
+            if self.trace_format == "cloudsimpy":
+                for name in ("instances", "status_policy", "window", "machine_table"):
+                    value = getattr(self, name)
+                    _require(value is None, cls, name, value, "applies to --format alibaba-v2017 or alibaba-v2018, "
+                             "not to cloudsimpy; leave it out or give the format")
+        _check_file(cls, "instances", self.instances, "batch_instance.csv")
+        _check_file(cls, "machine_table", self.machine_table,
+                    "server_event.csv (v2017) or machine_meta.csv (v2018)")
+        _require(not self.machine_events or self.machine_table is not None, cls, "machine_events", True,
+                 "needs --machine-table FILE (the machines whose events to replay)")
+        if self.softerror_downtime is not None:
+            _require(self.trace_format == "alibaba-v2017" and self.machine_table is not None, cls,
+                     "softerror_downtime", self.softerror_downtime,
+                     "applies to a v2017 machine table: give --format alibaba-v2017 --machine-table server_event.csv")
+            _check_positive_real(cls, "softerror_downtime", self.softerror_downtime, "seconds")
+        if self.window is not None:
+            start, end = self.window
+            _require(_is_real(start) and _is_real(end) and start < end, cls, "window", self.window,
+                     "need finite START < END (seconds of trace time)")
+        if self.cache is not None:
+            _require(not Path(self.cache).exists() or Path(self.cache).is_dir(), cls, "cache", self.cache,
+                     "is a file, not a folder; give a folder for the cache")
+        if self.chunk_size is not None:
+            _check_positive_whole(cls, "chunk_size", self.chunk_size, "jobs per chunk")
+        _check_range(cls, "chunks", self.chunks, "chunks")
+        _check_range(cls, "jobs", self.jobs, "jobs")
+        _require(self.chunks is None or self.chunk_size is not None, cls, "chunks", self.chunks,
+                 "needs --chunk-size N (the jobs per chunk)")
+        _require(self.jobs is None or self.chunk_size is None, cls, "jobs", self.jobs,
+                 "give either --jobs or --chunk-size, not both")
+        if self.load is not None:
+            _check_positive_real(cls, "load", self.load, "a fraction of capacity such as 0.7")
+        if self.synthetic_jobs is not None:
+            _check_positive_whole(cls, "synthetic_jobs", self.synthetic_jobs, "jobs to generate")
+        _require(_is_whole(self.seed) and self.seed >= 0, cls, "seed", self.seed, "must be a whole number >= 0")
+
+    @property
+    def is_generator(self) -> bool:
+        """True when the workload is generated: no WORKLOAD, or a generator name that is not a file."""
+        return self.source is None or (self.source in GENERATORS and not Path(self.source).exists())
+
+    @property
+    def generator_name(self) -> str:
+        return self.generator or (self.source if self.source in GENERATORS else DEFAULT_GENERATOR)
+
+    @property
+    def trace_format(self) -> str:
+        return self.format or "cloudsimpy"
+
+    @property
+    def effective_status_policy(self) -> str:
+        return self.status_policy or "drop"
+
+    @property
+    def effective_load(self) -> float:
+        return DEFAULT_LOAD if self.load is None else self.load
+
+    def describe(self) -> str:
+        """A short name of the workload for tables and plots."""
+        if self.is_generator:
+            load = "" if self.generator_name == "alibaba-like" else f" at load {self.effective_load:g}"
+            return f"{self.generator_name}{load}"
+        return Path(self.source).name
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The machines, when the workload does not bring its own."""
+
+    machines: int | None = option(
+        None, "--machines", f"number of identical machines (default {DEFAULT_MACHINES}, or the generator's "
+        "cluster)", parse=whole)
+    capacity: Mapping[str, float] | None = option(
+        None, "--capacity", "capacity of each machine, NAME=NUMBER,... with any resources (default "
+        f"{_show(DEFAULT_CAPACITY)}, or the generator's)", parse=capacity, metavar="NAME=NUMBER,...")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        if self.machines is not None:
+            _check_positive_whole(cls, "machines", self.machines, "the number of identical machines")
+        if self.capacity is not None:
+            _require(len(self.capacity) > 0, cls, "capacity", "", "write NAME=NUMBER pairs, e.g. cpu=64,memory=1")
+            for name, value in self.capacity.items():
+                _require(_is_real(value) and value >= 0, cls, "capacity", self.capacity,
+                         f"{name} must be a finite number >= 0")
+            _require(any(v > 0 for v in self.capacity.values()), cls, "capacity", self.capacity,
+                     "every resource is 0: no task could ever run")
+            object.__setattr__(self, "capacity", dict(self.capacity))
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """How the engine runs an episode: trigger mode, machine failures."""
+
+    tick: float | None = option(
+        None, "--tick", "fixed scheduler tick (1 for CloudSimPy-compatible replays); default: event-driven",
+        parse=real, metavar="T")
+    on_failure: str = option(
+        "requeue", "--on-failure", "instances on a machine that fails: requeue them or count them failed "
+        "(default requeue)", choices=FAILURE_POLICIES)
+    mtbf: float | None = option(
+        None, "--mtbf", "random machine failures: mean up time between failures per machine (seeded by --seed)",
+        parse=real, metavar="T")
+    mttr: float | None = option(
+        None, "--mttr", "with --mtbf: mean time to repair (default mtbf / 10)", parse=real, metavar="T")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        if self.tick is not None:
+            _check_positive_real(cls, "tick", self.tick, "time units between scheduler wakes; leave it out "
+                                 "for event-driven scheduling")
+        if self.mtbf is not None:
+            _check_positive_real(cls, "mtbf", self.mtbf, "mean time between failures")
+        if self.mttr is not None:
+            _require(self.mtbf is not None, cls, "mttr", self.mttr, "needs --mtbf (the failures to repair)")
+            _check_positive_real(cls, "mttr", self.mttr, "mean time to repair")
+
+    @property
+    def effective_mttr(self) -> float | None:
+        if self.mtbf is None:
+            return None
+        return self.mtbf / 10 if self.mttr is None else self.mttr
+
+
+@dataclass(frozen=True)
+class TickedSimulationConfig(SimulationConfig):
+    """`SimulationConfig` with DeepJS's and CloudSimPy's tick of 1 as the default (bench)."""
+
+    tick: float | None = option(
+        1.0, "--tick", "fixed scheduler tick (default 1, as DeepJS and CloudSimPy)", parse=real, metavar="T")
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """Where the episodes run: local processes or a Ray cluster."""
+
+    executor: str = option(
+        "local", "--executor", "local processes (default) or ray (a Ray cluster; pip install 'cloudsim[ray]')",
+        choices=EXECUTORS)
+    workers: int | None = option(
+        None, "--workers", "processes (local) or CPUs of a new local Ray instance; default every core, "
+        "never more than the runs", parse=whole, metavar="N")
+    address: str | None = option(
+        None, "--address", "with --executor ray: an existing cluster (auto, or ray://HOST:10001); "
+        "default a new local Ray instance", metavar="ADDR")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        if self.workers is not None:
+            _check_positive_whole(cls, "workers", self.workers, "worker processes")
+        _require(self.address is None or self.executor == "ray", cls, "address", self.address,
+                 "applies to --executor ray only")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """What the run prints and writes."""
+
+    json: bool = option(False, "--json", "print one strict JSON object per run, then a summary line", switch=True)
+    out: str | None = option(None, "--out", "write the results into DIR (created whole when the run completes)",
+                             metavar="DIR")
+    overwrite: bool = option(False, "--overwrite", "with --out: replace DIR if it already holds files", switch=True)
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        _require(not self.overwrite or self.out is not None, cls, "overwrite", True, "needs --out DIR")
+        if self.out is not None:
+            problem = folder_problem(self.out, self.overwrite)
+            _require(problem is None, cls, "out", self.out, problem)
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Which brokers run."""
+
+    brokers: tuple[str, ...] = option(
+        ("first-fit",), "--brokers", "brokers, comma-separated (see the README's brokers table)",
+        parse=name_list, metavar="NAMES", aliases=("--broker",))
+    checkpoint: str | None = option(
+        None, "--checkpoint", "DeepJS weights for the deepjs broker (default: the checkpoint shipped with "
+        "cloudsim)", metavar="PATH")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        object.__setattr__(self, "brokers", tuple(self.brokers))
+        choose = f"choose from {', '.join(BROKERS)}"
+        _require(len(self.brokers) > 0 and all(self.brokers), cls, "brokers", self.brokers,
+                 f"give one or more broker names separated by commas; {choose}")
+        unknown = [b for b in self.brokers if b not in BROKERS]
+        _require(not unknown, cls, "brokers", self.brokers, f"unknown broker(s) {', '.join(unknown)}; {choose}")
+        repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
+        _require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
+        if self.checkpoint is not None:
+            _require("deepjs" in self.brokers, cls, "checkpoint", self.checkpoint,
+                     "applies to the deepjs broker; add deepjs to --brokers or leave it out")
+            _check_file(cls, "checkpoint", self.checkpoint, "a DeepJS checkpoint (cloudsim train deepjs)")
+
+    def options(self, broker: str) -> dict:
+        """Keyword options for `agents.make_broker` of ``broker``."""
+        return {"checkpoint": self.checkpoint} if broker == "deepjs" and self.checkpoint else {}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a replay needs; `compare` and `bench` add their own options."""
+
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    simulation: SimulationConfig = field(default_factory=SimulationConfig)
+    brokers: BrokerConfig = field(default_factory=BrokerConfig)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
+
+    def __post_init__(self) -> None:
+        if self.workload.machine_table is not None:
+            for name in ("machines", "capacity"):
+                value = getattr(self.cluster, name)
+                _require(value is None, ClusterConfig, name, value,
+                         "the cluster comes from --machine-table; leave it out or drop --machine-table")
+
+
+@dataclass(frozen=True)
+class CompareConfig(RunConfig):
+    """`cloudsim compare`: every broker on the same episodes, at several loads and seeds."""
+
+    brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(HEURISTICS))
+
+    loads: tuple[float, ...] | None = option(
+        None, "--loads", "generator loads: 0.1,0.4,0.7 or START:STOP:STEP with STOP included (default --load)",
+        parse=load_list, metavar="LOADS")
+    seeds: int = option(1, "--seeds", "seeds per load or episode: --seed, --seed+1, ... (default 1)", parse=whole,
+                        metavar="N")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        cls = type(self)
+        _check_positive_whole(cls, "seeds", self.seeds, "seeds per load or episode")
+        if self.loads is not None:
+            _require(len(self.loads) > 0 and all(_is_real(v) and v > 0 for v in self.loads), cls, "loads",
+                     self.loads, "every load must be a finite fraction of capacity > 0")
+            _require(self.workload.is_generator, cls, "loads", self.loads,
+                     "applies to generators; a trace runs as it is (use --chunks)")
+            _require(self.workload.generator_name != "alibaba-like", cls, "loads", self.loads,
+                     "applies to the deeprm, poisson and rlsk generators, not alibaba-like")
+            _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
+
+    @property
+    def load_list(self) -> tuple[float | None, ...]:
+        if not self.workload.is_generator or self.workload.generator_name == "alibaba-like":
+            return (None,)
+        return self.loads or (self.workload.effective_load,)
+
+
+@dataclass(frozen=True)
+class BenchConfig(RunConfig):
+    """`cloudsim bench`: a candidate broker's makespan against baselines, chunk by chunk (DeepJS Table 2)."""
+
+    simulation: SimulationConfig = field(default_factory=TickedSimulationConfig)
+    brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(("first-fit", "tetris", "deepjs")))
+    candidate: str | None = option(
+        None, "--candidate", "the broker compared with the others (default: deepjs if listed, else the last)")
+    plots: str | None = option(None, "--plots", "write the makespan-difference plots (PNG) into DIR",
+                               metavar="DIR")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        cls = type(self)
+        names = self.brokers.brokers
+        _require(len(names) >= 2, BrokerConfig, "brokers", names,
+                 "bench compares a candidate with baselines: give two or more brokers")
+        _require(self.candidate is None or self.candidate in names, cls, "candidate", self.candidate,
+                 f"must be one of --brokers {','.join(names)}")
+        _require(self.workload.chunk_size is not None, WorkloadConfig, "chunk_size", None,
+                 "bench compares chunks: give --chunk-size N (and --chunks A:B)")
+        if self.plots is not None:
+            problem = folder_problem(self.plots, overwrite=True)
+            _require(problem is None, cls, "plots", self.plots, problem)
+
+    @property
+    def candidate_name(self) -> str:
+        names = self.brokers.brokers
+        return self.candidate or ("deepjs" if "deepjs" in names else names[-1])
+

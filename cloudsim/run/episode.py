@@ -1,0 +1,87 @@
+"""One run of one broker on one episode: the unit of work every command hands to the `Runner`.
+
+`RunSpec` is small and picklable, so it travels to worker processes and Ray
+workers; a generated workload is made where it runs, from its config, load and
+seed, instead of being shipped.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents import make_broker
+from cloudsim.faults import RandomFaults
+from cloudsim.metrics import EpisodeResult
+from cloudsim.run.config import RunConfig
+from cloudsim.run.workload import resolve_workload
+from cloudsim.simulation import MachineEvent, Simulation
+from cloudsim.specs import ClusterSpec, JobSpec
+
+__all__ = ["RunOutcome", "RunSpec", "RunWarning", "build_brokers", "run_one"]
+
+
+class RunWarning(UserWarning):
+    """Something about a run that works but may not be what was meant (printed, never fatal)."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One broker on one episode.
+
+    Either ``jobs`` and ``cluster`` are given, or the workload is generated in
+    the worker from ``config`` at ``load`` with ``seed`` (``jobs`` None).
+    ``keep``: "result" returns the whole `EpisodeResult` (for --out), "curve"
+    the machines' utilisation over time (for plots), None only the summary.
+    """
+
+    broker: str
+    seed: int
+    config: RunConfig
+    label: Any = None
+    load: float | None = None
+    jobs: list[JobSpec] | None = None
+    cluster: ClusterSpec | None = None
+    events: list[MachineEvent] = field(default_factory=list)
+    keep: str | None = None
+    progress: bool = False
+
+
+@dataclass
+class RunOutcome:
+    """A run's summary numbers (`EpisodeResult.summary` and ``wall_s``), and what `RunSpec.keep` asked for."""
+
+    summary: dict
+    result: EpisodeResult | None = None
+    curve: Any = None
+
+
+def run_one(spec: RunSpec) -> RunOutcome:
+    """Simulate one run under the configuration's trigger mode, failure policy and faults."""
+    started = time.perf_counter()
+    if spec.jobs is None:
+        resolved = resolve_workload(spec.config, load=spec.load, seed=spec.seed)
+        jobs, cluster, events = resolved.workload.jobs, resolved.cluster, resolved.events
+    else:
+        jobs, cluster, events = spec.jobs, spec.cluster, spec.events
+    simulation = spec.config.simulation
+    faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
+                                                               seed=spec.seed)
+    broker = make_broker(spec.broker, seed=spec.seed, **spec.config.brokers.options(spec.broker))
+    result = Simulation(cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
+                        on_failure=simulation.on_failure, progress=spec.progress).run()
+    summary = {**result.summary, "wall_s": round(time.perf_counter() - started, 4)}
+    return RunOutcome(summary, result if spec.keep == "result" else None,
+                      result.machine_utilisation() if spec.keep == "curve" else None)
+
+
+def build_brokers(config: RunConfig, cluster: ClusterSpec) -> None:
+    """Build each broker once before any run, so that a bad checkpoint or a checkpoint trained for
+    another cluster is refused up front; what a broker says about the cluster is a `RunWarning`."""
+    for name in config.brokers.brokers:
+        broker = make_broker(name, seed=config.workload.seed, **config.brokers.options(name))
+        check = getattr(broker, "check_cluster", None)  # learned brokers know the cluster they were trained on
+        for message in (check(cluster) if check is not None else ()):
+            warnings.warn(message, RunWarning, stacklevel=2)

@@ -1,0 +1,154 @@
+"""Outputs that are whole or absent: result folders built aside and renamed into place, and strict JSON.
+
+A run's ``--out`` folder is written as a hidden staging folder beside it and
+renamed to its name only when the run completes, so a folder under that name is
+always a complete run. A run that fails or is interrupted after some episodes
+finished keeps them in ``<name>.incomplete`` (with a note saying why) rather than
+throwing them away; a run that finished nothing leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from cloudsim.metrics import jsonable
+
+__all__ = ["ResultFolder", "folder_problem", "jsonable", "pyplot", "save_figure", "strict_json"]
+
+
+def folder_problem(path: str | Path, overwrite: bool) -> str | None:
+    """Why results cannot go into folder ``path`` (None when they can)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        return "is a file; give a folder (it is created)"
+    if path.is_dir() and not overwrite and any(path.iterdir()):
+        return "already holds files; add --overwrite to replace them, or choose another folder"
+    return None
+
+
+def strict_json(value: Any) -> str:
+    """One line of standard JSON (no NaN or Infinity tokens: they become null)."""
+    return json.dumps(jsonable(value), allow_nan=False)
+
+
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (plots are written, never shown).
+
+    Imported on first use: matplotlib takes a while to import, and most runs draw nothing.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(figure, path: str | Path, dpi: int = 120) -> Path:
+    """Write ``figure`` as PNG to ``path`` whole (a temporary file renamed into place), then close it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}.png")
+    try:
+        figure.savefig(partial, dpi=dpi)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+        pyplot().close(figure)
+    return path
+
+
+class ResultFolder:
+    """A folder of results that appears under its name only when complete.
+
+    Creating it checks, before any work, that the folder can be made: ``path``
+    must not be a file, must be empty unless ``overwrite``, and its parent must
+    be writable (the staging folder is made at once). Write into `staging`;
+    `commit` renames it into place (replacing an old folder when
+    ``overwrite``); `abandon` keeps what was written in ``<path>.incomplete`` or,
+    when nothing was, removes it. As a context manager it abandons the folder
+    when the block raises (Ctrl-C included) and says where the kept runs are in
+    a note on the exception.
+    """
+
+    def __init__(self, path: str | Path, overwrite: bool = False) -> None:
+        self.path = Path(path)
+        problem = folder_problem(self.path, overwrite)
+        if problem is not None:
+            raise FileExistsError(f"{self.path}: {problem}")
+        self.overwrite = overwrite
+        parent = self.path.absolute().parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            self.staging = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.partial-", dir=parent))
+        except OSError as err:
+            raise PermissionError(f"{self.path}: cannot write in {parent} ({err.strerror or err}); "
+                                  "choose a folder you can write to") from None
+        self.done = False
+
+    @classmethod
+    def optional(cls, path: str | Path | None, overwrite: bool = False):
+        """A `ResultFolder` for ``path``, or a context that gives None when there is no path."""
+        return contextlib.nullcontext(None) if path is None else cls(path, overwrite)
+
+    def __enter__(self) -> "ResultFolder":
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if error is not None and not self.done:
+            reason = "interrupted" if isinstance(error, KeyboardInterrupt) else f"{kind.__name__}: {error}"
+            kept = self.abandon(reason)
+            if kept is not None:
+                error.add_note(f"the runs that finished are kept in {kept}")
+
+    def write_atomically(self, relative: str | Path, write: Callable[[Path], Any]) -> Path:
+        """Call ``write(folder)`` on a fresh temporary folder, then rename it to ``staging/relative``:
+        an episode's files are all there or none are."""
+        target = self.staging / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=target.parent))
+        try:
+            write(scratch)
+            os.replace(scratch, target)
+        finally:
+            if scratch.exists():
+                shutil.rmtree(scratch, ignore_errors=True)
+        return target
+
+    def commit(self) -> Path:
+        """Move the complete results into place; an old folder (``overwrite``) is replaced whole."""
+        old = None
+        if self.path.exists():
+            old = self.path.with_name(f".{self.path.name}.old-{os.getpid()}")
+            os.replace(self.path, old)
+        os.replace(self.staging, self.path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        self.done = True
+        return self.path
+
+    def abandon(self, reason: str) -> Path | None:
+        """The run did not complete: keep finished results in ``<path>.incomplete`` (returned), or
+        remove the staging folder when it holds none."""
+        if self.done or not self.staging.exists():
+            return None
+        if not any(p.is_file() for p in self.staging.rglob("*") if ".writing-" not in str(p)):
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return None
+        for scratch in list(self.staging.rglob(".writing-*")):
+            shutil.rmtree(scratch, ignore_errors=True)
+        kept = self.path.with_name(f"{self.path.name}.incomplete")
+        if kept.exists():
+            shutil.rmtree(kept, ignore_errors=True)
+        (self.staging / "INCOMPLETE.txt").write_text(
+            f"This folder holds the results of a run that did not complete ({reason}).\n"
+            "Only the episodes written here finished; run again for the whole set.\n")
+        os.replace(self.staging, kept)
+        self.done = True
+        return kept

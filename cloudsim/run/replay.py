@@ -1,0 +1,116 @@
+"""`replay`: every broker on every episode of a workload, one summary row per (episode, broker).
+
+    from cloudsim.run import RunConfig, WorkloadConfig, replay
+    result = replay(RunConfig(workload=WorkloadConfig(synthetic_jobs=20)))
+    result.rows, result.total
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from cloudsim.run.config import RunConfig
+from cloudsim.run.episode import RunSpec, RunWarning, build_brokers, run_one
+from cloudsim.run.output import ResultFolder
+from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
+from cloudsim.runner import Runner
+
+__all__ = ["ReplayResult", "account", "check_accounted", "prepare", "replay"]
+
+
+@dataclass
+class ReplayResult:
+    """Rows (one per episode and broker, in that order), the run's summary, and where --out wrote."""
+
+    rows: list[dict]
+    total: dict
+    out: Path | None = None
+
+
+def prepare(config: RunConfig) -> tuple[ResolvedWorkload, list[Episode]]:
+    """Load the workload, slice its episodes and check them and the brokers against the cluster:
+    everything that can refuse a run happens here, before the first simulation."""
+    resolved = resolve_workload(config)
+    runs = episodes(config, resolved)
+    for message in check_episodes(config, resolved.cluster, runs):
+        warnings.warn(message, RunWarning, stacklevel=2)
+    build_brokers(config, resolved.cluster)
+    return resolved, runs
+
+
+def check_accounted(rows: list[dict]) -> None:
+    """Every instance of every run finished or failed: the engine guarantees it, and a report
+    must never hide a loss."""
+    lost = [r for r in rows if r["instances"] != r["instances_finished"] + r["instances_failed"]]
+    if lost:
+        raise RuntimeError(f"{len(lost)} run(s) lost instances (first: {lost[0]})")
+
+
+def account(resolved: ResolvedWorkload, runs: list[Episode], rows: list[dict], brokers: tuple[str, ...]) -> dict:
+    """What a run covered: jobs, tasks and instances, what loading skipped, and per broker how many
+    instances finished, failed and were restarted. Raises if any instance is unaccounted for."""
+    check_accounted(rows)
+
+    def per_broker(column: str) -> dict:
+        return {b: sum(r[column] for r in rows if r["broker"] == b) for b in brokers}
+
+    return {
+        "summary": True,
+        "source": resolved.workload.source,
+        "episodes": len(runs),
+        "brokers": list(brokers),
+        "jobs": sum(len(run.jobs) for run in runs),
+        "tasks": sum(len(job.tasks) for run in runs for job in run.jobs),
+        "instances": sum(job.instances for run in runs for job in run.jobs),
+        "skipped": resolved.workload.skipped,
+        "notes": resolved.workload.notes,
+        "machines_skipped": resolved.machine_skipped,
+        "machine_notes": resolved.machine_notes,
+        "finished": per_broker("instances_finished"),
+        "failed": per_broker("instances_failed"),
+        "restarts": per_broker("instance_restarts"),
+        "mean_makespan": {b: _mean([r["makespan"] for r in rows if r["broker"] == b]) for b in brokers},
+        "wall_s": round(sum(r["wall_s"] for r in rows), 3),
+    }
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> ReplayResult:
+    """Run every broker on every episode; ``on_row`` sees each row as soon as it is ready.
+
+    With ``config.report.out`` each episode's tables are written as Parquet under
+    ``episode-<label>/<broker>/`` and the rows as ``episodes.csv``; the folder
+    appears only when every run finished (see `ResultFolder`).
+    """
+    with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
+        resolved, runs = prepare(config)
+        brokers = config.brokers.brokers
+        key = "chunk" if config.workload.chunk_size is not None else "jobs_range"
+        single = len(runs) * len(brokers) == 1
+        specs = [RunSpec(broker, config.workload.seed, config, label=run.label, jobs=run.jobs,
+                         cluster=resolved.cluster, events=run.events,
+                         keep="result" if folder is not None else None, progress=single)
+                 for run in runs for broker in brokers]
+        rows = []
+        with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
+            for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode")):
+                row = {key: spec.label, **outcome.summary}
+                rows.append(row)
+                if folder is not None:
+                    folder.write_atomically(Path(f"episode-{str(spec.label).replace(':', '-')}") / spec.broker,
+                                            outcome.result.to_parquet)
+                if on_row is not None:
+                    on_row(row)
+        total = account(resolved, runs, rows, brokers)
+        if folder is not None:
+            pd.DataFrame(rows).to_csv(folder.staging / "episodes.csv", index=False)
+            total["out"] = str(folder.commit())
+        return ReplayResult(rows, total, None if folder is None else folder.path)

@@ -1,0 +1,160 @@
+"""`train_deepjs`: DeepJS's Algorithm 2 on sliding chunks of a workload, a checkpoint after each chunk.
+
+The agent's hyper-parameters are `agents.deepjs.DeepJSConfig`'s; `DeepJSOptions`
+holds the ones the command line sets, each defaulting to the agent's own value.
+Everything that can refuse a training run (chunks past the end, options that
+contradict the checkpoint being resumed, a checkpoint path that cannot be written)
+is checked before the first rollout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from agents.deepjs import DeepJSConfig, DeepJSTrainer
+from cloudsim.run.config import (
+    ClusterConfig,
+    ConfigError,
+    RunnerConfig,
+    WorkloadConfig,
+    name_list,
+    option,
+    real,
+    whole,
+)
+from cloudsim.run.workload import episodes, resolve_workload
+
+__all__ = ["DeepJSOptions", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
+
+AGENT_DEFAULTS = DeepJSConfig()
+DEFAULT_CHUNK_SIZE = 10  # DeepJS trains on chunks of 10 jobs
+
+
+def hidden_sizes(text: str) -> tuple[int, ...]:
+    return tuple(whole(size) for size in name_list(text))
+
+
+@dataclass(frozen=True)
+class TrainWorkloadConfig(WorkloadConfig):
+    """`WorkloadConfig` whose episodes are DeepJS's chunks of 10 jobs unless told otherwise."""
+
+    chunk_size: int | None = option(
+        DEFAULT_CHUNK_SIZE, "--chunk-size", "jobs per training chunk", parse=whole, metavar="N")
+
+    def __post_init__(self) -> None:
+        if self.jobs is not None:
+            raise ConfigError("--jobs", self.jobs, "training runs on chunks: use --chunk-size N and --chunks A:B")
+        super().__post_init__()
+
+
+@dataclass(frozen=True)
+class DeepJSOptions:
+    """The DeepJS settings a training run takes from the command line; None keeps the agent's default."""
+
+    checkpoint: str = option("deepjs.pt", "--checkpoint", "where the checkpoint is written after each chunk",
+                             metavar="PATH")
+    resume: bool = option(False, "--resume", "continue the training saved in --checkpoint", switch=True)
+    iterations: int | None = option(None, "--iterations", f"iterations per chunk (default {AGENT_DEFAULTS.iterations})",
+                                    parse=whole, metavar="N")
+    trajectories: int | None = option(None, "--trajectories", "trajectories per iteration (default "
+                                      f"{AGENT_DEFAULTS.trajectories})", parse=whole, metavar="N")
+    reward: str | None = option(None, "--reward", f"reward (default {AGENT_DEFAULTS.reward}: -1 per tick)",
+                                choices=("makespan", "slowdown", "completion"))
+    hidden: tuple[int, ...] | None = option(None, "--hidden", "hidden layer sizes (default "
+                                            f"{','.join(map(str, AGENT_DEFAULTS.hidden))}, Table 1)",
+                                            parse=hidden_sizes, metavar="SIZES")
+    learning_rate: float | None = option(None, "--learning-rate", "Adam's learning rate (default "
+                                         f"{AGENT_DEFAULTS.learning_rate:g})", parse=real, metavar="RATE")
+    no_advantage_normalisation: bool = option(
+        False, "--no-advantage-normalisation", "use the raw advantages q_t - b_t (default: scaled to unit "
+        "variance per iteration)", switch=True)
+    tick: float | None = option(None, "--tick", f"scheduler tick (default {AGENT_DEFAULTS.tick:g})", parse=real,
+                                metavar="T")
+
+    def agent_settings(self) -> dict:
+        """The given settings as `DeepJSConfig` fields."""
+        settings = {name: getattr(self, name) for name in ("iterations", "trajectories", "reward", "hidden",
+                                                           "learning_rate", "tick") if getattr(self, name) is not None}
+        if self.no_advantage_normalisation:
+            settings["normalize_advantage"] = False
+        return settings
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """`cloudsim train deepjs`: the workload and its chunks, the cluster, the runner, the agent."""
+
+    workload: WorkloadConfig = field(default_factory=TrainWorkloadConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+    agent: DeepJSOptions = field(default_factory=DeepJSOptions)
+
+    def __post_init__(self) -> None:
+        if self.workload.machine_table is not None and (self.cluster.machines or self.cluster.capacity):
+            raise ConfigError("--machines/--capacity", None, "the cluster comes from --machine-table; leave them out")
+        checkpoint = Path(self.agent.checkpoint)
+        if checkpoint.is_dir():
+            raise ConfigError("--checkpoint", self.agent.checkpoint, "is a folder; give a file path such as "
+                              "runs/deepjs.pt")
+        if self.agent.resume and not checkpoint.is_file():
+            raise ConfigError("--checkpoint", self.agent.checkpoint, "no checkpoint there to --resume; "
+                              "leave --resume out to start a new training")
+        if not self.agent.resume and checkpoint.exists():
+            raise ConfigError("--checkpoint", self.agent.checkpoint, "already exists; add --resume to continue "
+                              "that training, or choose another path")
+        parent = checkpoint.absolute().parent
+        existing = next(p for p in (parent, *parent.parents) if p.exists())
+        if not os.access(existing, os.W_OK):
+            raise ConfigError("--checkpoint", self.agent.checkpoint, f"cannot write in {existing}; choose a "
+                              "folder you can write to")
+        try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
+            dataclasses.replace(AGENT_DEFAULTS, **self.agent.agent_settings())
+        except ValueError as err:
+            raise ConfigError("train deepjs", None, str(err)) from None
+
+
+def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = None,
+                 given: frozenset[str] = frozenset()) -> dict:
+    """Train (or resume) DeepJS on the configured chunks; returns the run's summary.
+
+    ``given`` names the agent settings the user chose explicitly (DeepJSConfig
+    fields, and "cluster"): when resuming, those must agree with the checkpoint.
+    """
+    resolved = resolve_workload(config)
+    chunks = episodes(config, resolved)
+    if not chunks or not any(chunk.jobs for chunk in chunks):
+        raise ConfigError("--chunks", config.workload.chunks, "selects no jobs to train on")
+    checkpoint = Path(config.agent.checkpoint)
+    workers = config.runner.workers
+    settings = {**config.agent.agent_settings(), "seed": config.workload.seed}
+    if config.agent.resume:
+        trainer = DeepJSTrainer.resume(checkpoint, workers=workers, config=dataclasses.replace(
+            AGENT_DEFAULTS, **settings), cluster=resolved.cluster, given=given)
+    else:
+        trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, workers=workers)
+        trainer.fit_normaliser([job for chunk in chunks for job in chunk.jobs])
+    todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
+    started = time.perf_counter()
+    trained = 0
+    try:
+        for chunk in todo:
+            chunk_started = time.perf_counter()
+            entry = trainer.train_chunk(chunk.label, chunk.jobs)
+            trainer.save(checkpoint)
+            trained += 1
+            if on_chunk is not None:
+                on_chunk({**entry, "wall_s": round(time.perf_counter() - chunk_started, 2)})
+    finally:
+        trainer.close()
+    summary = {"summary": True, "chunks_trained": trained, "chunks_done": len(trainer.chunks_done),
+               "chunks_skipped_as_done": len(chunks) - len(todo),
+               "wall_s": round(time.perf_counter() - started, 1),
+               "config": dataclasses.asdict(trainer.config)}
+    if checkpoint.is_file():  # never name a checkpoint that was not written
+        summary["checkpoint"] = str(checkpoint)
+    return summary

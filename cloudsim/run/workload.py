@@ -1,0 +1,210 @@
+"""From a `RunConfig` to episodes: load or generate the workload, build the cluster, slice episodes,
+and refuse, before anything is simulated, a workload that cannot run on that cluster.
+
+This is where the loaders (`traces`) and the engine meet; the checks here need the
+workload itself (how many jobs it has, what its tasks demand, when they arrive), so
+they run right after loading and before the first episode starts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from cloudsim.run.config import DEFAULT_CAPACITY, DEFAULT_MACHINES, ConfigError, RunConfig, WorkloadConfig
+from cloudsim.simulation import MachineEvent
+from cloudsim.specs import ClusterSpec, JobSpec, UnschedulableTaskError, check_jobs_fit
+from traces import (
+    Workload,
+    generate,
+    load_alibaba_v2017,
+    load_alibaba_v2018,
+    load_cloudsimpy,
+    machines_v2017,
+    machines_v2018,
+    rebase,
+)
+from traces.alibaba import shift_events
+
+__all__ = ["Episode", "ResolvedWorkload", "check_episodes", "episodes", "resolve_workload"]
+
+MAX_TICK_WAKES = 100_000_000
+"""A tick that wakes the scheduler more often than this before the last arrival is refused:
+at a few microseconds a wake, the run would take longer than anyone waits for."""
+
+MAX_EXPECTED_TRIES = 10.0
+"""With re-queued failures, an instance of duration D needs exp(D / mtbf) tries on average;
+above this many, the run is warned about (it may take very long)."""
+
+
+@dataclass
+class ResolvedWorkload:
+    """The workload of a run and the cluster it runs on.
+
+    Attributes:
+        workload: the jobs (only those of the requested range when the loader can
+            select them), with the skip counts and notes of the loader.
+        cluster: the machines.
+        events: machine events in trace time (empty without --machine-events).
+        first_job: the submit-order index of ``workload.jobs[0]`` in the whole workload.
+        total_jobs: jobs in the whole workload (within --window), for range checks.
+        machine_skipped, machine_notes: what the machine table's loader counted.
+    """
+
+    workload: Workload
+    cluster: ClusterSpec
+    events: list[MachineEvent] = field(default_factory=list)
+    first_job: int = 0
+    total_jobs: int = 0
+    machine_skipped: dict[str, int] = field(default_factory=dict)
+    machine_notes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Episode:
+    """One episode's jobs, rebased so that its first job arrives at t=0.
+
+    ``label`` is the chunk index, ``"A:B"`` for a job range or ``"all"``;
+    ``origin`` is the trace time that became t=0 (machine events are shifted by it).
+    """
+
+    label: int | str
+    jobs: list[JobSpec]
+    origin: float
+    events: list[MachineEvent]
+
+
+def _selected_range(config: WorkloadConfig) -> tuple[int, int | None] | None:
+    """The submit-order job range the episodes need, or None for every job."""
+    if config.jobs is not None:
+        return config.jobs
+    if config.chunk_size is not None and config.chunks is not None:
+        first, last = config.chunks
+        return first * config.chunk_size, None if last is None else last * config.chunk_size
+    return None
+
+
+def _cluster(config: RunConfig, generated: ClusterSpec | None) -> ClusterSpec:
+    machines, capacity = config.cluster.machines, config.cluster.capacity
+    if generated is not None and machines is None and capacity is None:
+        return generated  # the generator's paper's cluster
+    if generated is not None:
+        default_capacity = dict(zip(generated.resources, generated.capacities[0]))
+        return ClusterSpec.uniform(machines or generated.machines, capacity or default_capacity)
+    return ClusterSpec.uniform(DEFAULT_MACHINES if machines is None else machines, capacity or DEFAULT_CAPACITY)
+
+
+def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int | None = None) -> ResolvedWorkload:
+    """Load (or generate) the workload and build its cluster.
+
+    ``load`` and ``seed`` override the configuration's for one generated
+    workload (compare runs a generator at several loads and seeds).
+    """
+    source = config.workload
+    if source.is_generator:
+        seed = source.seed if seed is None else seed
+        load = source.effective_load if load is None else load
+        jobs, generated = generate(source.generator_name, source.synthetic_jobs, seed, load)
+        described = {"generator": source.generator_name, "seed": seed}
+        if source.generator_name != "alibaba-like":
+            described["load"] = load
+        workload = Workload(jobs, source=described)
+        return ResolvedWorkload(workload, _cluster(config, generated), total_jobs=len(jobs))
+
+    selection = _selected_range(source)
+    first_job = 0
+    if source.trace_format == "cloudsimpy":
+        workload = Workload(load_cloudsimpy(source.source), source={"jobs": source.source})
+        total = len(workload.jobs)
+    else:
+        load_trace = load_alibaba_v2017 if source.trace_format == "alibaba-v2017" else load_alibaba_v2018
+        workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
+                              window=source.window, cache=source.cache, jobs=selection)
+        total = workload.total_jobs
+        first_job = 0 if selection is None else selection[0]
+    resolved = ResolvedWorkload(workload, _cluster(config, None), first_job=first_job, total_jobs=total)
+    if source.machine_table is not None:
+        if source.trace_format == "alibaba-v2017":
+            table = machines_v2017(source.machine_table, softerror_downtime=source.softerror_downtime)
+        else:
+            table = machines_v2018(source.machine_table)
+        resolved.cluster = table.cluster
+        resolved.events = list(table.events) if source.machine_events else []
+        resolved.machine_skipped = dict(getattr(table, "skipped", {}))
+        resolved.machine_notes = dict(getattr(table, "notes", {}))
+    return resolved
+
+
+def _check_range(option: str, value: tuple[int, int | None], count: int, what: str, unit: str) -> tuple[int, int]:
+    first, last = value
+    last = count if last is None else last
+    if first >= count or last > count:
+        shown = f"{value[0]}:{'' if value[1] is None else value[1]}"
+        raise ConfigError(option, shown, f"the workload has {count} {unit} ({what}); ask for a range within "
+                          f"0:{count}" if count else f"the workload has no {unit}")
+    return first, last
+
+
+def episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
+    """The episodes the options ask for: one job range, chunks, or the whole workload."""
+    source = config.workload
+    ordered = sorted(resolved.workload.jobs, key=lambda job: job.submit_time)  # stable: file order on ties
+    offset = resolved.first_job  # jobs before it were not loaded
+
+    def episode(label: int | str, start: int, stop: int) -> Episode:
+        jobs = ordered[start - offset: stop - offset]
+        origin = jobs[0].submit_time if jobs else 0.0
+        events = shift_events(resolved.events, origin) if resolved.events else []
+        return Episode(label, rebase(jobs), origin, events)
+
+    total = resolved.total_jobs
+    if source.jobs is not None:
+        start, stop = _check_range("--jobs", source.jobs, total, "in submit order", "jobs")
+        return [episode(f"{start}:{stop}", start, stop)]
+    if source.chunk_size is not None:
+        size = source.chunk_size
+        count = math.ceil(total / size)
+        first, last = _check_range("--chunks", source.chunks or (0, None), count,
+                                   f"{total} jobs in chunks of {size}", "chunks")
+        return [episode(k, k * size, min((k + 1) * size, total)) for k in range(first, last)]
+    if total == 0:
+        return [Episode("all", [], 0.0, [])]
+    return [episode("all", 0, total)]
+
+
+def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode]) -> list[str]:
+    """Refuse episodes that cannot run on ``cluster`` or would run for ever; return warnings.
+
+    Raises `ConfigError` naming the option to change: a resource the cluster
+    lacks or a task no machine can hold (--capacity, or --machine-table), a tick
+    so small against the arrivals that the run would not end in any useful time
+    (--tick). Warns when random failures with re-queueing would restart long
+    instances many times over (--mtbf).
+    """
+    cluster_option = "--machine-table" if config.workload.machine_table is not None else "--capacity"
+    shown = config.workload.machine_table if config.workload.machine_table is not None else ",".join(
+        f"{r}={c:g}" for r, c in zip(cluster.resources, cluster.capacities[0]))
+    for run in runs:
+        try:
+            check_jobs_fit(cluster, run.jobs)
+        except UnschedulableTaskError as err:
+            raise ConfigError(cluster_option, shown, str(err)) from None
+        except ValueError as err:  # a resource the cluster lacks
+            raise ConfigError(cluster_option, shown, str(err)) from None
+    warnings = []
+    span = max((job.submit_time for run in runs for job in run.jobs), default=0.0)
+    tick = config.simulation.tick
+    if tick is not None and span / tick > MAX_TICK_WAKES:
+        raise ConfigError("--tick", tick, f"the last job arrives at t={span:g}, so the scheduler would wake "
+                          f"{span / tick:.3g} times before it; use a tick of at least {span / MAX_TICK_WAKES:.3g} "
+                          f"(1 for CloudSimPy-compatible replays) or leave --tick out (event-driven)")
+    mtbf = config.simulation.mtbf
+    if mtbf is not None and config.simulation.on_failure == "requeue":
+        longest = max((task.longest_duration for run in runs for job in run.jobs for task in job.tasks), default=0.0)
+        tries = math.exp(min(longest / mtbf, 700.0))
+        if tries > MAX_EXPECTED_TRIES:
+            warnings.append(f"--mtbf {mtbf:g}: the longest instance lasts {longest:g}, so with --on-failure requeue "
+                            f"it needs about {tries:.3g} tries on average (exp({longest:g}/{mtbf:g})) and the run may "
+                            f"take very long; raise --mtbf well above the durations or use --on-failure fail")
+    return warnings
+
