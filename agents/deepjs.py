@@ -33,24 +33,38 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from agents.deepjs_config import (
+    FEATURES,
+    PAPER_FEATURES,
+    REWARDS,
+    CompletionReward,
+    DeepJSConfig,
+    MakespanReward,
+    SlowdownReward,
+    needed_resources,
+)
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
+from cloudsim.runner import Runner
 
 __all__ = [
+    "CheckpointError",
+    "CheckpointMismatchError",
     "CompletionReward",
     "DeepJS",
     "DeepJSConfig",
     "DeepJSTrainer",
     "FitnessNet",
     "MakespanReward",
+    "Policy",
     "SlowdownReward",
     "Trajectory",
     "baselines",
@@ -62,67 +76,21 @@ __all__ = [
 
 SHIPPED_CHECKPOINT = Path(__file__).with_name("checkpoints") / "deepjs_5x64.pt"
 
-
-# ------------------------------------------------------------------ features
-def _machine_free(resource: str):
-    return lambda view, m, t: view.free[m, view.resources.index(resource)]
+_CHECKPOINT_FIX = ("train one with `cloudsim train deepjs --checkpoint PATH`, or pass another checkpoint with "
+                   "--checkpoint")
 
 
-def _task_demand(resource: str):
-    return lambda view, m, t: view.demand[t, view.resources.index(resource)]
+class CheckpointError(ValueError):
+    """A file that cannot serve as a DeepJS checkpoint (unreadable, not a checkpoint, at odds with the options
+    of a resumed run); ``path`` is the file. A ValueError, so callers that report bad input catch it too."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
+        super().__init__(message)
+        self.path = None if path is None else Path(path)
 
 
-FEATURES: dict[str, Callable[[ClusterView, np.ndarray, np.ndarray], np.ndarray]] = {
-    "machine_cpu": _machine_free("cpu"),
-    "machine_memory": _machine_free("memory"),
-    "task_cpu": _task_demand("cpu"),
-    "task_memory": _task_demand("memory"),
-    "task_duration": lambda view, m, t: view.duration[t],
-    "task_waiting": lambda view, m, t: view.waiting[t],
-    "task_running": lambda view, m, t: view.running[t],
-    "task_age": lambda view, m, t: view.time - view.arrival_time[t],
-}
-"""Named pair features: f(view, machines, tasks) -> one value per pair."""
-
-
-PAPER_FEATURES = ("machine_cpu", "machine_memory", "task_cpu", "task_memory", "task_duration", "task_waiting")
-"""Section 4.1: machine free cpu and memory; task cpu, memory, duration and waiting instances."""
-
-
-@dataclass(frozen=True)
-class DeepJSConfig:
-    """Everything that defines a DeepJS agent and its training; saved with every checkpoint.
-
-    ``features`` name entries of `FEATURES`; ``feature_mean`` / ``feature_std``
-    normalise them (``(x - mean) / std``; `DeepJSTrainer` fits them on the
-    training workload when left empty). ``hidden`` are the hidden layer sizes
-    of Table 1. ``reward``: "makespan", "slowdown" or "completion".
-    ``normalize_advantage`` scales each iteration's advantages to zero mean and
-    unit variance (the paper is silent on it). ``gamma`` discounts the
-    returns-to-go (Algorithm 2: 1).
-    """
-
-    features: tuple[str, ...] = PAPER_FEATURES
-    hidden: tuple[int, ...] = (3, 9, 6)
-    feature_mean: tuple[float, ...] = ()
-    feature_std: tuple[float, ...] = ()
-    reward: str = "makespan"
-    learning_rate: float = 0.001
-    iterations: int = 10
-    trajectories: int = 12
-    gamma: float = 1.0
-    normalize_advantage: bool = True
-    tick: float = 1.0
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        unknown = [f for f in self.features if f not in FEATURES]
-        if unknown:
-            raise ValueError(f"unknown DeepJS features {unknown}; choose from {sorted(FEATURES)}")
-        if self.reward not in REWARDS:
-            raise ValueError(f"unknown reward {self.reward!r}; choose from {sorted(REWARDS)}")
-        if self.feature_mean and len(self.feature_mean) != len(self.features):
-            raise ValueError("feature_mean needs one value per feature")
+class CheckpointMismatchError(CheckpointError):
+    """A checkpoint asked to schedule a cluster whose resources are not the ones it was trained on."""
 
 
 # ------------------------------------------------------------------ network
@@ -168,32 +136,6 @@ def segment_log_softmax(scores: torch.Tensor, segments: torch.Tensor, count: int
     return shifted - total.log()[segments]
 
 
-# ------------------------------------------------------------------ rewards
-class MakespanReward:
-    """-1 per decision instant (one time step in tick mode) until all jobs finish (DeepJS 3.2.3)."""
-
-    def __call__(self, view: ClusterView) -> float:
-        return -1.0
-
-
-class SlowdownReward:
-    """-sum over jobs in the system of 1 / T_j (DeepRM 3.4): its total is minus the sum of slowdowns."""
-
-    def __call__(self, view: ClusterView) -> float:
-        lengths = view.job_length[view.jobs_in_system]
-        return -float(np.sum(1.0 / lengths[lengths > 0]))
-
-
-class CompletionReward:
-    """-(number of jobs in the system) (DeepRM 3.4): its total is minus the sum of completion times."""
-
-    def __call__(self, view: ClusterView) -> float:
-        return -float(len(view.jobs_in_system))
-
-
-REWARDS = {"makespan": MakespanReward, "slowdown": SlowdownReward, "completion": CompletionReward}
-
-
 # ------------------------------------------------------------------ broker
 @dataclass
 class Trajectory:
@@ -212,11 +154,69 @@ class Trajectory:
         return dataclasses.replace(self, features=[rows])
 
 
+class Policy(tuple):
+    """The pair (network, config) that `load_policy` and `DeepJSTrainer.policy` return, plus where it came from:
+    ``path``, the checkpoint file (None: not read from a file), and ``cluster``, the `ClusterSpec` it was trained
+    on (None: unknown), which `DeepJS.check_cluster` compares with the cluster it is asked to schedule.
+
+    A tuple of two so that code written for the plain pair (``fitness, config = policy``, ``policy[1]``) keeps
+    working; a plain ``(fitness, config)`` tuple is still accepted wherever a policy is.
+    """
+
+    def __new__(cls, fitness: NumpyFitness, config: DeepJSConfig, *, path: str | Path | None = None,
+                cluster: ClusterSpec | None = None) -> "Policy":
+        self = super().__new__(cls, (fitness, config))
+        self.path = None if path is None else Path(path)
+        self.cluster = cluster
+        return self
+
+    def __getnewargs_ex__(self):  # pickling (worker processes): rebuild with the keywords, not tuple(self) alone
+        return (self[0], self[1]), {"path": self.path, "cluster": self.cluster}
+
+    @property
+    def fitness(self) -> NumpyFitness:
+        return self[0]
+
+    @property
+    def config(self) -> DeepJSConfig:
+        return self[1]
+
+
+def _checkpoint_label(path: Path | None) -> str:
+    """How messages name a checkpoint: the shipped one by its file name, others by the path as given."""
+    if path is None:
+        return "this DeepJS policy"
+    if path.resolve() == SHIPPED_CHECKPOINT.resolve():
+        return f"the shipped checkpoint {SHIPPED_CHECKPOINT.name}"
+    return f"checkpoint {path}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _capacity_text(resources: Sequence[str], row: Sequence[float]) -> str:
+    return ", ".join(f"{r}={_number(v)}" for r, v in zip(resources, row))
+
+
+def _describe_cluster(cluster: ClusterSpec) -> str:
+    """'5 machines of cpu=64, memory=1', or for mixed machines '3 machines: 2 of cpu=64, memory=1 and 1 of ...'."""
+    groups = Counter(cluster.capacities)  # insertion order: machines' order of first appearance
+    count = f"{cluster.machines} machine{'s' if cluster.machines != 1 else ''}"
+    if len(groups) == 1:
+        return f"{count} of {_capacity_text(cluster.resources, cluster.capacities[0])}"
+    shown = [f"{n} of {_capacity_text(cluster.resources, row)}" for row, n in list(groups.items())[:3]]
+    if len(groups) > 3:  # a trace's machine table can have hundreds of shapes: name a few, count the rest
+        shown.append(f"{sum(list(groups.values())[3:])} of {len(groups) - 3} other shapes")
+    return f"{count}: {', '.join(shown[:-1])} and {shown[-1]}"
+
+
 class DeepJS:
     """The DeepJS broker: scores every fit pair with the fitness network and starts one instance.
 
     Args:
-        policy: the network (`NumpyFitness`) and its config, e.g. from `load_policy`.
+        policy: the network (`NumpyFitness`) and its config, e.g. from `load_policy` (a `Policy`, which also
+            says which checkpoint and cluster it comes from, for `check_cluster`).
         sample: draw the pair from the softmax over pairs (training) instead of
             taking the best (evaluation; the first best pair on ties).
         seed: seed of the sampling.
@@ -228,10 +228,57 @@ class DeepJS:
     def __init__(self, policy: tuple[NumpyFitness, DeepJSConfig], *, sample: bool = False, seed: int | None = 0,
                  record: bool = False) -> None:
         self.fitness, self.config = policy
+        self.checkpoint: Path | None = getattr(policy, "path", None)
+        self.trained_on: ClusterSpec | None = getattr(policy, "cluster", None)
         self.sample = sample
         self.rng = np.random.default_rng(seed)
         self.reward = REWARDS[self.config.reward]()
         self.trajectory = Trajectory() if record else None
+
+    def check_cluster(self, cluster: ClusterSpec) -> list[str]:
+        """Check, once before simulating, that this policy can schedule ``cluster``; returns warnings.
+
+        Raises `CheckpointMismatchError` when the cluster's resources (names and order) are not the ones the
+        checkpoint was trained on, or lack one the features read: the features would be missing or misread.
+        Returns one warning when only the machines differ (another count or other capacities): the policy runs,
+        but its feature normaliser and what it learned were fitted to the training cluster.
+        """
+        label = _checkpoint_label(self.checkpoint)
+        trained = self.trained_on
+        needed = needed_resources(self.config.features)
+        lacking = [r for r in needed if r not in cluster.resources]
+        if trained is not None and tuple(trained.resources) != tuple(cluster.resources):
+            why = (f"; its features need {', '.join(lacking)}, which this cluster lacks" if lacking else
+                   "; the same names in another order" if sorted(trained.resources) == sorted(cluster.resources)
+                   else "")
+            raise CheckpointMismatchError(
+                f"{label} was trained on resources ({', '.join(trained.resources)}) but this cluster has "
+                f"({', '.join(cluster.resources)}){why}. Give the cluster the checkpoint's resources in that order "
+                f"(e.g. --capacity {_capacity_text(trained.resources, trained.capacities[0]).replace(', ', ',')}), "
+                f"or pass a checkpoint trained on this cluster's resources with --checkpoint (train one with "
+                f"`cloudsim train deepjs`).", path=self.checkpoint)
+        if lacking:
+            raise CheckpointMismatchError(
+                f"{label}: its features ({', '.join(self.config.features)}) need resources ({', '.join(needed)}) "
+                f"but this cluster has ({', '.join(cluster.resources)}), without {', '.join(lacking)}. Add "
+                f"{', '.join(lacking)} to the cluster (--capacity), or use a policy whose features this cluster "
+                f"has.", path=self.checkpoint)
+        if trained is None or tuple(trained.capacities) == tuple(cluster.capacities):
+            return []
+        # The machine features are normalised around the training cluster's mean capacity (fit_normaliser):
+        # say so when that is what changed, the likelier cause of poor decisions.
+        scaled = [r for r in needed if any(f"machine_{r}" == f for f in self.config.features)]
+        index = [cluster.resources.index(r) for r in scaled]
+        was = np.asarray(trained.capacities)[:, index].mean(axis=0)
+        now = np.asarray(cluster.capacities)[:, index].mean(axis=0)
+        if not np.array_equal(was, now):
+            why = (f"its feature normaliser was fitted to a mean capacity of {_capacity_text(scaled, was)} "
+                   f"(this cluster: {_capacity_text(scaled, now)}) and may not fit")
+        else:
+            why = "its fitness was learned on those machines and may rank pairs differently on these"
+        return [f"{label} was trained on {_describe_cluster(trained)}; this cluster has "
+                f"{_describe_cluster(cluster)}: {why}. Train a checkpoint on this cluster (`cloudsim train deepjs` "
+                f"with the same --machines and --capacity) before relying on its makespans."]
 
     def features(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """Raw (unnormalised) feature rows of the given pairs, shape (pairs, features)."""
@@ -273,22 +320,81 @@ class DeepJS:
         t.rewards.append(reward)
 
 
+CHECKPOINT_KEYS = ("model", "optimizer", "config", "cluster", "chunks_done", "log", "torch_rng")
+"""What `DeepJSTrainer.save` writes; a file without all of them was not written by it."""
+
+
 def read_checkpoint(path: str | Path | None = None) -> dict:
     """A checkpoint written by `DeepJSTrainer.save` (None: the shipped one), with its ``config`` as a
-    `DeepJSConfig` and its ``cluster`` as a `ClusterSpec`; also ``model``, ``optimizer``, ``log``..."""
+    `DeepJSConfig` and its ``cluster`` as a `ClusterSpec`; also ``model``, ``optimizer``, ``log``...
+
+    Raises FileNotFoundError when nothing is at ``path``, and `CheckpointError` (naming the path, what is
+    wrong and what to do) when what is there is not a usable checkpoint.
+    """
     path = Path(path) if path is not None else SHIPPED_CHECKPOINT
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no DeepJS checkpoint there (train one with `cloudsim train deepjs`)")
-    saved = torch.load(path, weights_only=True)
-    saved["config"] = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["config"].items()})
-    saved["cluster"] = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no DeepJS checkpoint there; {_CHECKPOINT_FIX}")
+
+    def bad(reason: str) -> CheckpointError:
+        return CheckpointError(f"{path} is not a usable DeepJS checkpoint: {reason}; {_CHECKPOINT_FIX}", path=path)
+
+    if path.is_dir():
+        raise bad("it is a directory")
+    if path.stat().st_size == 0:
+        raise bad("the file is empty")
+    try:
+        file = open(path, "rb")  # opened here so that a file we may not read is not called damaged below
+    except OSError as err:
+        raise bad(f"it cannot be opened ({err.strerror or err})") from err
+    with file:
+        try:
+            # weights_only: a checkpoint is data, never code to run. torch raises many types here (EOFError,
+            # OSError, KeyError, RuntimeError, UnpicklingError...) for damaged files; its own text can advise
+            # weights_only=False, which is not the fix, so only its type is shown (the cause stays chained).
+            saved = torch.load(file, weights_only=True)
+        except Exception as err:
+            raise bad(f"torch cannot load it ({type(err).__name__}): it is damaged, truncated or not a torch "
+                      f"checkpoint") from err
+    if not isinstance(saved, dict):
+        raise bad(f"it holds a {type(saved).__name__}, not the dict that `DeepJSTrainer.save` writes")
+    missing = [k for k in CHECKPOINT_KEYS if k not in saved]
+    if missing:
+        raise bad(f"it lacks {', '.join(missing)} (a torch file, but not one written by `DeepJSTrainer.save`)")
+    try:
+        saved["config"] = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v
+                                          for k, v in dict(saved["config"]).items()})
+    except (TypeError, ValueError) as err:
+        raise bad(f"its config is invalid ({err})") from err
+    try:
+        saved["cluster"] = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
+    except (TypeError, ValueError, KeyError) as err:
+        raise bad(f"its cluster is invalid ({err})") from err
+    # The weights must be the network the config describes, or the first decision would fail in a matmul.
+    # Shapes worked out here rather than by building a FitnessNet, whose initialisation would draw from torch's
+    # global random generator and so change a training run that reads a checkpoint.
+    config = saved["config"]
+    sizes = [len(config.features), *config.hidden, 1]
+    expected = {}
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        expected[f"layers.{2 * i}.weight"], expected[f"layers.{2 * i}.bias"] = (b, a), (b,)
+    if not isinstance(saved["model"], dict):
+        raise bad(f"its model is a {type(saved['model']).__name__}, not the network's weights by name")
+    found = {k: tuple(getattr(v, "shape", ())) for k, v in saved["model"].items()}
+    if found != expected:
+        raise bad(f"its weights {found} are not the network its config describes ({len(config.features)} "
+                  f"features, hidden {config.hidden}: {expected})")
     return saved
 
 
-def load_policy(path: str | Path | None = None) -> tuple[NumpyFitness, DeepJSConfig]:
-    """(network, config) from a checkpoint written by `DeepJSTrainer.save`; None: the shipped one."""
+def load_policy(path: str | Path | None = None) -> Policy:
+    """(network, config) from a checkpoint written by `DeepJSTrainer.save`; None: the shipped one.
+
+    A `Policy`: also carries the checkpoint's path and training cluster, for `DeepJS.check_cluster`.
+    """
     saved = read_checkpoint(path)
-    return NumpyFitness({k: v.numpy() for k, v in saved["model"].items()}, saved["config"]), saved["config"]
+    fitness = NumpyFitness({k: v.numpy() for k, v in saved["model"].items()}, saved["config"])
+    return Policy(fitness, saved["config"], path=SHIPPED_CHECKPOINT if path is None else path,
+                  cluster=saved["cluster"])
 
 
 # ------------------------------------------------------------------ training maths
@@ -331,24 +437,35 @@ class DeepJSTrainer:
         config: the agent and its training; empty ``feature_mean``/``feature_std``
             are fitted by `fit_normaliser` before the first chunk.
         cluster: the cluster every chunk runs on.
-        workers: processes for the rollouts (default: all cores).
+        workers: processes for the rollouts (default: all cores), when no ``runner`` is given.
+        runner: where the rollouts run (`cloudsim.runner.Runner`: local processes or Ray); the
+            trainer makes its own from ``workers`` when None, and closes only its own.
     """
 
-    def __init__(self, config: DeepJSConfig, cluster: ClusterSpec, workers: int | None = None) -> None:
+    def __init__(self, config: DeepJSConfig, cluster: ClusterSpec, workers: int | None = None,
+                 runner: Runner | None = None) -> None:
+        lacking = [r for r in needed_resources(config.features) if r not in cluster.resources]
+        if lacking:  # refused now rather than at the first rollout, after the set-up work
+            raise ValueError(f"DeepJSConfig.features ({', '.join(config.features)}) read resources "
+                             f"{', '.join(lacking)}, which the cluster ({', '.join(cluster.resources)}) lacks; add "
+                             f"them to the cluster (--capacity) or choose features it has")
         self.config = config
         self.cluster = cluster
-        self.workers = workers or os.cpu_count() or 1
+        self.runner = runner if runner is not None else Runner(workers=workers, progress=False)
+        self._owns_runner = runner is None
         torch.manual_seed(config.seed)
         self.model = FitnessNet(len(config.features), config.hidden)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
         self.chunks_done: list[int] = []
         self.log: list[dict] = []
-        self._pool: ProcessPoolExecutor | None = None
 
     # --------------------------------------------------------------- set-up
     def fit_normaliser(self, jobs: Sequence[JobSpec]) -> None:
         """Set ``feature_mean``/``feature_std`` from the workload: task features over its tasks
         (waiting = all instances), machine free resources as uniform over [0, capacity]."""
+        if not jobs:  # the mean and std of nothing are NaN, and every later score with them
+            raise ValueError("DeepJSTrainer.fit_normaliser: no jobs to fit the feature normaliser on; pass the "
+                             "training workload (check that --chunks and --chunk-size select at least one job)")
         capacity = np.asarray(self.cluster.capacities).mean(axis=0)
         tasks = [t for job in jobs for t in job.tasks]
         values = {
@@ -364,15 +481,18 @@ class DeepJSTrainer:
             if name.startswith("machine_"):
                 cap = capacity[self.cluster.resources.index(name.split("_", 1)[1])]
                 mean.append(float(cap / 2))
-                std.append(float(cap / math.sqrt(12)))
+                # A resource of capacity 0 everywhere is a constant 0 feature: std 1 as for constant task
+                # features below, rather than a division by zero.
+                std.append(float(cap / math.sqrt(12)) or 1.0)
             else:
                 v = np.asarray(values[name], dtype=float)
                 mean.append(float(v.mean()))
                 std.append(float(v.std()) or 1.0)
         self.config = dataclasses.replace(self.config, feature_mean=tuple(mean), feature_std=tuple(std))
 
-    def policy(self) -> tuple[NumpyFitness, DeepJSConfig]:
-        return NumpyFitness(self._numpy_state(), self.config), self.config
+    def policy(self) -> Policy:
+        """The current weights as a `Policy` for `DeepJS` (it knows the cluster it is trained on)."""
+        return Policy(NumpyFitness(self._numpy_state(), self.config), self.config, cluster=self.cluster)
 
     def _numpy_state(self) -> dict[str, np.ndarray]:
         return {k: v.detach().numpy().copy() for k, v in self.model.state_dict().items()}
@@ -381,11 +501,7 @@ class DeepJSTrainer:
     def collect(self, jobs: list[JobSpec], seeds: Sequence[int]) -> list[Trajectory]:
         """One trajectory per seed, sampled with the current weights, in worker processes."""
         args = [(self._numpy_state(), self.config, self.cluster, jobs, s) for s in seeds]
-        if self.workers <= 1:
-            return [_rollout(a) for a in args]
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.workers)
-        return list(self._pool.map(_rollout, args))
+        return list(self.runner.map(_rollout, args, desc="rollouts", unit="trajectory"))
 
     def update(self, trajectories: Sequence[Trajectory]) -> dict:
         """One iteration of Algorithm 2 on N trajectories; returns statistics."""
@@ -422,6 +538,10 @@ class DeepJSTrainer:
 
     def train_chunk(self, index: int, jobs: list[JobSpec]) -> dict:
         """Record the greedy makespan on the chunk, then train on it (iterations x trajectories)."""
+        if not jobs:  # an empty episode has no decisions: the chunk would be logged as trained having taught nothing
+            raise ValueError(f"DeepJSTrainer.train_chunk: chunk {index} has no jobs, so there is nothing to train "
+                             f"on; pass a non-empty chunk (check --chunks against the number of chunks in the "
+                             f"workload)")
         before = evaluate(self.policy(), self.cluster, jobs)
         makespans = []
         for iteration in range(self.config.iterations):
@@ -437,9 +557,9 @@ class DeepJSTrainer:
         return entry
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        """Stop the rollout workers (of the trainer's own runner)."""
+        if self._owns_runner:
+            self.runner.close()
 
     # --------------------------------------------------------------- checkpoints
     def save(self, path: str | Path) -> Path:
@@ -447,26 +567,77 @@ class DeepJSTrainer:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(path.suffix + ".partial")
-        torch.save({
+        state = {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self.config).items()},
+            # The cluster shape the weights and the normaliser were fitted to, for `DeepJS.check_cluster`.
             "cluster": {"resources": list(self.cluster.resources), "capacities": [list(c) for c in self.cluster.capacities]},
             "chunks_done": self.chunks_done,
             "log": self.log,
             "torch_rng": torch.get_rng_state(),
-        }, partial)
-        partial.replace(path)
+        }
+        try:
+            with open(partial, "wb") as f:
+                torch.save(state, f)
+                f.flush()
+                os.fsync(f.fileno())  # on disk before the rename, so a crash cannot leave a renamed empty file
+            partial.replace(path)  # the old checkpoint stays whole until this moment
+        except BaseException:  # interrupted or failed (disk full, unpicklable log): no half-written file left
+            partial.unlink(missing_ok=True)
+            raise
         return path
 
     @classmethod
-    def resume(cls, path: str | Path, workers: int | None = None) -> "DeepJSTrainer":
-        """A trainer in exactly the state `save` wrote."""
+    def resume(cls, path: str | Path, workers: int | None = None, *, config: DeepJSConfig | None = None,
+               cluster: ClusterSpec | None = None, given: Iterable[str] = (),
+               runner: Runner | None = None) -> "DeepJSTrainer":
+        """A trainer in exactly the state `save` wrote.
+
+        ``given`` names what the user asked for explicitly: `DeepJSConfig` field names (their values in
+        ``config``) and "cluster" (``cluster``). Each must agree with the checkpoint, or `CheckpointError` lists
+        every contradiction; what is not in ``given`` is taken from the checkpoint, whatever ``config`` and
+        ``cluster`` hold (defaults the user never chose must not block a resume).
+        """
+        given = set(given)
+        fields = [f.name for f in dataclasses.fields(DeepJSConfig)]
+        unknown = sorted(g for g in given if g not in fields and g != "cluster")
+        if unknown:
+            raise ValueError(f"DeepJSTrainer.resume(given=...): unknown names {unknown}; name DeepJSConfig fields "
+                             f"({', '.join(fields)}) or 'cluster'")
+        if config is None and any(g != "cluster" for g in given):
+            raise ValueError(f"DeepJSTrainer.resume(given={sorted(given)}) names config fields but config is None; "
+                             f"pass the asked-for DeepJSConfig as config=")
+        if cluster is None and "cluster" in given:
+            raise ValueError("DeepJSTrainer.resume(given=...) names 'cluster' but cluster is None; pass the "
+                             "asked-for ClusterSpec as cluster=")
         saved = read_checkpoint(path)
-        trainer = cls(saved["config"], saved["cluster"], workers)
-        trainer.model.load_state_dict(saved["model"])
-        trainer.optimizer.load_state_dict(saved["optimizer"])
-        trainer.chunks_done = list(saved["chunks_done"])
-        trainer.log = list(saved["log"])
-        torch.set_rng_state(saved["torch_rng"])
+        contradictions = []
+        # In the config's field order, then the cluster: the same message whatever order ``given`` came in
+        # (a set's order changes from one process to the next).
+        for name in [f for f in (*fields, "cluster") if f in given]:
+            if name == "cluster":
+                had = saved["cluster"]
+                if (tuple(had.resources), had.capacities) != (tuple(cluster.resources), cluster.capacities):
+                    contradictions.append(f"cluster: the checkpoint has {_describe_cluster(had)}, asked for "
+                                          f"{_describe_cluster(cluster)}")
+            elif getattr(saved["config"], name) != getattr(config, name):
+                contradictions.append(f"{name}: the checkpoint has {getattr(saved['config'], name)!r}, asked for "
+                                      f"{getattr(config, name)!r}")
+        if contradictions:
+            raise CheckpointError(
+                f"{path}: cannot resume with options that contradict the checkpoint:\n  " + "\n  ".join(contradictions)
+                + "\nDrop those options to continue the training as saved, or start a new checkpoint (another "
+                "--checkpoint path, without --resume).", path=path)
+        trainer = cls(saved["config"], saved["cluster"], workers, runner)
+        trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
+        try:  # what only a resume reads: a damaged file can still fail here
+            trainer.optimizer.load_state_dict(saved["optimizer"])
+            trainer.chunks_done = list(saved["chunks_done"])
+            trainer.log = list(saved["log"])
+            torch.set_rng_state(saved["torch_rng"])
+        except (TypeError, ValueError, KeyError, RuntimeError) as err:
+            raise CheckpointError(f"{path}: cannot resume from it: its optimizer state, progress or random state "
+                                  f"is damaged ({type(err).__name__}: {err}); start a new checkpoint (another "
+                                  f"--checkpoint path, without --resume)", path=path) from err
         return trainer

@@ -21,6 +21,7 @@ import multiprocessing
 import multiprocessing.pool
 import os
 import signal
+import socket
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
@@ -47,6 +48,20 @@ def _ignore_interrupts() -> None:
     # Ctrl-C reaches every process of the terminal's group: the parent handles it once
     # and stops the pool; workers that also raised KeyboardInterrupt would print tracebacks.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a Ray address nobody answers at: ray.init would retry for minutes."""
+    if address == "auto":
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise RunnerError(f"--address {address}: write HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:10001 or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise RunnerError(f"--address {address}: no Ray cluster answers there ({err.strerror or err}); start one "
+                          "(ray start --head) or check the address, or use --executor local") from None
 
 
 class Runner:
@@ -160,6 +175,7 @@ class Runner:
             if self.address is None:
                 options["num_cpus"] = self.workers
             else:
+                _check_reachable(self.address)
                 options["address"] = self.address
             try:
                 ray.init(**options)

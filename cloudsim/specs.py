@@ -198,10 +198,11 @@ class ClusterSpec:
         A resource the cluster lacks is fine when the task asks for none of it;
         asking for a positive amount of it is an error.
         """
-        unknown = {k: v for k, v in task.demand.items() if k not in self.resources and v != 0}
+        unknown = {k: float(v) for k, v in task.demand.items() if k not in self.resources and v != 0}
+        asked = ", ".join(f"{k}={v:g}" for k, v in unknown.items())
         if unknown:
             raise ValueError(
-                f"{where}task {task.id!r} demands {unknown!r} but the cluster only has resources "
+                f"{where}task {task.id!r} demands {asked} but the cluster only has resources "
                 f"{self.resources!r}; add them to the capacity (e.g. --capacity {','.join(f'{r}=...' for r in (*self.resources, *unknown))})"
             )
         return np.array([float(task.demand.get(r, 0.0)) for r in self.resources], dtype=np.float64)

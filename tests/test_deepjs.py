@@ -133,6 +133,75 @@ def test_config_errors_name_the_choices():
         DeepJSConfig(reward="speed")
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"iterations": 0}, "DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), got 0; the paper "
+                        "uses 10 (--iterations 10)"),
+    ({"iterations": 2.5}, "DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), got 2.5;"),
+    ({"trajectories": 0}, "DeepJSConfig.trajectories must be a whole number >= 1 (trajectories per iteration), got 0; "
+                          "the paper uses 12 (--trajectories 12)"),
+    ({"hidden": ()}, "DeepJSConfig.hidden=() lists no hidden layer; give layer sizes such as (3, 9, 6), Table 1's "
+                     "(--hidden 3,9,6)"),
+    ({"hidden": (3, 0, 6)}, "DeepJSConfig.hidden=(3, 0, 6): layer 1 has size 0, but every layer needs a whole number "
+                            "of units >= 1 (a zero-width layer cuts the network); give sizes such as (3, 9, 6)"),
+    ({"hidden": (3, -2)}, "DeepJSConfig.hidden=(3, -2): layer 1 has size -2,"),
+    ({"learning_rate": 0.0}, "DeepJSConfig.learning_rate must be a finite number > 0, got 0.0; the paper uses 0.001 "
+                             "(--learning-rate 0.001)"),
+    ({"learning_rate": -0.001}, "DeepJSConfig.learning_rate must be a finite number > 0, got -0.001;"),
+    ({"learning_rate": math.nan}, "DeepJSConfig.learning_rate must be a finite number > 0, got nan;"),
+    ({"learning_rate": math.inf}, "DeepJSConfig.learning_rate must be a finite number > 0, got inf;"),
+    ({"gamma": 0.0}, "DeepJSConfig.gamma must be in (0, 1], got 0.0; 1 (no discount) is Algorithm 2's"),
+    ({"gamma": 1.5}, "DeepJSConfig.gamma must be in (0, 1], got 1.5;"),
+    ({"gamma": math.nan}, "DeepJSConfig.gamma must be in (0, 1], got nan;"),
+    ({"tick": 0.0}, "DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), got 0.0; "
+                    "DeepJS's reward of -1 per tick uses 1 (--tick 1)"),
+    ({"tick": math.inf}, "DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), got inf;"),
+    ({"seed": -1}, "DeepJSConfig.seed must be a whole number >= 0, got -1 (--seed 0)"),
+    ({"features": ()}, "DeepJSConfig.features is empty; name at least one of"),
+    ({"feature_std": (1.0,) * 5}, "DeepJSConfig.feature_std=(1.0, 1.0, 1.0, 1.0, 1.0) needs one finite value > 0 per "
+                                  "feature (6: machine_cpu, machine_memory, task_cpu, task_memory, task_duration, "
+                                  "task_waiting; features are divided by it); leave it empty to fit it on the "
+                                  "training workload (DeepJSTrainer.fit_normaliser)"),
+    ({"feature_std": (1.0, 1.0, 0.0, 1.0, 1.0, 1.0)}, "DeepJSConfig.feature_std=(1.0, 1.0, 0.0, 1.0, 1.0, 1.0) needs "
+                                                      "one finite value > 0 per feature"),
+    ({"feature_std": (1.0, 1.0, -1.0, 1.0, 1.0, 1.0)}, "DeepJSConfig.feature_std=(1.0, 1.0, -1.0, 1.0, 1.0, 1.0) needs "
+                                                       "one finite value > 0 per feature"),
+    ({"feature_mean": (0.0,) * 7}, "DeepJSConfig.feature_mean=(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) needs one finite "
+                                   "value per feature (6: machine_cpu,"),
+])
+def test_config_refuses_each_bad_value_naming_the_field_the_value_and_the_fix(options, message):
+    with pytest.raises(ValueError) as caught:
+        DeepJSConfig(**options)
+    assert str(caught.value).startswith(message)
+
+
+def test_config_accepts_the_edges_of_each_range():
+    config = DeepJSConfig(iterations=1, trajectories=1, hidden=(1,), learning_rate=1e-9, gamma=1.0, tick=0.5, seed=0,
+                          feature_mean=(-1.0,) * 6, feature_std=(1e-6,) * 6)
+    assert config.hidden == (1,) and config.gamma == 1.0
+    assert DeepJSConfig(gamma=1e-3).gamma == 1e-3  # the open end of (0, 1]
+
+
+def test_training_on_nothing_is_refused_up_front():
+    trainer = DeepJSTrainer(DeepJSConfig(), CLUSTER, workers=1)
+    with pytest.raises(ValueError, match=r"fit_normaliser: no jobs to fit the feature normaliser on; pass the "
+                                         r"training workload \(check that --chunks"):
+        trainer.fit_normaliser([])
+    assert trainer.config.feature_mean == ()  # left as it was
+    with pytest.raises(ValueError, match=r"train_chunk: chunk 3 has no jobs, so there is nothing to train on; pass "
+                                         r"a non-empty chunk"):
+        trainer.train_chunk(3, [])
+    assert trainer.chunks_done == [] and trainer.log == []
+
+
+def test_a_resource_of_capacity_zero_is_a_constant_feature_not_a_division_by_zero():
+    cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 0})
+    trainer = DeepJSTrainer(DeepJSConfig(), cluster, workers=1)
+    trainer.fit_normaliser([JobSpec(0, 0.0, (task(0, 1, 1, 0, 2),))])
+    # machine cpu uniform on [0, 4]: mean 2, std 4 / sqrt(12); machine memory always 0: mean 0, std 1.
+    assert trainer.config.feature_mean[:2] == (2.0, 0.0)
+    assert trainer.config.feature_std[:2] == (4 / math.sqrt(12), 1.0)
+
+
 def test_other_feature_sets_and_sizes_are_configuration():
     config = DeepJSConfig(features=("machine_cpu", "task_cpu", "task_age"), hidden=(4,))
     trainer = DeepJSTrainer(config, CLUSTER, workers=1)

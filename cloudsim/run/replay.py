@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,8 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
         resolved, runs = prepare(config)
         brokers = config.brokers.brokers
         key = "chunk" if config.workload.chunk_size is not None else "jobs_range"
-        single = len(runs) * len(brokers) == 1
+        # One run shows the engine's own bar (jobs finished, simulated time) on a terminal.
+        single = len(runs) * len(brokers) == 1 and sys.stderr.isatty()
         specs = [RunSpec(broker, config.workload.seed, config, label=run.label, jobs=run.jobs,
                          cluster=resolved.cluster, events=run.events,
                          keep="result" if folder is not None else None, progress=single)

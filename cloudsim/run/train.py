@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from agents.deepjs import DeepJSConfig, DeepJSTrainer
+from agents.deepjs_config import DeepJSConfig
 from cloudsim.run.config import (
     ClusterConfig,
     ConfigError,
@@ -28,6 +28,7 @@ from cloudsim.run.config import (
     whole,
 )
 from cloudsim.run.workload import episodes, resolve_workload
+from cloudsim.runner import Runner
 
 __all__ = ["DeepJSOptions", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
 
@@ -125,18 +126,21 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     ``given`` names the agent settings the user chose explicitly (DeepJSConfig
     fields, and "cluster"): when resuming, those must agree with the checkpoint.
     """
+    # torch takes seconds to import and only training needs it: the command line starts without it.
+    from agents.deepjs import DeepJSTrainer
+
     resolved = resolve_workload(config)
     chunks = episodes(config, resolved)
     if not chunks or not any(chunk.jobs for chunk in chunks):
         raise ConfigError("--chunks", config.workload.chunks, "selects no jobs to train on")
     checkpoint = Path(config.agent.checkpoint)
-    workers = config.runner.workers
     settings = {**config.agent.agent_settings(), "seed": config.workload.seed}
+    runner = Runner(config.runner.executor, config.runner.workers, config.runner.address, progress=False)
     if config.agent.resume:
-        trainer = DeepJSTrainer.resume(checkpoint, workers=workers, config=dataclasses.replace(
-            AGENT_DEFAULTS, **settings), cluster=resolved.cluster, given=given)
+        trainer = DeepJSTrainer.resume(checkpoint, config=dataclasses.replace(AGENT_DEFAULTS, **settings),
+                                       cluster=resolved.cluster, given=given, runner=runner)
     else:
-        trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, workers=workers)
+        trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner)
         trainer.fit_normaliser([job for chunk in chunks for job in chunk.jobs])
     todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
     started = time.perf_counter()
@@ -150,8 +154,8 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
             if on_chunk is not None:
                 on_chunk({**entry, "wall_s": round(time.perf_counter() - chunk_started, 2)})
     finally:
-        trainer.close()
-    summary = {"summary": True, "chunks_trained": trained, "chunks_done": len(trainer.chunks_done),
+        runner.close()
+    summary = {"summary": True, "chunks_trained": trained, "chunks": len(trainer.chunks_done),
                "chunks_skipped_as_done": len(chunks) - len(todo),
                "wall_s": round(time.perf_counter() - started, 1),
                "config": dataclasses.asdict(trainer.config)}

@@ -1,0 +1,172 @@
+"""DeepJS's configuration, features and rewards: everything that defines an agent except its network.
+
+Kept apart from `agents.deepjs` so that the command line can show the defaults
+and check a configuration without importing torch (which takes seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from cloudsim import ClusterView
+
+__all__ = [
+    "CompletionReward",
+    "DeepJSConfig",
+    "FEATURES",
+    "FEATURE_RESOURCES",
+    "MakespanReward",
+    "PAPER_FEATURES",
+    "REWARDS",
+    "SlowdownReward",
+    "needed_resources",
+]
+
+
+# ------------------------------------------------------------------ rewards
+class MakespanReward:
+    """-1 per decision instant (one time step in tick mode) until all jobs finish (DeepJS 3.2.3)."""
+
+    def __call__(self, view: ClusterView) -> float:
+        return -1.0
+
+
+class SlowdownReward:
+    """-sum over jobs in the system of 1 / T_j (DeepRM 3.4): its total is minus the sum of slowdowns."""
+
+    def __call__(self, view: ClusterView) -> float:
+        lengths = view.job_length[view.jobs_in_system]
+        return -float(np.sum(1.0 / lengths[lengths > 0]))
+
+
+class CompletionReward:
+    """-(number of jobs in the system) (DeepRM 3.4): its total is minus the sum of completion times."""
+
+    def __call__(self, view: ClusterView) -> float:
+        return -float(len(view.jobs_in_system))
+
+
+REWARDS = {"makespan": MakespanReward, "slowdown": SlowdownReward, "completion": CompletionReward}
+
+
+# ------------------------------------------------------------------ features
+def _machine_free(resource: str):
+    return lambda view, m, t: view.free[m, view.resources.index(resource)]
+
+
+def _task_demand(resource: str):
+    return lambda view, m, t: view.demand[t, view.resources.index(resource)]
+
+
+FEATURES: dict[str, Callable[[ClusterView, np.ndarray, np.ndarray], np.ndarray]] = {
+    "machine_cpu": _machine_free("cpu"),
+    "machine_memory": _machine_free("memory"),
+    "task_cpu": _task_demand("cpu"),
+    "task_memory": _task_demand("memory"),
+    "task_duration": lambda view, m, t: view.duration[t],
+    "task_waiting": lambda view, m, t: view.waiting[t],
+    "task_running": lambda view, m, t: view.running[t],
+    "task_age": lambda view, m, t: view.time - view.arrival_time[t],
+}
+"""Named pair features: f(view, machines, tasks) -> one value per pair."""
+
+
+PAPER_FEATURES = ("machine_cpu", "machine_memory", "task_cpu", "task_memory", "task_duration", "task_waiting")
+"""Section 4.1: machine free cpu and memory; task cpu, memory, duration and waiting instances."""
+
+FEATURE_RESOURCES = {"machine_cpu": "cpu", "machine_memory": "memory", "task_cpu": "cpu", "task_memory": "memory"}
+"""The resource dimension each resource feature reads (by name): a cluster without it cannot be scored."""
+
+
+def needed_resources(features: Sequence[str]) -> list[str]:
+    """Resources ``features`` read, in feature order, each once."""
+    return list(dict.fromkeys(FEATURE_RESOURCES[f] for f in features if f in FEATURE_RESOURCES))
+
+
+def _whole(value: object) -> bool:
+    # bool is an Integral too, but iterations=True is a mistake, not a count.
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class DeepJSConfig:
+    """Everything that defines a DeepJS agent and its training; saved with every checkpoint.
+
+    ``features`` name entries of `FEATURES`; ``feature_mean`` / ``feature_std``
+    normalise them (``(x - mean) / std``; `DeepJSTrainer` fits them on the
+    training workload when left empty). ``hidden`` are the hidden layer sizes
+    of Table 1. ``reward``: "makespan", "slowdown" or "completion".
+    ``normalize_advantage`` scales each iteration's advantages to zero mean and
+    unit variance (the paper is silent on it). ``gamma`` discounts the
+    returns-to-go (Algorithm 2: 1).
+    """
+
+    features: tuple[str, ...] = PAPER_FEATURES
+    hidden: tuple[int, ...] = (3, 9, 6)
+    feature_mean: tuple[float, ...] = ()
+    feature_std: tuple[float, ...] = ()
+    reward: str = "makespan"
+    learning_rate: float = 0.001
+    iterations: int = 10
+    trajectories: int = 12
+    gamma: float = 1.0
+    normalize_advantage: bool = True
+    tick: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        # Checked here, before any network is built or rollout started: a bad value would otherwise surface
+        # as a shape error deep in torch, a NaN loss, or a training loop that silently does nothing.
+        if not self.features:
+            raise ValueError(f"DeepJSConfig.features is empty; name at least one of {sorted(FEATURES)} "
+                             f"(the paper's: {', '.join(PAPER_FEATURES)})")
+        unknown = [f for f in self.features if f not in FEATURES]
+        if unknown:
+            raise ValueError(f"unknown DeepJS features {unknown} in DeepJSConfig.features; choose from "
+                             f"{sorted(FEATURES)}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"unknown reward {self.reward!r} in DeepJSConfig.reward; choose from {sorted(REWARDS)} "
+                             f"(--reward)")
+        if not self.hidden:
+            raise ValueError(f"DeepJSConfig.hidden={self.hidden!r} lists no hidden layer; give layer sizes such as "
+                             f"(3, 9, 6), Table 1's (--hidden 3,9,6)")
+        for i, size in enumerate(self.hidden):
+            if not _whole(size) or size < 1:
+                raise ValueError(f"DeepJSConfig.hidden={self.hidden!r}: layer {i} has size {size!r}, but every layer "
+                                 f"needs a whole number of units >= 1 (a zero-width layer cuts the network); "
+                                 f"give sizes such as (3, 9, 6) (--hidden 3,9,6)")
+        if not _finite(self.learning_rate) or self.learning_rate <= 0:
+            raise ValueError(f"DeepJSConfig.learning_rate must be a finite number > 0, got {self.learning_rate!r}; "
+                             f"the paper uses 0.001 (--learning-rate 0.001)")
+        if not _whole(self.iterations) or self.iterations < 1:
+            raise ValueError(f"DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), "
+                             f"got {self.iterations!r}; the paper uses 10 (--iterations 10)")
+        if not _whole(self.trajectories) or self.trajectories < 1:
+            raise ValueError(f"DeepJSConfig.trajectories must be a whole number >= 1 (trajectories per iteration), "
+                             f"got {self.trajectories!r}; the paper uses 12 (--trajectories 12)")
+        if not _finite(self.gamma) or not 0 < self.gamma <= 1:
+            raise ValueError(f"DeepJSConfig.gamma must be in (0, 1], got {self.gamma!r}; 1 (no discount) is "
+                             f"Algorithm 2's")
+        if not _finite(self.tick) or self.tick <= 0:
+            raise ValueError(f"DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), "
+                             f"got {self.tick!r}; DeepJS's reward of -1 per tick uses 1 (--tick 1)")
+        if not _whole(self.seed) or self.seed < 0:
+            raise ValueError(f"DeepJSConfig.seed must be a whole number >= 0, got {self.seed!r} (--seed 0)")
+        n = len(self.features)
+        if self.feature_mean and (len(self.feature_mean) != n or not all(_finite(v) for v in self.feature_mean)):
+            raise ValueError(f"DeepJSConfig.feature_mean={self.feature_mean!r} needs one finite value per feature "
+                             f"({n}: {', '.join(self.features)}); leave it empty to fit it on the training "
+                             f"workload (DeepJSTrainer.fit_normaliser)")
+        if self.feature_std and (len(self.feature_std) != n or not all(_finite(v) and v > 0 for v in self.feature_std)):
+            raise ValueError(f"DeepJSConfig.feature_std={self.feature_std!r} needs one finite value > 0 per feature "
+                             f"({n}: {', '.join(self.features)}; features are divided by it); leave it empty to "
+                             f"fit it on the training workload (DeepJSTrainer.fit_normaliser)")
