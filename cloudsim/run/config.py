@@ -66,8 +66,6 @@ class ConfigError(ValueError):
 
 
 def _show(value: object) -> str:
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, (int, float, type(None))) for v in value):
-        return f"{_number(value[0])}:{'' if value[1] is None else _number(value[1])}"
     if isinstance(value, (tuple, list)):
         return ",".join(_number(v) for v in value)
     if isinstance(value, Mapping):
@@ -200,12 +198,20 @@ def _check_positive_real(section: type, name: str, value: object, meaning: str) 
     _require(_is_real(value) and value > 0, section, name, value, f"must be a finite number > 0 ({meaning})")
 
 
+def span_text(value: tuple | None) -> str:
+    """A range or window as written on the command line: ``A:B`` (``A:`` when open-ended)."""
+    if value is None:
+        return ""
+    first, last = value
+    return f"{_number(first)}:{'' if last is None else _number(last)}"
+
+
 def _check_range(section: type, name: str, value: tuple | None, what: str) -> None:
     if value is None:
         return
     first, last = value
     ok = _is_whole(first) and first >= 0 and (last is None or (_is_whole(last) and last > first))
-    _require(ok, section, name, value, f"need 0 <= A < B ({what} A to B-1)")
+    _require(ok, section, name, span_text(value), f"need 0 <= A < B ({what} A to B-1)")
 
 
 def _check_file(section: type, name: str, path: str | None, what: str) -> None:
@@ -279,7 +285,8 @@ class WorkloadConfig:
                                   "name the generator once")
             for name in trace_only + ("softerror_downtime",):
                 value = getattr(self, name)
-                _require(value is None, cls, name, value, f"applies to trace files only, not to the "
+                _require(value is None, cls, name, span_text(value) if name == "window" else value,
+                         f"applies to trace files only, not to the "
                          f"{self.generator_name} generator; leave it out")
             _require(not self.machine_events, cls, "machine_events", True, "applies to trace files only")
             _require(self.load is None or self.generator_name != "alibaba-like", cls, "load", self.load,
@@ -296,7 +303,8 @@ class WorkloadConfig:
             if self.trace_format == "cloudsimpy":
                 for name in ("instances", "status_policy", "window", "machine_table"):
                     value = getattr(self, name)
-                    _require(value is None, cls, name, value, "applies to --format alibaba-v2017 or alibaba-v2018, "
+                    _require(value is None, cls, name, span_text(value) if name == "window" else value,
+                             "applies to --format alibaba-v2017 or alibaba-v2018, "
                              "not to cloudsimpy; leave it out or give the format")
         _check_file(cls, "instances", self.instances, "batch_instance.csv")
         _check_file(cls, "machine_table", self.machine_table,
@@ -310,7 +318,7 @@ class WorkloadConfig:
             _check_positive_real(cls, "softerror_downtime", self.softerror_downtime, "seconds")
         if self.window is not None:
             start, end = self.window
-            _require(_is_real(start) and _is_real(end) and start < end, cls, "window", self.window,
+            _require(_is_real(start) and _is_real(end) and start < end, cls, "window", span_text(self.window),
                      "need finite START < END (seconds of trace time)")
         if self.cache is not None:
             _require(not Path(self.cache).exists() or Path(self.cache).is_dir(), cls, "cache", self.cache,
@@ -319,9 +327,10 @@ class WorkloadConfig:
             _check_positive_whole(cls, "chunk_size", self.chunk_size, "jobs per chunk")
         _check_range(cls, "chunks", self.chunks, "chunks")
         _check_range(cls, "jobs", self.jobs, "jobs")
-        _require(self.chunks is None or self.chunk_size is not None, cls, "chunks", self.chunks,
+        _require(self.chunks is None or self.chunk_size is not None, cls, "chunks",
+                 span_text(self.chunks),
                  "needs --chunk-size N (the jobs per chunk)")
-        _require(self.jobs is None or self.chunk_size is None, cls, "jobs", self.jobs,
+        _require(self.jobs is None or self.chunk_size is None, cls, "jobs", span_text(self.jobs),
                  "give either --jobs or --chunk-size, not both")
         if self.load is not None:
             _check_positive_real(cls, "load", self.load, "a fraction of capacity such as 0.7")

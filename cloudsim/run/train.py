@@ -22,7 +22,9 @@ from cloudsim.run.config import (
     ConfigError,
     RunnerConfig,
     WorkloadConfig,
+    flag_of,
     name_list,
+    span_text,
     option,
     real,
     whole,
@@ -49,7 +51,8 @@ class TrainWorkloadConfig(WorkloadConfig):
 
     def __post_init__(self) -> None:
         if self.jobs is not None:
-            raise ConfigError("--jobs", self.jobs, "training runs on chunks: use --chunk-size N and --chunks A:B")
+            raise ConfigError("--jobs", span_text(self.jobs),
+                              "training runs on chunks: use --chunk-size N and --chunks A:B")
         super().__post_init__()
 
 
@@ -113,10 +116,12 @@ class TrainConfig:
         if not os.access(existing, os.W_OK):
             raise ConfigError("--checkpoint", self.agent.checkpoint, f"cannot write in {existing}; choose a "
                               "folder you can write to")
-        try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
-            dataclasses.replace(AGENT_DEFAULTS, **self.agent.agent_settings())
-        except ValueError as err:
-            raise ConfigError("train deepjs", None, str(err)) from None
+        flags = {"normalize_advantage": "--no-advantage-normalisation"}
+        for name, value in self.agent.agent_settings().items():
+            try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
+                dataclasses.replace(AGENT_DEFAULTS, **{name: value})
+            except ValueError as err:
+                raise ConfigError(flags.get(name) or flag_of(DeepJSOptions, name), value, str(err)) from None
 
 
 def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = None,
@@ -132,7 +137,8 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     resolved = resolve_workload(config)
     chunks = episodes(config, resolved)
     if not chunks or not any(chunk.jobs for chunk in chunks):
-        raise ConfigError("--chunks", config.workload.chunks, "selects no jobs to train on")
+        raise ConfigError("--chunks", span_text(config.workload.chunks),
+                          "selects no jobs to train on")
     checkpoint = Path(config.agent.checkpoint)
     settings = {**config.agent.agent_settings(), "seed": config.workload.seed}
     runner = Runner(config.runner.executor, config.runner.workers, config.runner.address, progress=False)

@@ -11,7 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from cloudsim.run.config import DEFAULT_CAPACITY, DEFAULT_MACHINES, ConfigError, RunConfig, WorkloadConfig
+from cloudsim.run.config import (
+    DEFAULT_CAPACITY,
+    DEFAULT_MACHINES,
+    ConfigError,
+    RunConfig,
+    WorkloadConfig,
+    span_text,
+)
 from cloudsim.simulation import MachineEvent
 from cloudsim.specs import ClusterSpec, JobSpec, UnschedulableTaskError, check_jobs_fit
 from traces import (
@@ -139,9 +146,8 @@ def _check_range(option: str, value: tuple[int, int | None], count: int, what: s
     first, last = value
     last = count if last is None else last
     if first >= count or last > count:
-        shown = f"{value[0]}:{'' if value[1] is None else value[1]}"
-        raise ConfigError(option, shown, f"the workload has {count} {unit} ({what}); ask for a range within "
-                          f"0:{count}" if count else f"the workload has no {unit}")
+        raise ConfigError(option, span_text(value), f"the workload has {count} {unit if count != 1 else unit[:-1]} ({what}); "
+                          f"ask for a range within 0:{count}" if count else f"the workload has no {unit}")
     return first, last
 
 

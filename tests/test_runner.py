@@ -1,0 +1,88 @@
+"""The runner: results in item order and identical whichever executor and worker count runs them."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import time
+
+import pytest
+
+from cloudsim.cli import main
+from cloudsim.runner import Runner, RunnerError
+
+HAS_RAY = importlib.util.find_spec("ray") is not None
+needs_ray = pytest.mark.skipif(not HAS_RAY, reason="Ray is not installed (pip install 'cloudsim[ray]')")
+
+
+def square_after_pid(x: int) -> tuple[int, int]:
+    time.sleep(0.05)  # long enough that both workers take items
+    return x * x, os.getpid()
+
+
+def fail_on_three(x: int) -> int:
+    if x == 3:
+        raise ValueError(f"item {x} is bad")
+    return x
+
+
+def test_results_come_in_item_order_from_several_processes():
+    with Runner(workers=2) as runner:
+        results = list(runner.map(square_after_pid, range(8)))
+    assert [r for r, _ in results] == [0, 1, 4, 9, 16, 25, 36, 49]
+    assert len({pid for _, pid in results}) == 2  # two worker processes did the work
+
+
+def test_one_worker_runs_in_this_process_and_never_more_workers_than_items():
+    with Runner(workers=1) as runner:
+        assert {pid for _, pid in runner.map(square_after_pid, range(3))} == {os.getpid()}
+    with Runner(workers=8) as runner:
+        assert {pid for _, pid in runner.map(square_after_pid, [5])} == {os.getpid()}  # one item: no pool
+
+
+def test_a_failure_in_a_worker_reaches_the_caller_as_itself():
+    with Runner(workers=2) as runner, pytest.raises(ValueError, match="item 3 is bad"):
+        list(runner.map(fail_on_three, range(6)))
+
+
+def test_bad_runner_settings_are_refused():
+    with pytest.raises(ValueError, match="workers"):
+        Runner(workers=0)
+    with pytest.raises(ValueError, match="executor"):
+        Runner(executor="slurm")
+    with pytest.raises(ValueError, match="address applies to the ray executor"):
+        Runner(address="auto")
+
+
+@needs_ray
+def test_an_unreachable_ray_address_fails_fast():
+    with Runner(executor="ray", address="127.0.0.1:9") as runner:
+        with pytest.raises(RunnerError, match="no Ray cluster answers"):
+            list(runner.map(abs, [1, 2]))
+
+
+def compare_rows(capsys, *options: str) -> list[dict]:
+    assert main(["compare", "deeprm", "--brokers", "sjf,random,tetris-star", "--loads", "0.5,0.9", "--seeds", "2",
+                 "--synthetic-jobs", "30", "--json", *options]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()][:-1]
+
+
+def comparable(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k not in ("wall_s", "sim_wall_s")} for r in rows]
+
+
+def test_local_one_worker_equals_local_two_workers(capsys):
+    one = compare_rows(capsys, "--workers", "1")
+    two = compare_rows(capsys, "--workers", "2")
+    assert len(one) == 2 * 2 * 3
+    assert [(r["load"], r["seed"], r["broker"]) for r in one] == [
+        (load, seed, broker) for load in (0.5, 0.9) for seed in (0, 1) for broker in ("sjf", "random", "tetris-star")]
+    assert comparable(one) == comparable(two)
+
+
+@needs_ray
+def test_ray_gives_the_same_rows_as_the_local_runner(capsys):
+    local = compare_rows(capsys, "--workers", "1")
+    on_ray = compare_rows(capsys, "--executor", "ray", "--workers", "2")  # a local Ray cluster of 2 CPUs
+    assert comparable(on_ray) == comparable(local)

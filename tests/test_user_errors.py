@@ -1,0 +1,247 @@
+"""A new user's mistakes, as the command line answers them: one line on stderr that names the option
+(or file) and the value, says what to do, and a non-zero exit; never a traceback, never a silent success.
+
+Exit status 2: options that cannot work (refused before anything is loaded or simulated, or right
+after loading, before the first episode); 1: bad input files and other failures.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cloudsim.cli import main
+
+JOBS = ",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n" \
+       "0,10,3.0,1.0,0.1,7,1,2,0\n1,12,2.0,1.0,0.1,8,1,1,0\n2,15,4.0,2.0,0.1,9,1,1,0\n"
+CLUSTER = ["--machines", "1", "--capacity", "cpu=2,memory=1,disk=1"]
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    """A 3-job CloudSimPy trace (last job at t=5, one task of 2 cpu), a plain file, a non-empty folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLOUDSIM_CACHE", str(tmp_path / "cache"))
+    Path("jobs.csv").write_text(JOBS)
+    Path("afile").write_text("x\n")
+    Path("full").mkdir()
+    Path("full/old.txt").write_text("an earlier run\n")
+    return tmp_path
+
+
+def cli(argv, capsys) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as done:  # argparse's own usage errors
+        code = done.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+TRACE = ["jobs.csv", *CLUSTER]
+
+CASES = [
+    # (argv, exit status, words stderr must hold)
+    (["replay", "--machines", "0"], 2, ["--machines 0", ">= 1"]),
+    (["replay", "--machines", "-3"], 2, ["--machines -3", ">= 1"]),
+    (["replay", "--machines", "two"], 2, ["--machines two", "not a whole number"]),
+    (["replay", "--chunk-size", "0"], 2, ["--chunk-size 0", ">= 1"]),
+    (["replay", "--tick", "0"], 2, ["--tick 0", "> 0", "leave it out"]),
+    (["replay", "--tick", "nan"], 2, ["--tick nan", "finite"]),
+    (["replay", "--seed", "-1"], 2, ["--seed -1", ">= 0"]),
+    (["replay", "--workers", "0"], 2, ["--workers 0", ">= 1"]),
+    (["compare", "deeprm", "--loads", "0.1:0.9:0"], 2, ["--loads 0.1:0.9:0", "step"]),
+    (["compare", "deeprm", "--loads", "0.5,-1"], 2, ["--loads", "> 0"]),
+    (["compare", "deeprm", "--load", "inf"], 2, ["--load inf", "finite"]),
+    (["replay", *TRACE, "--jobs", "0:99"], 2, ["--jobs 0:99", "3 jobs", "0:3"]),
+    (["replay", *TRACE, "--jobs", "3:1"], 2, ["--jobs 3:1", "A < B"]),
+    (["replay", *TRACE, "--chunk-size", "2", "--chunks", "0:99"], 2, ["--chunks 0:99", "2 chunks", "0:2"]),
+    (["replay", *TRACE, "--chunk-size", "2", "--chunks", "5"], 2, ["--chunks 5:6", "2 chunks"]),
+    (["replay", *TRACE, "--format", "alibaba-v2018", "--window", "nan:5"], 2, ["--window nan:5", "finite"]),
+    (["replay", *TRACE, "--format", "alibaba-v2018", "--window", "5"], 2, ["--window 5", "START:END"]),
+    (["replay", "jobs.csv", "--capacity", "cpu=64"], 2, ["--capacity cpu=64", "memory"]),
+    (["replay", "jobs.csv", "--capacity", "cpu=1,memory=1,disk=1"], 2,
+     ["--capacity", "job 9", "no machine can hold", "larger machines"]),
+    (["replay", "--capacity", "cpu"], 2, ["--capacity cpu", "NAME=NUMBER"]),
+    (["replay", "--capacity", "cpu=-1"], 2, ["--capacity cpu=-1", "NAME=NUMBER"]),
+    (["replay", "--capacity", "cpu=0,memory=0"], 2, ["--capacity", "no task could ever run"]),
+    (["replay", *TRACE, "--window", "0:5"], 2, ["--window 0:5", "not to cloudsimpy"]),
+    (["replay", *TRACE, "--instances", "jobs.csv"], 2, ["--instances jobs.csv", "not to cloudsimpy"]),
+    (["replay", *TRACE, "--status-policy", "keep"], 2, ["--status-policy keep", "not to cloudsimpy"]),
+    (["replay", *TRACE, "--softerror-downtime", "5"], 2, ["--softerror-downtime 5", "v2017 machine table"]),
+    (["replay", *TRACE, "--machine-events"], 2, ["--machine-events", "--machine-table"]),
+    (["replay", *TRACE, "--format", "alibaba-v2017", "--machine-table", "nowhere.csv"], 2,
+     ["--machine-table nowhere.csv", "no such file"]),
+    (["compare", "deeprm", "--generator", "rlsk"], 2, ["--generator rlsk", "disagrees", "deeprm"]),
+    (["replay", "jobs.csv", "--generator", "rlsk"], 2, ["--generator rlsk", "no trace file"]),
+    (["replay", "--format", "alibaba-v2017"], 2, ["--format alibaba-v2017", "trace files only"]),
+    (["replay", "--load", "0.5"], 2, ["--load 0.5", "alibaba-like", "no target load"]),
+    (["replay", *TRACE, "--load", "0.5"], 2, ["--load 0.5", "generators"]),
+    (["replay", *TRACE, "--synthetic-jobs", "5"], 2, ["--synthetic-jobs 5", "generators"]),
+    (["replay", "--synthetic-jobs", "0"], 2, ["--synthetic-jobs 0", ">= 1"]),
+    (["replay", "--brokers", "sjf,sjf"], 2, ["--brokers sjf,sjf", "named twice"]),
+    (["replay", "--broker", "nope"], 2, ["nope", "unknown broker", "first-fit"]),
+    (["replay", "--brokers", "sjf,"], 2, ["--brokers", "one or more broker names"]),
+    (["replay", "nowhere.csv"], 2, ["WORKLOAD nowhere.csv", "no such file", "generator"]),
+    (["replay", "full"], 2, ["WORKLOAD full", "not a file"]),
+    (["replay", "--mttr", "5"], 2, ["--mttr 5", "needs --mtbf"]),
+    (["replay", "--mtbf", "0"], 2, ["--mtbf 0", "> 0"]),
+    (["replay", *TRACE, "--tick", "1e-9"], 2, ["--tick 1e-09", "wake", "leave --tick out"]),
+    (["replay", "--overwrite"], 2, ["--overwrite", "needs --out"]),
+    (["replay", "--out", "afile"], 2, ["--out afile", "is a file"]),
+    (["replay", "--out", "full"], 2, ["--out full", "already holds files", "--overwrite"]),
+    (["replay", "--address", "auto"], 2, ["--address auto", "--executor ray"]),
+    (["replay", "--checkpoint", "x.pt"], 2, ["--checkpoint x.pt", "deepjs"]),
+    (["replay", "--brokers", "deepjs", "--checkpoint", "x.pt"], 2, ["--checkpoint x.pt", "no such file"]),
+    (["replay", *TRACE, "--chunks", "0:2"], 2, ["--chunks 0:2", "needs --chunk-size"]),
+    (["replay", *TRACE, "--jobs", "0:2", "--chunk-size", "1"], 2, ["--jobs", "not both"]),
+    (["bench", *TRACE], 2, ["--chunk-size", "bench compares chunks"]),
+    (["bench", *TRACE, "--chunk-size", "1", "--candidate", "nope"], 2, ["--candidate nope", "--brokers"]),
+    (["bench", *TRACE, "--chunk-size", "1", "--brokers", "sjf"], 2, ["--brokers sjf", "two or more"]),
+    (["bench", *TRACE, "--chunk-size", "1", "--plots", "afile"], 2, ["--plots afile", "is a file"]),
+    (["compare", *TRACE, "--loads", "0.5"], 2, ["--loads 0.5", "generators"]),
+    (["compare", "alibaba-like", "--loads", "0.5"], 2, ["--loads 0.5", "not alibaba-like"]),
+    (["compare", "deeprm", "--seeds", "0"], 2, ["--seeds 0", ">= 1"]),
+    (["compare", "deeprm", "--load", "0.5", "--loads", "0.5,0.7"], 2, ["--loads", "either --load or --loads"]),
+    (["train", "deepjs", *TRACE, "--iterations", "0", "--checkpoint", "d.pt"], 2, ["iterations", "0", ">= 1"]),
+    (["train", "deepjs", *TRACE, "--hidden", "3,0,6", "--checkpoint", "d.pt"], 2, ["hidden", "size 0"]),
+    (["train", "deepjs", *TRACE, "--chunks", "0:99", "--checkpoint", "d.pt"], 2, ["--chunks 0:99", "chunk"]),
+    (["train", "deepjs", *TRACE, "--jobs", "0:2"], 2, ["--jobs 0:2", "chunks"]),
+    (["train", "deepjs", *TRACE, "--resume", "--checkpoint", "d.pt"], 2, ["--checkpoint d.pt", "--resume"]),
+    (["train", "deepjs", *TRACE, "--checkpoint", "full"], 2, ["--checkpoint full", "folder"]),
+    (["train", "deepjs", *TRACE, "--checkpoint", "afile"], 2, ["--checkpoint afile", "already exists",
+                                                               "--resume"]),
+    # Bad files: exit 1, the file named.
+    (["replay", "afile"], 1, ["afile", "column"]),
+    (["replay", *TRACE, "--format", "alibaba-v2018"], 1, ["jobs.csv", "column"]),
+    (["replay", "--brokers", "deepjs", "--checkpoint", "afile"], 1, ["afile", "not a usable DeepJS checkpoint"]),
+    # argparse's own: unknown options and choices.
+    (["replay", "--nope"], 2, ["unrecognized arguments: --nope"]),
+    (["replay", "--format", "csv"], 2, ["--format", "invalid choice"]),
+    (["replay", "--work", "2"], 2, ["unrecognized arguments: --work"]),
+]
+
+
+@pytest.mark.parametrize("argv, status, words", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_a_mistake_gets_one_clear_message(files, capsys, argv, status, words):
+    code, out, err = cli(argv, capsys)
+    assert code == status, err
+    assert "Traceback" not in err and "Traceback" not in out
+    for word in words:
+        assert word in err, f"{word!r} not in {err!r}"
+    assert not list(files.glob(".*partial*")), "a refused run left a staging folder behind"
+    assert (files / "full" / "old.txt").is_file()  # a refused run never touches an existing folder
+
+
+def test_refusals_come_before_any_work(files, capsys):
+    # An option that cannot work is refused before the trace is even read: no cache entry appears.
+    code, _, err = cli(["replay", "jobs.csv", "--format", "alibaba-v2018", "--machines", "0"], capsys)
+    assert code == 2 and "--machines 0" in err
+    assert not (files / "cache").exists()
+
+
+def test_a_damaged_gzip_file_is_named(files, capsys):
+    whole = gzip.compress(JOBS.encode())
+    Path("cut.csv.gz").write_bytes(whole[: len(whole) // 2])
+    code, _, err = cli(["replay", "cut.csv.gz", "--format", "alibaba-v2017"], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "cut.csv.gz" in err or "compressed file" in err
+
+
+def test_debug_shows_the_traceback(files, capsys):
+    code, _, err = cli(["--debug", "replay", "afile"], capsys)
+    assert code == 1 and "Traceback" in err and "afile" in err
+
+
+def test_json_output_is_strict(files, capsys):
+    # A resource with no capacity has no utilisation (NaN in Python); JSON says null, never NaN.
+    code, out, _ = cli(["replay", "jobs.csv", "--machines", "1", "--capacity", "cpu=2,memory=1,disk=0", "--json"],
+                       capsys)
+    assert code == 0
+
+    def refuse(token):
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    lines = [json.loads(line, parse_constant=refuse) for line in out.splitlines()]
+    assert lines[0]["utilisation_disk"] is None and lines[-1]["summary"] is True
+
+
+def test_the_summary_accounts_for_every_instance(files, capsys):
+    code, out, _ = cli(["replay", *TRACE, "--tick", "1", "--json"], capsys)
+    *rows, summary = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    # 3 jobs: 2 + 1 + 1 instances; each finished.
+    assert summary["instances"] == 4 and summary["finished"] == {"first-fit": 4} and summary["failed"] == {
+        "first-fit": 0}
+
+
+def _slow_replay(out: Path, extra=()) -> list[str]:
+    # 12 chunks of the built-in workload, one at a time: long enough to interrupt in the middle.
+    return [sys.executable, "-m", "cloudsim", "replay", "--synthetic-jobs", "240", "--chunk-size", "20",
+            "--brokers", "random", "--workers", "1", "--json", "--out", str(out), *extra]
+
+
+def _interrupt_after_first_row(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = process.stdout.readline()  # the first episode finished
+    assert first.startswith("{"), process.stderr.read()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(argv, process.returncode, first + out, err)
+
+
+def test_ctrl_c_ends_cleanly_and_keeps_finished_runs_aside(tmp_path):
+    out = tmp_path / "results"
+    done = _interrupt_after_first_row(_slow_replay(out), tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "interrupted" in done.stderr
+    assert not out.exists()  # nothing under the name a later run would take for complete
+    kept = tmp_path / "results.incomplete"
+    assert (kept / "INCOMPLETE.txt").is_file() and str(kept) in done.stderr
+    finished = [p for p in kept.glob("episode-*/random") if (p / "summary.json").is_file()]
+    assert finished and all((p / "tasks.parquet").is_file() for p in finished)
+    assert not list(tmp_path.glob(".results.partial*"))
+
+
+def test_an_interrupted_overwrite_leaves_the_old_results_whole(tmp_path):
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "episodes.csv").write_text("the earlier, complete run\n")
+    done = _interrupt_after_first_row(_slow_replay(out, ["--overwrite"]), tmp_path)
+    assert done.returncode == 130
+    assert (out / "episodes.csv").read_text() == "the earlier, complete run\n"
+    assert sorted(p.name for p in out.iterdir()) == ["episodes.csv"]
+
+
+def test_a_completed_run_replaces_the_old_folder_whole(files, capsys):
+    assert cli(["replay", *TRACE, "--chunk-size", "2", "--out", "full", "--overwrite"], capsys)[0] == 0
+    names = sorted(p.name for p in Path("full").iterdir())
+    assert names == ["episode-0", "episode-1", "episodes.csv"]  # the old file is gone, not mixed in
+    assert not list(files.glob(".full*"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere: a read-only folder refuses nobody")
+def test_an_unwritable_out_folder_is_refused_before_running(files, capsys):
+    Path("locked").mkdir()
+    os.chmod("locked", 0o500)
+    code, _, err = cli(["replay", *TRACE, "--out", "locked/results"], capsys)
+    assert code == 1 and "cannot write" in err
+
+
+def test_the_command_line_starts_fast_enough_to_refuse_in_under_a_second(files):
+    # Measured, not asserted as a time: the refusal must not import torch (seconds) or touch the trace.
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "cloudsim", "replay", "--machines", "0"],
+                          capture_output=True, text=True, cwd=files)
+    assert done.returncode == 2
+    assert " torch" not in done.stderr.replace("torch.", "")  # no line of the import log names torch
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "cloudsim", "replay", "--machines", "0"], capture_output=True, cwd=files)
+    print(f"refusal took {time.perf_counter() - started:.2f} s")
