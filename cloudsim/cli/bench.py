@@ -7,26 +7,23 @@ import argparse
 import pandas as pd
 
 from cloudsim.cli.replay import print_table
-from cloudsim.cli.sections import add_run_sections, build_run_config
+from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
 from cloudsim.run import BenchConfig, bench, strict_json
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "bench", parents=parents, allow_abbrev=False,
+    add_run_command(
+        commands, parents, "bench", BenchConfig, run,
         help="run several brokers on the same chunks and compare makespans (DeepJS Table 2)",
         description="Run every broker on every chunk (tick 1 by default, as DeepJS) and count the chunks on "
                     "which the candidate's makespan is lower, equal or higher than each baseline's.")
-    add_run_sections(parser, BenchConfig)
-    parser.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
     config = build_run_config(namespace, BenchConfig)
-    on_row = (lambda row: print(strict_json(row), flush=True)) if config.report.json else None
-    result = bench(config, on_row)
+    result = bench(config, json_printer(config))
     if config.report.json:
         print(strict_json(result.total), flush=True)
         return 0

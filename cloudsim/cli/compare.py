@@ -6,27 +6,24 @@ import argparse
 
 import pandas as pd
 
-from cloudsim.cli.sections import add_run_sections, build_run_config
+from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
 from cloudsim.run import CompareConfig, compare, strict_json
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "compare", parents=parents, allow_abbrev=False,
+    add_run_command(
+        commands, parents, "compare", CompareConfig, run,
         help="run many brokers on the same workload (loads, chunks, seeds) and report tables and plots",
         description="Run every broker on the same workload: a trace (its chunks or a job range) or a generator "
                     "(deeprm, poisson, rlsk, alibaba-like) at one or more loads, for several seeds. Prints the "
                     "mean metrics per broker (and load); --out writes runs.parquet, summary.md and PNG plots.")
-    add_run_sections(parser, CompareConfig)
-    parser.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
     config = build_run_config(namespace, CompareConfig)
-    on_row = (lambda row: print(strict_json(row), flush=True)) if config.report.json else None
-    result = compare(config, namespace.argv, on_row)
+    result = compare(config, namespace.argv, json_printer(config))
     if config.report.json:
         print(strict_json(result.total), flush=True)
         return 0

@@ -6,7 +6,7 @@ import argparse
 
 import pandas as pd
 
-from cloudsim.cli.sections import add_run_sections, build_run_config
+from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
 from cloudsim.run import RunConfig, replay, strict_json
 
 __all__ = ["add_parser", "print_table", "run"]
@@ -15,19 +15,16 @@ REPORTED = ("makespan", "avg_completion", "avg_slowdown", "avg_job_completion", 
 
 
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "replay", parents=parents, allow_abbrev=False,
+    add_run_command(
+        commands, parents, "replay", RunConfig, run,
         help="replay a workload under one or more brokers",
         description="Replay a trace (or, without one, a generated workload) under each broker and print "
                     "metrics per episode: a table, or with --json one JSON object per run and a summary line.")
-    add_run_sections(parser, RunConfig)
-    parser.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
     config = build_run_config(namespace, RunConfig)
-    on_row = (lambda row: print(strict_json(row), flush=True)) if config.report.json else None
-    result = replay(config, on_row)
+    result = replay(config, json_printer(config))
     if config.report.json:
         print(strict_json(result.total), flush=True)
     else:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import MISSING, fields
-from typing import Any
+from typing import Any, Callable
 
 from cloudsim.cli.options import add_section, build, parse_given
+from cloudsim.run import strict_json
 
-__all__ = ["add_run_sections", "build_run_config"]
+__all__ = ["add_run_command", "add_run_sections", "build_run_config", "json_printer"]
 
 SECTIONS = (
     ("workload", "workload"),
@@ -39,3 +40,19 @@ def build_run_config(namespace: argparse.Namespace, cls: type) -> Any:
     defaults = _section_defaults(cls)
     sections = {key: build(namespace, key, defaults[key]) for key, _ in SECTIONS}
     return cls(**sections, **parse_given(namespace, "command", cls))
+
+
+def add_run_command(commands, parents: list[argparse.ArgumentParser], name: str, cls: type, run: Callable,
+                    help: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand whose options are the sections of config class ``cls``, handled by ``run``."""
+    parser = commands.add_parser(name, parents=parents, allow_abbrev=False, help=help, description=description)
+    add_run_sections(parser, cls)
+    parser.set_defaults(run=run)
+    return parser
+
+
+def json_printer(config: Any) -> Callable[[dict], None] | None:
+    """With --json, a function that prints each row as one strict JSON line as soon as it is ready."""
+    if not config.report.json:
+        return None
+    return lambda row: print(strict_json(row), flush=True)
