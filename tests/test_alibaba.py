@@ -123,12 +123,12 @@ def test_a_tar_archive_is_refused_before_reading(tmp_path, cache):
 def test_the_cache_is_reused_until_the_source_changes(tmp_path, cache):
     path = write(tmp_path, "batch_task.csv", V2017_TASKS)
     load_alibaba_v2017(path, cache=cache)
-    assert len(list(cache.glob("*.parquet"))) == 1
+    assert len(list(cache.glob("*.tasks.*.parquet"))) == 1
     assert len(load_alibaba_v2017(path, cache=cache).jobs) == 2
-    assert len(list(cache.glob("*.parquet"))) == 1
+    assert len(list(cache.glob("*.tasks.*.parquet"))) == 1
     path.write_text(V2017_TASKS + "60,70,9,1,1,Terminated,50,0.01\n")
     assert len(load_alibaba_v2017(path, cache=cache).jobs) == 3
-    assert len(list(cache.glob("*.parquet"))) == 2
+    assert len(list(cache.glob("*.tasks.*.parquet"))) == 2
 
 
 # ----------------------------------------------------------------- v2018

@@ -148,12 +148,24 @@ def test_refusals_come_before_any_work(files, capsys):
     assert not (files / "cache").exists()
 
 
-def test_a_damaged_gzip_file_is_named(files, capsys):
-    whole = gzip.compress(JOBS.encode())
+@pytest.mark.parametrize("fmt", ["cloudsimpy", "alibaba-v2017"])
+@pytest.mark.parametrize("rows", [3, 50_000], ids=["cut in the first line", "cut after many lines"])
+def test_a_damaged_gzip_file_is_named(files, capsys, fmt, rows):
+    if fmt == "cloudsimpy":
+        text = JOBS.splitlines(keepends=True)[0] + "".join(f"{i},{i},1,0.5,0.01,{i},1,1,0\n" for i in range(rows))
+    else:
+        text = "".join(f"{100 + i},{200 + i},{i},1,1,Terminated,50,0.01\n" for i in range(rows))
+    whole = gzip.compress(text.encode())
     Path("cut.csv.gz").write_bytes(whole[: len(whole) // 2])
-    code, _, err = cli(["replay", "cut.csv.gz", "--format", "alibaba-v2017"], capsys)
+    code, _, err = cli(["replay", "cut.csv.gz", "--format", fmt], capsys)
     assert code == 1 and "Traceback" not in err
-    assert "cut.csv.gz" in err or "compressed file" in err
+    assert "cut.csv.gz: is not a whole gzip file" in err and "compress or download it again" in err
+
+
+def test_a_file_that_is_not_gzip_is_named(files, capsys):
+    Path("plain.csv.gz").write_text(JOBS)
+    code, _, err = cli(["replay", "plain.csv.gz"], capsys)
+    assert code == 1 and "plain.csv.gz: is not a whole gzip file" in err
 
 
 def test_debug_shows_the_traceback(files, capsys):

@@ -7,7 +7,7 @@ knows about brokers.
 from traces.alibaba import MachineTable, load_alibaba_v2017, load_alibaba_v2018, machines_v2017, machines_v2018
 from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
-from traces.rawcsv import TraceFormatError
+from traces.rawcsv import CacheError, EmptyWorkloadError, TraceFormatError
 from traces.synthetic import (
     DEEPRM,
     DEEPRM_PLUS,
@@ -30,6 +30,8 @@ __all__ = [
     "GENERATORS",
     "RLSK",
     "BimodalJobs",
+    "CacheError",
+    "EmptyWorkloadError",
     "MachineTable",
     "TraceFormatError",
     "Workload",

@@ -4,6 +4,15 @@ Columns: submit_time (s), duration (s, the mean over the task's instances), cpu
 (cores), memory (normalised to 1), job_id, task_id, instances_num, disk. A
 leading unnamed column (a pandas index) is ignored. A file without a header row
 is read as these columns in this order (with or without the index column).
+Row 1 is a header when, after stripping spaces, a UTF-8 byte-order mark and
+case, one of its fields is one of these column names, or none of its fields is
+a number (a header of other names then fails with the missing columns); any
+other row 1 is data, so a damaged first row is reported (line 1 and its
+column), not dropped. A ``.csv.gz`` file is read as well; a UTF-8 byte-order
+mark is ignored. An empty file is a `TraceFormatError`, a header without rows
+an `EmptyWorkloadError`; every message about a row names the file, the line(s)
+and the column, including values that are not finite or beyond the 64-bit
+integer range, and bytes that are not UTF-8.
 
 Jobs are built exactly as CloudSimPy builds them, which replays need for equal
 makespans: rows are grouped by job_id in order of first appearance, tasks keep
@@ -16,17 +25,20 @@ does, so every float is the same double.
 from __future__ import annotations
 
 import csv
+import gzip
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from cloudsim.specs import JobSpec, TaskSpec
-from traces.rawcsv import TraceFormatError
+from traces.rawcsv import EmptyWorkloadError, TraceFormatError, first_row, non_utf8_message, open_text
 
-__all__ = ["CLOUDSIMPY_COLUMNS", "TraceFormatError", "load_cloudsimpy"]
+__all__ = ["CLOUDSIMPY_COLUMNS", "EmptyWorkloadError", "TraceFormatError", "load_cloudsimpy"]
 
 CLOUDSIMPY_COLUMNS = ("submit_time", "duration", "cpu", "memory", "job_id", "task_id", "instances_num", "disk")
+_WHOLE = ("job_id", "task_id", "instances_num")
 
 
 def _rows_error(path: Path, frame: pd.DataFrame, bad: pd.Series, column: str, what: str) -> TraceFormatError:
@@ -34,6 +46,7 @@ def _rows_error(path: Path, frame: pd.DataFrame, bad: pd.Series, column: str, wh
     first = frame.attrs["first_data_line"]
     lines = ", ".join(str(r + first) for r in rows[:5]) + (" ..." if len(rows) > 5 else "")
     example = frame[column].iloc[rows[0]]
+    example = example.item() if isinstance(example, np.generic) else example  # as written: 5, not np.int64(5)
     return TraceFormatError(
         f"{path}: column {column!r} {what} on {len(rows)} line(s): {lines} (first value: {example!r})"
     )
@@ -47,41 +60,79 @@ def _is_number(field: str) -> bool:
     return True
 
 
+def _is_header(first: list[str]) -> bool:
+    names = [field.replace("\ufeff", "").strip().lower() for field in first]
+    return any(name in CLOUDSIMPY_COLUMNS for name in names) or not any(_is_number(name) for name in names)
+
+
+def _non_utf8(path: Path, names: list[str]) -> str:
+    """Where the first byte that is not UTF-8 is (error path only: reads the file again)."""
+    with open_text(path) as handle:
+        for number, row in enumerate(csv.reader(handle), start=1):
+            for i, value in enumerate(row):
+                bad = next((ord(c) - 0xDC00 for c in value if "\udc80" <= c <= "\udcff"), None)
+                if bad is not None:
+                    column = names[i] if i < len(names) and names[i] else f"#{i + 1}"
+                    return non_utf8_message(number, column, bad)
+    return "a byte is not UTF-8; convert the file to UTF-8"
+
+
+def _read(path: Path) -> pd.DataFrame:
+    first = first_row(path)
+    header = _is_header(first)
+    names = {len(CLOUDSIMPY_COLUMNS): list(CLOUDSIMPY_COLUMNS), len(CLOUDSIMPY_COLUMNS) + 1: ["", *CLOUDSIMPY_COLUMNS]}
+    if not header and len(first) not in names:
+        raise TraceFormatError(f"{path}: line 1 has {len(first)} columns and no header; a headerless jobs.csv "
+                               f"has the {len(CLOUDSIMPY_COLUMNS)} columns {', '.join(CLOUDSIMPY_COLUMNS)}")
+    # utf-8-sig: a byte-order mark is not part of the first name or value; compression follows the suffix.
+    options = {"encoding": "utf-8-sig", "compression": "gzip" if path.suffix == ".gz" else None}
+    try:
+        frame = pd.read_csv(path, **options) if header else \
+            pd.read_csv(path, header=None, names=names[len(first)], **options)
+    except UnicodeDecodeError:
+        columns = [field.replace("\ufeff", "").strip() for field in first] if header else names.get(len(first), [])
+        raise TraceFormatError(f"{path}: {_non_utf8(path, columns)}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise TraceFormatError(f"{path}: not a readable CSV file ({err})") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+        raise TraceFormatError(f"{path}: is not a whole gzip file ({err}); compress or download it again, "
+                               f"or pass the plain CSV") from None
+    frame.attrs["first_data_line"] = 2 if header else 1
+    return frame
+
+
 def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
     """Read a CloudSimPy jobs.csv into jobs in CloudSimPy's order (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such trace file")
-    try:
-        with open(path, newline="") as handle:
-            first = next(csv.reader(handle), [])
-        headerless = bool(first) and all(_is_number(field) for field in first)
-        names = {len(CLOUDSIMPY_COLUMNS): list(CLOUDSIMPY_COLUMNS), len(CLOUDSIMPY_COLUMNS) + 1: ["", *CLOUDSIMPY_COLUMNS]}
-        if headerless and len(first) not in names:
-            raise TraceFormatError(f"{path}: line 1 has {len(first)} columns and no header; a headerless jobs.csv "
-                                   f"has the {len(CLOUDSIMPY_COLUMNS)} columns {', '.join(CLOUDSIMPY_COLUMNS)}")
-        frame = pd.read_csv(path, header=None, names=names[len(first)]) if headerless else pd.read_csv(path)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
-        raise TraceFormatError(f"{path}: not a readable CSV file ({err})") from err
-    frame.attrs["first_data_line"] = 1 if headerless else 2
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = _read(path)
+    frame.columns = [str(c).replace("\ufeff", "").strip() for c in frame.columns]
     missing = [c for c in CLOUDSIMPY_COLUMNS if c not in frame.columns]
     if missing:
         raise TraceFormatError(
             f"{path}: missing column(s) {missing} for --format cloudsimpy; the header must name "
             f"{', '.join(CLOUDSIMPY_COLUMNS)} (found {list(frame.columns)})"
         )
+    if frame.empty:
+        raise EmptyWorkloadError(f"{path}: has a header row but no data rows: no jobs to load")
     for column in CLOUDSIMPY_COLUMNS:
         values = pd.to_numeric(frame[column], errors="coerce")
         if values.isna().any():
             raise _rows_error(path, frame, values.isna(), column, "is empty or not a number")
+        infinite = ~np.isfinite(values.to_numpy(dtype=np.float64))
+        if infinite.any():
+            raise _rows_error(path, frame, pd.Series(infinite), column, "is not a finite number")
         if (values < 0).any():
             raise _rows_error(path, frame, values < 0, column, "is negative")
+        if column in _WHOLE:  # checked before conversion, so that the message shows the value as written
+            if (values % 1 != 0).any():
+                raise _rows_error(path, frame, values % 1 != 0, column, "is not a whole number")
+            beyond = values.to_numpy(dtype=np.float64) >= 2.0**63  # int64 would wrap around silently
+            if beyond.any():
+                raise _rows_error(path, frame, pd.Series(beyond), column, "is beyond the 64-bit integer range")
+            values = values.astype(np.int64)
         frame[column] = values
-    for column in ("job_id", "task_id", "instances_num"):
-        if (frame[column] % 1 != 0).any():
-            raise _rows_error(path, frame, frame[column] % 1 != 0, column, "is not a whole number")
-        frame[column] = frame[column].astype(np.int64)
     if (frame.instances_num < 1).any():
         raise _rows_error(path, frame, frame.instances_num < 1, "instances_num", "is below 1")
     duplicated = frame.duplicated(["job_id", "task_id"], keep="first")

@@ -22,6 +22,7 @@ from cloudsim.run.config import (
 from cloudsim.simulation import MachineEvent
 from cloudsim.specs import ClusterSpec, JobSpec, UnschedulableTaskError, check_jobs_fit
 from traces import (
+    EmptyWorkloadError,
     Workload,
     generate,
     load_alibaba_v2017,
@@ -125,8 +126,15 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
         total = len(workload.jobs)
     else:
         load_trace = load_alibaba_v2017 if source.trace_format == "alibaba-v2017" else load_alibaba_v2018
-        workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
-                              window=source.window, cache=source.cache, jobs=selection)
+        try:
+            workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
+                                  window=source.window, cache=source.cache, jobs=selection)
+        except EmptyWorkloadError as err:
+            if selection is None:
+                raise
+            # The range starts past the last job: the option is what to change, not the file.
+            option, value = ("--jobs", source.jobs) if source.jobs is not None else ("--chunks", source.chunks)
+            raise ConfigError(option, span_text(value), str(err)) from None
         total = workload.total_jobs
         first_job = 0 if selection is None else selection[0]
     resolved = ResolvedWorkload(workload, _cluster(config, None), first_job=first_job, total_jobs=total)
@@ -137,8 +145,8 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
             table = machines_v2018(source.machine_table)
         resolved.cluster = table.cluster
         resolved.events = list(table.events) if source.machine_events else []
-        resolved.machine_skipped = dict(getattr(table, "skipped", {}))
-        resolved.machine_notes = dict(getattr(table, "notes", {}))
+        resolved.machine_skipped = dict(table.skipped)
+        resolved.machine_notes = dict(table.notes)
     return resolved
 
 
