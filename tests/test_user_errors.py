@@ -95,6 +95,7 @@ CASES = [
     (["replay", "--mttr", "5"], 2, ["--mttr 5", "needs --mtbf"]),
     (["replay", "--mtbf", "0"], 2, ["--mtbf 0", "> 0"]),
     (["replay", *TRACE, "--tick", "1e-9"], 2, ["--tick 1e-09", "wake", "leave --tick out"]),
+    (["replay", "deeprm", "--mtbf", "0.5"], 2, ["--mtbf 0.5", "tries", "would not end", "--on-failure fail"]),
     (["replay", "--overwrite"], 2, ["--overwrite", "needs --out"]),
     (["replay", "--out", "afile"], 2, ["--out afile", "is a file"]),
     (["replay", "--out", "full"], 2, ["--out full", "already holds files", "--overwrite"]),
@@ -166,6 +167,16 @@ def test_a_file_that_is_not_gzip_is_named(files, capsys):
     Path("plain.csv.gz").write_text(JOBS)
     code, _, err = cli(["replay", "plain.csv.gz"], capsys)
     assert code == 1 and "plain.csv.gz: is not a whole gzip file" in err
+
+
+def test_frequent_failures_with_requeue_are_warned_about_with_the_numbers(files, capsys):
+    # The longest task lasts 4: with a failure every 1 time unit on average it needs about
+    # exp(4 / 1) = 54.6 tries. It runs, with a warning that says so.
+    code, out, err = cli(["replay", *TRACE, "--mtbf", "1", "--json"], capsys)
+    assert code == 0
+    assert "warning: --mtbf 1:" in err and "about 54.6 tries" in err and "--on-failure fail" in err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["finished"]["first-fit"] == summary["instances"] == 4
 
 
 def test_debug_shows_the_traceback(files, capsys):

@@ -40,9 +40,11 @@ MAX_TICK_WAKES = 100_000_000
 """A tick that wakes the scheduler more often than this before the last arrival is refused:
 at a few microseconds a wake, the run would take longer than anyone waits for."""
 
-MAX_EXPECTED_TRIES = 10.0
-"""With re-queued failures, an instance of duration D needs exp(D / mtbf) tries on average;
-above this many, the run is warned about (it may take very long)."""
+WARN_EXPECTED_TRIES = 10.0
+MAX_EXPECTED_TRIES = 1e6
+"""With re-queued failures, an instance of duration D needs exp(D / mtbf) tries on average; above
+`WARN_EXPECTED_TRIES` the run is warned about (it may take long), above `MAX_EXPECTED_TRIES` it is
+refused (it would not end in any useful time)."""
 
 
 @dataclass
@@ -192,8 +194,8 @@ def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode])
     Raises `ConfigError` naming the option to change: a resource the cluster
     lacks or a task no machine can hold (--capacity, or --machine-table), a tick
     so small against the arrivals that the run would not end in any useful time
-    (--tick). Warns when random failures with re-queueing would restart long
-    instances many times over (--mtbf).
+    (--tick), random failures so frequent that re-queued instances would never
+    finish (--mtbf). Warns when they would restart long instances many times over.
     """
     cluster_option = "--machine-table" if config.workload.machine_table is not None else "--capacity"
     shown = config.workload.machine_table if config.workload.machine_table is not None else ",".join(
@@ -216,9 +218,12 @@ def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode])
     if mtbf is not None and config.simulation.on_failure == "requeue":
         longest = max((task.longest_duration for run in runs for job in run.jobs for task in job.tasks), default=0.0)
         tries = math.exp(min(longest / mtbf, 700.0))
+        problem = (f"the longest instance lasts {longest:g}, so with --on-failure requeue it needs about {tries:.3g} "
+                   f"tries on average (exp({longest:g}/{mtbf:g}))")
+        fix = "raise --mtbf well above the durations or use --on-failure fail"
         if tries > MAX_EXPECTED_TRIES:
-            warnings.append(f"--mtbf {mtbf:g}: the longest instance lasts {longest:g}, so with --on-failure requeue "
-                            f"it needs about {tries:.3g} tries on average (exp({longest:g}/{mtbf:g})) and the run may "
-                            f"take very long; raise --mtbf well above the durations or use --on-failure fail")
+            raise ConfigError("--mtbf", mtbf, f"{problem}: the run would not end; {fix}")
+        if tries > WARN_EXPECTED_TRIES:
+            warnings.append(f"--mtbf {mtbf:g}: {problem} and the run may take long; {fix}")
     return warnings
 
