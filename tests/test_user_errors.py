@@ -7,6 +7,7 @@ after loading, before the first episode); 1: bad input files and other failures.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -177,6 +178,20 @@ def test_frequent_failures_with_requeue_are_warned_about_with_the_numbers(files,
     assert "warning: --mtbf 1:" in err and "about 54.6 tries" in err and "--on-failure fail" in err
     summary = json.loads(out.splitlines()[-1])
     assert summary["finished"]["first-fit"] == summary["instances"] == 4
+
+
+def test_a_full_disk_is_one_message_and_leaves_no_half_written_folder(files, capsys, monkeypatch):
+    from cloudsim.metrics import EpisodeResult
+
+    def disk_full(self, directory):
+        raise OSError(errno.ENOSPC, "No space left on device", str(Path(directory) / "tasks.parquet"))
+
+    monkeypatch.setattr(EpisodeResult, "to_parquet", disk_full)
+    code, _, err = cli(["replay", *TRACE, "--chunk-size", "1", "--out", "results"], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "no space left on the device" in err and "tasks.parquet" in err and "write elsewhere" in err
+    assert not Path("results").exists() and not Path("results.incomplete").exists()  # nothing finished
+    assert not list(files.glob(".results*"))
 
 
 def test_debug_shows_the_traceback(files, capsys):
