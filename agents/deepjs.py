@@ -238,25 +238,22 @@ class DeepJS:
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
         """Check, once before simulating, that this policy can schedule ``cluster``; returns warnings.
 
-        Raises `CheckpointMismatchError` when the cluster's resources (names and order) are not the ones the
-        checkpoint was trained on, or lack one the features read: the features would be missing or misread.
-        Returns one warning when only the machines differ (another count or other capacities): the policy runs,
-        but its feature normaliser and what it learned were fitted to the training cluster.
+        Raises `CheckpointMismatchError` when the cluster lacks a resource the features read: the features
+        would be missing. Returns warnings when the resources differ otherwise (the features read resources
+        by name, so they are read right), and when the machines differ (another count or other capacities):
+        the policy runs, but its feature normaliser and what it learned were fitted to the training cluster.
         """
         label = _checkpoint_label(self.checkpoint)
         trained = self.trained_on
         needed = needed_resources(self.config.features)
         lacking = [r for r in needed if r not in cluster.resources]
-        if trained is not None and tuple(trained.resources) != tuple(cluster.resources):
-            why = (f"; its features need {', '.join(lacking)}, which this cluster lacks" if lacking else
-                   "; the same names in another order" if sorted(trained.resources) == sorted(cluster.resources)
-                   else "")
-            raise CheckpointMismatchError(
-                f"{label} was trained on resources ({', '.join(trained.resources)}) but this cluster has "
-                f"({', '.join(cluster.resources)}){why}. Give the cluster the checkpoint's resources in that order "
-                f"(e.g. --capacity {_capacity_text(trained.resources, trained.capacities[0]).replace(', ', ',')}), "
-                f"or pass a checkpoint trained on this cluster's resources with --checkpoint (train one with "
-                f"`cloudsim train deepjs`).", path=self.checkpoint)
+        warnings = []
+        if trained is not None and tuple(trained.resources) != tuple(cluster.resources) and not lacking:
+            # The features read resources by name: a resource they do not read may differ (e.g. the
+            # trace's clusters without disk), but the user should know the cluster is not the training one.
+            warnings.append(f"{label} was trained on resources ({', '.join(trained.resources)}) but this cluster "
+                            f"has ({', '.join(cluster.resources)}); its features read only "
+                            f"{', '.join(needed)}, which this cluster has, so it runs.")
         if lacking:
             raise CheckpointMismatchError(
                 f"{label}: its features ({', '.join(self.config.features)}) need resources ({', '.join(needed)}) "
@@ -264,7 +261,7 @@ class DeepJS:
                 f"{', '.join(lacking)} to the cluster (--capacity), or use a policy whose features this cluster "
                 f"has.", path=self.checkpoint)
         if trained is None or tuple(trained.capacities) == tuple(cluster.capacities):
-            return []
+            return warnings
         # The machine features are normalised around the training cluster's mean capacity (fit_normaliser):
         # say so when that is what changed, the likelier cause of poor decisions.
         scaled = [r for r in needed if any(f"machine_{r}" == f for f in self.config.features)]
@@ -276,7 +273,7 @@ class DeepJS:
                    f"(this cluster: {_capacity_text(scaled, now)}) and may not fit")
         else:
             why = "its fitness was learned on those machines and may rank pairs differently on these"
-        return [f"{label} was trained on {_describe_cluster(trained)}; this cluster has "
+        return warnings + [f"{label} was trained on {_describe_cluster(trained)}; this cluster has "
                 f"{_describe_cluster(cluster)}: {why}. Train a checkpoint on this cluster (`cloudsim train deepjs` "
                 f"with the same --machines and --capacity) before relying on its makespans."]
 
@@ -383,6 +380,9 @@ def read_checkpoint(path: str | Path | None = None) -> dict:
     if found != expected:
         raise bad(f"its weights {found} are not the network its config describes ({len(config.features)} "
                   f"features, hidden {config.hidden}: {expected})")
+    broken = [k for k, v in saved["model"].items() if not bool(torch.isfinite(v).all())]
+    if broken:  # a diverged training (too large a learning rate) would score every pair NaN
+        raise bad(f"its weights {', '.join(broken)} hold NaN or infinite values (the training diverged)")
     return saved
 
 
@@ -534,6 +534,10 @@ class DeepJSTrainer:
         self.optimizer.zero_grad()
         (-objective).backward()  # ascend
         self.optimizer.step()
+        if not all(bool(torch.isfinite(p).all()) for p in self.model.parameters()):
+            raise ValueError(f"DeepJS training diverged: the weights hold NaN or infinite values after an update "
+                             f"with learning rate {self.config.learning_rate:g}; train again with a smaller "
+                             f"--learning-rate (the paper's is 0.001)")
         return {"decisions": int(len(sizes)), "mean_return": float(np.mean([q[0] for q in returns]))}
 
     def train_chunk(self, index: int, jobs: list[JobSpec]) -> dict:

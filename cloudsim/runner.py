@@ -48,6 +48,7 @@ def _ignore_interrupts() -> None:
     # Ctrl-C reaches every process of the terminal's group: the parent handles it once
     # and stops the pool; workers that also raised KeyboardInterrupt would print tracebacks.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not theirs: it stops them
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:

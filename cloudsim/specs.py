@@ -254,7 +254,8 @@ def parse_capacity(text: str) -> dict[str, float]:
         except ValueError:
             number = math.nan
         if not sep or not name or not math.isfinite(number) or number < 0:
-            raise ValueError(f"bad capacity {part!r} in {text!r}: write NAME=NUMBER pairs, e.g. cpu=64,memory=1")
+            raise ValueError(f"bad capacity {part!r} in {text!r}: write NAME=NUMBER pairs with finite numbers >= 0, "
+                             f"e.g. cpu=64,memory=1")
         if name in capacity:
             raise ValueError(f"resource {name!r} given twice in capacity {text!r}")
         capacity[name] = number

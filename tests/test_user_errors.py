@@ -121,6 +121,14 @@ CASES = [
     (["train", "deepjs", *TRACE, "--checkpoint", "full"], 2, ["--checkpoint full", "folder"]),
     (["train", "deepjs", *TRACE, "--checkpoint", "afile"], 2, ["--checkpoint afile", "already exists",
                                                                "--resume"]),
+    (["replay", "--executor", "ray", "--address", "http://x:y"], 2, ["--address http://x:y", "HOST:PORT"]),
+    (["compare", "deeprm", "--loads", "0.5,0.5"], 2, ["--loads 0.5,0.5", "twice"]),
+    (["compare", "deeprm", "--seeds", "100000000"], 2, ["--seeds 100000000", "at most"]),
+    (["replay", "--out", ""], 2, ["--out", "is empty"]),
+    (["replay", "--out", "afile/sub"], 2, ["--out afile/sub", "is a file, not a folder"]),
+    (["bench", *TRACE, "--chunk-size", "1", "--brokers", "first-fit,tetris", "--plots", "afile/sub"], 2,
+     ["--plots afile/sub", "is a file, not a folder"]),
+    (["train", "deepjs", *TRACE, "--checkpoint", "afile/d.pt"], 2, ["--checkpoint afile/d.pt", "is a file"]),
     # Bad files: exit 1, the file named.
     (["replay", "afile"], 1, ["afile", "column"]),
     (["replay", *TRACE, "--format", "alibaba-v2018"], 1, ["jobs.csv", "column"]),
@@ -194,6 +202,14 @@ def test_a_full_disk_is_one_message_and_leaves_no_half_written_folder(files, cap
     assert not list(files.glob(".results*"))
 
 
+def test_a_diverging_training_is_stopped_not_saved_as_nan(files, capsys, jobs_csv):
+    code, _, err = cli(["train", "deepjs", str(jobs_csv), "--chunk-size", "5", "--chunks", "0:2", "--iterations",
+                        "2", "--trajectories", "2", "--machines", "5", "--capacity", "cpu=64,memory=1,disk=1",
+                        "--learning-rate", "1e30", "--workers", "1", "--checkpoint", "d.pt"], capsys)
+    assert code == 1 and "training diverged" in err and "smaller --learning-rate" in err
+    assert not Path("d.pt").exists()
+
+
 def test_debug_shows_the_traceback(files, capsys):
     code, _, err = cli(["--debug", "replay", "afile"], capsys)
     assert code == 1 and "Traceback" in err and "afile" in err
@@ -247,6 +263,43 @@ def test_ctrl_c_ends_cleanly_and_keeps_finished_runs_aside(tmp_path):
     finished = [p for p in kept.glob("episode-*/random") if (p / "summary.json").is_file()]
     assert finished and all((p / "tasks.parquet").is_file() for p in finished)
     assert not list(tmp_path.glob(".results.partial*"))
+
+
+def test_sigterm_ends_like_ctrl_c_without_worker_tracebacks(tmp_path):
+    out = tmp_path / "results"
+    argv = _slow_replay(out)
+    argv[argv.index("--workers") + 1] = "2"
+    process = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("{")
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143 and "terminated" in err and "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".results.partial*"))
+    kept = tmp_path / "results.incomplete"
+    assert all(any(p.iterdir()) for p in kept.glob("episode-*"))  # no empty episode folder is kept
+
+
+def test_output_closed_early_stops_the_run_and_says_so(tmp_path):
+    # `cloudsim ... | head -1`: the run cannot report its rows any more; it stops with one line, not 0.
+    argv = _slow_replay(tmp_path / "results")
+    process = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.readline()
+    process.stdout.close()
+    err = process.stderr.read()
+    process.wait(timeout=60)
+    assert process.returncode == 141 and "broken pipe" in err and "Traceback" not in err
+    assert not (tmp_path / "results").exists()
+
+
+def test_configs_built_in_python_are_checked_as_the_command_line_is():
+    from cloudsim.run import BrokerConfig, ConfigError, SimulationConfig, WorkloadConfig
+
+    with pytest.raises(ConfigError, match="--format bogus: is not one of cloudsimpy"):
+        WorkloadConfig("deeprm", format="bogus")
+    with pytest.raises(ConfigError, match="--on-failure x: is not one of requeue, fail"):
+        SimulationConfig(on_failure="x")
+    with pytest.raises(ConfigError, match="as a tuple"):
+        BrokerConfig("first-fit")
 
 
 def test_an_interrupted_overwrite_leaves_the_old_results_whole(tmp_path):

@@ -8,7 +8,8 @@
 
 Every mistake ends in one line on stderr that names the culprit and the fix, and a
 non-zero exit: 2 for options that cannot work, 1 for everything else (a damaged
-trace, a bad checkpoint, a full disk), 130 for Ctrl-C. ``--debug`` (or
+trace, a bad checkpoint, a full disk), 130 for Ctrl-C, 143 for SIGTERM, 141 when
+the output is closed early (``| head``). ``--debug`` (or
 ``CLOUDSIM_DEBUG=1``) shows the traceback instead, for bug reports.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sys
 import traceback
 import warnings
@@ -56,6 +58,14 @@ def _message(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: workers stopped, finished results kept aside, one line."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"{PROG}: warning: {message}", file=sys.stderr)
 
@@ -68,14 +78,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = getattr(namespace, "debug", False) or os.environ.get("CLOUDSIM_DEBUG", "") not in ("", "0")
     previous = warnings.showwarning
     warnings.showwarning = _show_warning
+    previous_term = signal.signal(signal.SIGTERM, _terminate)
     try:
         return namespace.run(namespace)
+    except Terminated as error:
+        _report("terminated", error)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt as error:
         _report("interrupted", error)
         return 130
-    except BrokenPipeError:  # output piped into `head` and the like
-        sys.stderr.close()
-        return 0
+    except BrokenPipeError as error:  # output piped into `head` and the like: stop, and say the run is cut
+        _report("stopped: the output was closed before the run ended (broken pipe)", error)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 128 + signal.SIGPIPE
+    except MemoryError as error:
+        _report(f"out of memory ({error}); ask for less at once: fewer jobs (--synthetic-jobs, --jobs, "
+                "--chunk-size), machines, seeds or loads", error)
+        return 1
     except ConfigError as error:
         if debug:
             traceback.print_exc()
@@ -95,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         warnings.showwarning = previous
+        signal.signal(signal.SIGTERM, previous_term)
 
 
 def _report(message: str, error: BaseException) -> None:

@@ -166,6 +166,11 @@ def plot_utilisation_curves(curves: dict[str, pd.DataFrame], resources: Sequence
     return Path(path)
 
 
+def _write_runs(runs: pd.DataFrame, path: Path) -> None:
+    # A chunk is an index or a job range ("0:200"): one string column keeps Parquet's types fixed.
+    runs.assign(chunk=runs["chunk"].astype("string")).to_parquet(path, index=False)
+
+
 @dataclass
 class CompareResult:
     """Every run's row, the summary table (mean and std per broker, and load), the summary
@@ -213,15 +218,20 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
             what = f"{name}, episode(s) {labels[0]}" + (f" to {labels[-1]}" if len(labels) > 1 else "")
             first_run = f"{name}, episode {labels[0]}"
         rows, curves = [], {}
-        with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
-            for spec, outcome in zip(specs, runner.map(run_one, specs, desc="runs")):
-                row = {"broker": spec.broker, "load": spec.load, "chunk": spec.label, "seed": spec.seed,
-                       **{k: v for k, v in outcome.summary.items() if k != "broker"}}
-                rows.append(row)
-                if outcome.curve is not None:
-                    curves[spec.broker] = outcome.curve
-                if on_row is not None:
-                    on_row(row)
+        try:
+            with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
+                for spec, outcome in zip(specs, runner.map(run_one, specs, desc="runs")):
+                    row = {"broker": spec.broker, "load": spec.load, "chunk": spec.label, "seed": spec.seed,
+                           **{k: v for k, v in outcome.summary.items() if k != "broker"}}
+                    rows.append(row)
+                    if outcome.curve is not None:
+                        curves[spec.broker] = outcome.curve
+                    if on_row is not None:
+                        on_row(row)
+        except BaseException:
+            if folder is not None and rows:  # the finished runs are kept (in DIR.incomplete)
+                _write_runs(pd.DataFrame(rows), folder.staging / "runs.parquet")
+            raise
         check_accounted(rows)
         runs_frame = pd.DataFrame(rows)
         sweep = config.workload.is_generator and runs_frame["load"].nunique() > 1
@@ -238,8 +248,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
                  "wall_s": round(float(runs_frame["wall_s"].sum()), 3)}
         if folder is not None:
             out = folder.staging
-            runs_frame.assign(chunk=runs_frame["chunk"].astype("string")).to_parquet(out / "runs.parquet",
-                                                                                     index=False)
+            _write_runs(runs_frame, out / "runs.parquet")
             (out / "summary.md").write_text(f"Made by `cloudsim {shlex.join(argv)}` (cloudsim {__version__}): "
                                             f"mean ± standard deviation over runs.\n\n{markdown_table(table)}")
             per_broker = len(runs_frame) // len(brokers) // (runs_frame["load"].nunique() if sweep else 1)

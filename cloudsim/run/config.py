@@ -51,6 +51,7 @@ DEFAULT_CAPACITY = {"cpu": 64.0, "memory": 1.0, "disk": 1.0}
 DEFAULT_MACHINES = 5
 DEFAULT_GENERATOR = "alibaba-like"
 DEFAULT_LOAD = 0.7
+MAX_SEEDS = 1_000_000
 HEURISTICS = tuple(name for name in BROKERS if name != "deepjs")
 """Every hand-written broker: what compare runs by default."""
 
@@ -190,6 +191,15 @@ def _is_real(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _check_choices(section: object) -> None:
+    """Every option with a fixed set of values holds one of them (argparse checks the command line; this
+    checks configs built in Python too)."""
+    for name, how, _ in options_of(type(section)):
+        value = getattr(section, name)
+        if how.choices is not None and value is not None and value not in how.choices:
+            raise ConfigError(how.flag, value, f"is not one of {', '.join(how.choices)}")
+
+
 def _check_positive_whole(section: type, name: str, value: object, meaning: str) -> None:
     _require(_is_whole(value) and value >= 1, section, name, value, f"must be a whole number >= 1 ({meaning})")
 
@@ -278,6 +288,7 @@ class WorkloadConfig:
 
     def __post_init__(self) -> None:
         cls = type(self)
+        _check_choices(self)
         trace_only = ("format", "instances", "status_policy", "window", "machine_table", "cache")
         if self.is_generator:
             if self.source is not None and self.generator is not None and self.source != self.generator:
@@ -410,6 +421,7 @@ class SimulationConfig:
 
     def __post_init__(self) -> None:
         cls = type(self)
+        _check_choices(self)
         if self.tick is not None:
             _check_positive_real(cls, "tick", self.tick, "time units between scheduler wakes; leave it out "
                                  "for event-driven scheduling")
@@ -450,10 +462,15 @@ class RunnerConfig:
 
     def __post_init__(self) -> None:
         cls = type(self)
+        _check_choices(self)
         if self.workers is not None:
             _check_positive_whole(cls, "workers", self.workers, "worker processes")
         _require(self.address is None or self.executor == "ray", cls, "address", self.address,
                  "applies to --executor ray only")
+        if self.address is not None and self.address != "auto":
+            host, sep, port = self.address.removeprefix("ray://").rpartition(":")
+            _require(bool(host) and bool(sep) and port.isdigit(), cls, "address", self.address,
+                     "write HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:10001 or auto")
 
 
 @dataclass(frozen=True)
@@ -486,6 +503,8 @@ class BrokerConfig:
 
     def __post_init__(self) -> None:
         cls = type(self)
+        _require(not isinstance(self.brokers, str), cls, "brokers", self.brokers,
+                 "give the names as a tuple, e.g. BrokerConfig((\"first-fit\",))")
         object.__setattr__(self, "brokers", tuple(self.brokers))
         choose = f"choose from {', '.join(BROKERS)}"
         _require(len(self.brokers) > 0 and all(self.brokers), cls, "brokers", self.brokers,
@@ -539,6 +558,8 @@ class CompareConfig(RunConfig):
         super().__post_init__()
         cls = type(self)
         _check_positive_whole(cls, "seeds", self.seeds, "seeds per load or episode")
+        _require(self.seeds <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS:,} seeds per load or "
+                 "episode (each is a run); run several compares for more")
         if self.loads is not None:
             _require(len(self.loads) > 0 and all(_is_real(v) and v > 0 for v in self.loads), cls, "loads",
                      self.loads, "every load must be a finite fraction of capacity > 0")
@@ -547,6 +568,8 @@ class CompareConfig(RunConfig):
             _require(self.workload.generator_name != "alibaba-like", cls, "loads", self.loads,
                      "applies to the deeprm, poisson and rlsk generators, not alibaba-like")
             _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
+            _require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
+                     "names a load twice; name each once")
 
     @property
     def load_list(self) -> tuple[float | None, ...]:

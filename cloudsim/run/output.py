@@ -19,14 +19,19 @@ from typing import Any, Callable
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["ResultFolder", "folder_problem", "jsonable", "pyplot", "save_figure", "strict_json"]
+__all__ = ["ResultFolder", "folder_problem", "parent_problem", "jsonable", "pyplot", "save_figure", "strict_json"]
 
 
 def folder_problem(path: str | Path, overwrite: bool) -> str | None:
     """Why results cannot go into folder ``path`` (None when they can)."""
+    if str(path).strip() == "":
+        return "is empty; give a folder (it is created)"
     path = Path(path)
     if path.exists() and not path.is_dir():
         return "is a file; give a folder (it is created)"
+    problem = parent_problem(path)
+    if problem is not None:
+        return problem
     if path.is_dir() and not overwrite and any(path.iterdir()):
         return "already holds files; add --overwrite to replace them, or choose another folder"
     return None
@@ -62,6 +67,17 @@ def save_figure(figure, path: str | Path, dpi: int = 120) -> Path:
         partial.unlink(missing_ok=True)
         pyplot().close(figure)
     return path
+
+
+def parent_problem(path: str | Path) -> str | None:
+    """Why ``path`` could not be created (None when it can): a file on the way, or no permission."""
+    above = Path(path).absolute().parent
+    existing = next(p for p in (above, *above.parents) if p.exists())
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder; choose another place"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"cannot write in {existing}; choose a folder you can write to"
+    return None
 
 
 class ResultFolder:
@@ -103,6 +119,8 @@ class ResultFolder:
     def __exit__(self, kind, error, traceback) -> None:
         if error is not None and not self.done:
             reason = "interrupted" if isinstance(error, KeyboardInterrupt) else f"{kind.__name__}: {error}"
+            if isinstance(error, BrokenPipeError):
+                reason = "its output was closed early"
             kept = self.abandon(reason)
             if kept is not None:
                 error.add_note(f"the runs that finished are kept in {kept}")
@@ -143,6 +161,9 @@ class ResultFolder:
             return None
         for scratch in list(self.staging.rglob(".writing-*")):
             shutil.rmtree(scratch, ignore_errors=True)
+        for folder in sorted(self.staging.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            if folder.is_dir() and not any(folder.iterdir()):  # an episode whose runs never finished
+                folder.rmdir()
         kept = self.path.with_name(f"{self.path.name}.incomplete")
         if kept.exists():
             shutil.rmtree(kept, ignore_errors=True)

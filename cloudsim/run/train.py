@@ -10,7 +10,6 @@ is checked before the first rollout.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from cloudsim.run.config import (
     real,
     whole,
 )
+from cloudsim.run.output import parent_problem
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
@@ -111,11 +111,9 @@ class TrainConfig:
         if not self.agent.resume and checkpoint.exists():
             raise ConfigError("--checkpoint", self.agent.checkpoint, "already exists; add --resume to continue "
                               "that training, or choose another path")
-        parent = checkpoint.absolute().parent
-        existing = next(p for p in (parent, *parent.parents) if p.exists())
-        if not os.access(existing, os.W_OK):
-            raise ConfigError("--checkpoint", self.agent.checkpoint, f"cannot write in {existing}; choose a "
-                              "folder you can write to")
+        problem = parent_problem(checkpoint)
+        if problem is not None:
+            raise ConfigError("--checkpoint", self.agent.checkpoint, problem)
         flags = {"normalize_advantage": "--no-advantage-normalisation"}
         for name, value in self.agent.agent_settings().items():
             try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations

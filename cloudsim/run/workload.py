@@ -218,7 +218,8 @@ def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode])
     if mtbf is not None and config.simulation.on_failure == "requeue":
         longest = max((task.longest_duration for run in runs for job in run.jobs for task in job.tasks), default=0.0)
         tries = math.exp(min(longest / mtbf, 700.0))
-        problem = (f"the longest instance lasts {longest:g}, so with --on-failure requeue it needs about {tries:.3g} "
+        shown = f"about {tries:.3g}" if longest / mtbf < 700 else "more than 1e300"
+        problem = (f"the longest instance lasts {longest:g}, so with --on-failure requeue it needs {shown} "
                    f"tries on average (exp({longest:g}/{mtbf:g}))")
         fix = "raise --mtbf well above the durations or use --on-failure fail"
         if tries > MAX_EXPECTED_TRIES:
