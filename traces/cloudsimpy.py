@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from cloudsim.specs import JobSpec, TaskSpec
-from traces.rawcsv import EmptyWorkloadError, TraceFormatError, first_row, non_utf8_message, open_text
+from traces.rawcsv import EmptyWorkloadError, TraceFormatError, first_row, is_number, non_utf8_message, open_text
 
 __all__ = ["CLOUDSIMPY_COLUMNS", "EmptyWorkloadError", "TraceFormatError", "load_cloudsimpy"]
 
@@ -52,17 +52,9 @@ def _rows_error(path: Path, frame: pd.DataFrame, bad: pd.Series, column: str, wh
     )
 
 
-def _is_number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
-
-
 def _is_header(first: list[str]) -> bool:
     names = [field.replace("\ufeff", "").strip().lower() for field in first]
-    return any(name in CLOUDSIMPY_COLUMNS for name in names) or not any(_is_number(name) for name in names)
+    return any(name in CLOUDSIMPY_COLUMNS for name in names) or not any(is_number(name) for name in names)
 
 
 def _non_utf8(path: Path, names: list[str]) -> str:

@@ -205,7 +205,8 @@ def _normalise(field: str) -> str:
     return field.replace("\ufeff", "").strip().lower()
 
 
-def _is_number(field: str) -> bool:
+def is_number(field: str) -> bool:
+    """Whether the text reads as a number (float syntax, inf and nan included)."""
     try:
         float(field)
     except ValueError:
@@ -222,7 +223,7 @@ def has_header(spec: TableSpec, first: list[str]) -> bool:
         return False
     numeric = [names[i] for i, column in enumerate(spec.columns)
                if column in spec.types and _is_numeric(spec.types[column])]
-    return bool(numeric) and all(n and not _is_number(n) and _NAME_LIKE.match(n) for n in numeric)
+    return bool(numeric) and all(n and not is_number(n) and _NAME_LIKE.match(n) for n in numeric)
 
 
 def _is_numeric(kind: pa.DataType) -> bool:
