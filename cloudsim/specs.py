@@ -220,11 +220,10 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
     machine. ``demand`` (tasks x resources, in job then task order) may be given
     when the caller has already built it.
     """
-    keys = [(job.id, task.id) for job in jobs for task in job.tasks]
     if demand is None:
-        demand = np.array([cluster.demand_vector(task, where=f"job {job.id!r}: ") for job in jobs
-                           for task in job.tasks], dtype=np.float64).reshape(len(keys), len(cluster.resources))
-    if len(keys) == 0:
+        rows = [cluster.demand_vector(task, where=f"job {job.id!r}: ") for job in jobs for task in job.tasks]
+        demand = np.array(rows, dtype=np.float64).reshape(len(rows), len(cluster.resources))
+    if len(demand) == 0:
         return
     capacity = cluster.capacity_array()
     shapes = np.unique(capacity, axis=0)  # few distinct machine shapes, even in large clusters
@@ -232,8 +231,8 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
     for shape in shapes:
         holdable |= (demand <= shape).all(axis=1)
     if not holdable.all():
-        g = int(np.argmin(holdable))
-        job_id, task_id = keys[g]
+        g = int(np.argmin(holdable))  # only on failure: which (job, task) that row is
+        job_id, task_id = [(job.id, task.id) for job in jobs for task in job.tasks][g]
         asked = dict(zip(cluster.resources, demand[g].tolist()))
         largest = dict(zip(cluster.resources, capacity.max(axis=0).tolist()))
         raise UnschedulableTaskError(

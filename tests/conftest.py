@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
@@ -37,3 +38,21 @@ def three_tasks() -> list[JobSpec]:
         JobSpec("A", 0, (task("a1", 2, 2, 1, 5), task("a2", 1, 2, 4, 3))),
         JobSpec("B", 1, (task("b1", 1, 1, 1, 2),)),
     ]
+
+
+def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    """Write a test file: text as UTF-8, bytes as they are, a ``.gz`` name gzip-compressed."""
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        path.write_bytes(gzip.compress(content.encode("utf-8") if isinstance(content, str) else content))
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    """A fresh Parquet cache folder for one test."""
+    return tmp_path / "cache"

@@ -7,7 +7,7 @@ import pytest
 
 from cloudsim import MachineEvent
 from cloudsim.cli import main
-from conftest import DATA
+from conftest import DATA, write
 from traces import (
     TraceFormatError,
     load_alibaba_v2017,
@@ -41,17 +41,6 @@ V2018_TASKS = (
     "M1,1.0,j_3,1,Terminated,70,80,100.0,0.2\n"
     "R2_1,1.0,j_3,1,Running,80,0,100.0,0.2\n"
 )
-
-
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-@pytest.fixture
-def cache(tmp_path):
-    return tmp_path / "cache"
 
 
 def task_table(job):

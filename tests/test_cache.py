@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import traces.rawcsv as rawcsv
-from conftest import DATA
+from conftest import DATA, write
 from traces import CacheError, EmptyWorkloadError, load_alibaba_v2017, load_alibaba_v2018
 from traces.rawcsv import cached_parquet
 
@@ -49,17 +49,6 @@ DAGS = (
     "R2_1,1.0,j_e,1,Terminated,10,30,100.0,0.5\n"
     "task_Nzg3ODAwNDgzMTAwNTIxNTM4NQ==,2.0,j_f,1,Terminated,45,50,50.0,0.2\n"
 )
-
-
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-@pytest.fixture
-def cache(tmp_path):
-    return tmp_path / "cache"
 
 
 def entries(cache, kind="tasks"):

@@ -1,10 +1,10 @@
 """Trace input that is damaged, marked, compressed, empty or dirty: what the loaders make of it."""
 
-import gzip
 
 import pytest
 
 from cloudsim import MachineEvent
+from conftest import write
 from traces import (
     EmptyWorkloadError,
     TraceFormatError,
@@ -26,22 +26,6 @@ V2018 = ("M1,2.0,j_1,1,Terminated,100,110,100.0,0.5\n"
          "task_Nzg3ODAwNDgzMTAwNTIxNTM4NQ==,3.0,j_2,1,Terminated,50,60,100.0,0.2\n")
 CLOUDSIMPY_HEADER = ",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n"
 CLOUDSIMPY = "0,10,4.0,1.0,0.02,3,1,1,0\n1,20,1.0,0.5,0.03,5,12,2,0\n"
-
-
-def write(tmp_path, name, content):
-    path = tmp_path / name
-    if name.endswith(".gz"):
-        path.write_bytes(gzip.compress(content.encode("utf-8") if isinstance(content, str) else content))
-    elif isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def cache(tmp_path):
-    return tmp_path / "cache"
 
 
 def ids(workload):

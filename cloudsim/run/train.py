@@ -32,9 +32,11 @@ from cloudsim.run.output import parent_problem
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
-__all__ = ["DeepJSOptions", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
+__all__ = ["AGENT_FIELD", "DeepJSOptions", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
 
 AGENT_DEFAULTS = DeepJSConfig()
+AGENT_FIELD = {"no_advantage_normalisation": "normalize_advantage"}
+"""`DeepJSOptions` fields whose `DeepJSConfig` field has another name (the others share theirs)."""
 DEFAULT_CHUNK_SIZE = 10  # DeepJS trains on chunks of 10 jobs
 
 
@@ -85,7 +87,7 @@ class DeepJSOptions:
         settings = {name: getattr(self, name) for name in ("iterations", "trajectories", "reward", "hidden",
                                                            "learning_rate", "tick") if getattr(self, name) is not None}
         if self.no_advantage_normalisation:
-            settings["normalize_advantage"] = False
+            settings[AGENT_FIELD["no_advantage_normalisation"]] = False
         return settings
 
 
@@ -114,12 +116,12 @@ class TrainConfig:
         problem = parent_problem(checkpoint)
         if problem is not None:
             raise ConfigError("--checkpoint", self.agent.checkpoint, problem)
-        flags = {"normalize_advantage": "--no-advantage-normalisation"}
+        option_of = {field: option for option, field in AGENT_FIELD.items()}
         for name, value in self.agent.agent_settings().items():
             try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
                 dataclasses.replace(AGENT_DEFAULTS, **{name: value})
             except ValueError as err:
-                raise ConfigError(flags.get(name) or flag_of(DeepJSOptions, name), value, str(err)) from None
+                raise ConfigError(flag_of(DeepJSOptions, option_of.get(name, name)), value, str(err)) from None
 
 
 def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = None,
