@@ -41,6 +41,7 @@ __all__ = [
     "ShortestJobFirst",
     "Tetris",
     "TetrisStar",
+    "Windowed",
 ]
 
 
@@ -327,3 +328,28 @@ class RoundRobin(QueuePolicy):
         machine = int(after[0] if len(after) else machines[0])
         self.next_machine = (machine + 1) % view.num_machines
         return machine
+
+
+class Windowed:
+    """Any broker shown only the first ``size`` waiting tasks, the rest being a backlog it cannot
+    pick from (the visible-task window of DeepRM, DeepRM_Plus and Deepk8s).
+
+    The window is a prefix of the waiting tasks in arrival order, so the inner
+    broker's decisions index the full view unchanged. Its name is the inner
+    broker's; other attributes (``check_cluster``, ``wake_after``) pass through.
+    """
+
+    def __init__(self, broker: object, size: int) -> None:
+        if not (isinstance(size, (int, np.integer)) and size >= 1):
+            raise ValueError(f"a task window holds at least 1 task, got {size!r}")
+        self.broker = broker
+        self.size = int(size)
+        self.name = getattr(broker, "name", type(broker).__name__)
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        return self.broker.decide(view.window(self.size))
+
+    def __getattr__(self, attribute: str):
+        if attribute == "broker":  # not set yet (unpickling): no recursion
+            raise AttributeError(attribute)
+        return getattr(self.broker, attribute)

@@ -7,12 +7,18 @@ under a broker, any object whose ``decide(view)`` returns a `Decision` or None::
     from agents import FirstFit
     result = simulate(ClusterSpec.uniform(5, {"cpu": 64, "memory": 1}), jobs, FirstFit(), tick=1)
     result.summary["makespan"], result.tasks, result.utilisation()
+
+The same engine steps one decision at a time (`Simulation.next_decision` and
+`Simulation.apply`), and its Gymnasium environments are registered on import
+(``gymnasium.make("cloudsim/Deepk8s-v0")``).
 """
 
 from cloudsim.broker import Broker, ClusterView, Decision, InvalidDecisionError, sequential_fit_count
 from cloudsim.metrics import EpisodeResult
-from cloudsim.simulation import MachineEvent, Simulation, SimulationStalledError, UnschedulableTaskError, simulate
+from cloudsim.simulation import Simulation, SimulationStalledError, simulate
+from cloudsim.specs import MachineEvent, UnschedulableTaskError
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec, parse_capacity
+from cloudsim.envs import register_environments
 
 __all__ = [
     "Broker",
@@ -33,3 +39,5 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+register_environments()

@@ -23,10 +23,22 @@ from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from cloudsim.simulation import Simulation
+from cloudsim.cluster import frozen
 
-__all__ = ["Broker", "ClusterView", "Decision", "InvalidDecisionError", "broker_name", "sequential_fit_count"]
+if TYPE_CHECKING:
+    from cloudsim.cluster import ClusterState
+    from cloudsim.tasks import TaskTable
+
+__all__ = [
+    "Broker",
+    "ClusterView",
+    "Decision",
+    "InvalidDecisionError",
+    "broker_name",
+    "check_decision",
+    "frozen",
+    "sequential_fit_count",
+]
 
 
 @dataclass(frozen=True)
@@ -103,23 +115,38 @@ class ClusterView:
     arrival order, then the task's order in its job. Heavier attributes
     (``fits``, ``fit_pairs``) are computed on first use. A view is valid during
     the ``decide`` call it was given to: copy what you want to keep.
+
+    ``view.window(n)`` is the same instant restricted to the first ``n`` waiting
+    tasks (the visible-task window of DeepRM, DeepRM_Plus and Deepk8s); the rest
+    form the backlog (``backlog``, ``backlog_demand``, ``backlog_duration``).
+    Window positions are positions in the full view too, so a decision made on a
+    window is a decision on the full view.
     """
 
-    def __init__(self, sim: "Simulation") -> None:
-        self._sim = sim
+    def __init__(self, time: float, state: "ClusterState", tasks: "TaskTable", window: int | None = None) -> None:
+        self._state = state
+        self._tasks = tasks
+        self._window = window
         self._fit_counts: dict[tuple[int, int], int] = {}
-        self.time: float = sim.env.now
-        self.resources: tuple[str, ...] = sim.cluster.resources
-        self.capacity: np.ndarray = sim._frozen_capacity
+        self.time: float = time
+        self.resources: tuple[str, ...] = state.spec.resources
+        self.capacity: np.ndarray = state.capacity_view
         """Capacity of each machine, shape (machines, resources)."""
-        self.free: np.ndarray = sim._frozen_free
+        self.free: np.ndarray = state.free_view
         """Free resources of each machine now, shape (machines, resources)."""
-        self.up: np.ndarray = sim._frozen_up
+        self.up: np.ndarray = state.up_view
         """Whether each machine is up (takes work)."""
-        self.task_index: np.ndarray = sim._frozen_ready
+        self.task_index: np.ndarray = tasks.ready_view if window is None else tasks.ready_view[:window]
         """Global index of each ready task (stable over the episode)."""
-        self.demand: np.ndarray = sim.ready_demand()
+        demand = tasks.ready_demand()
+        self.demand: np.ndarray = demand if window is None else demand[:window]
         """Per-instance demand of each ready task, shape (tasks, resources)."""
+
+    def window(self, size: int) -> "ClusterView":
+        """This instant with only the first ``size`` waiting tasks visible; the rest are the backlog."""
+        if not (isinstance(size, (int, np.integer)) and size >= 1):
+            raise ValueError(f"a task window holds at least 1 task, got {size!r}")
+        return ClusterView(self.time, self._state, self._tasks, int(size))
 
     @property
     def num_machines(self) -> int:
@@ -129,69 +156,92 @@ class ClusterView:
     def num_tasks(self) -> int:
         return self.task_index.shape[0]
 
+    @property
+    def backlog(self) -> int:
+        """Waiting tasks outside the window (0 for a view without a window)."""
+        return len(self._tasks.ready) - self.num_tasks
+
+    @cached_property
+    def backlog_index(self) -> np.ndarray:
+        """Global index of each backlog task, in arrival order."""
+        return self._tasks.ready_view[self.num_tasks:]
+
+    @cached_property
+    def backlog_demand(self) -> np.ndarray:
+        """Per-instance demand of each backlog task, shape (backlog, resources)."""
+        return self._tasks.ready_demand()[self.num_tasks:]
+
+    @cached_property
+    def backlog_duration(self) -> np.ndarray:
+        """Nominal duration of each backlog task."""
+        return frozen(self._tasks.task_duration[self.backlog_index])
+
     @cached_property
     def duration(self) -> np.ndarray:
         """Nominal duration of each ready task (mean over instances when they differ)."""
-        return frozen(self._sim.task_duration[self.task_index])
+        return frozen(self._tasks.task_duration[self.task_index])
 
     @cached_property
     def waiting(self) -> np.ndarray:
         """Instances of each ready task not yet started."""
-        s = self._sim
-        return frozen(s.task_instances[self.task_index] - s.task_started[self.task_index])
+        t = self._tasks
+        return frozen(t.task_instances[self.task_index] - t.task_started[self.task_index])
 
     @cached_property
     def running(self) -> np.ndarray:
         """Instances of each ready task running now."""
-        s = self._sim
+        t = self._tasks
         g = self.task_index
-        return frozen(s.task_started[g] - s.task_finished[g] - s.task_failed[g])
+        return frozen(t.task_started[g] - t.task_finished[g] - t.task_failed[g])
 
     @cached_property
     def arrival_time(self) -> np.ndarray:
         """Arrival time of each ready task's job."""
-        s = self._sim
-        return frozen(s.job_arrival[s.task_job[self.task_index]])
+        t = self._tasks
+        return frozen(t.job_arrival[t.task_job[self.task_index]])
 
     @cached_property
     def ready_time(self) -> np.ndarray:
         """When each ready task became ready (its job arrived, or its last parent finished)."""
-        return frozen(self._sim.task_ready_time[self.task_index])
+        return frozen(self._tasks.task_ready_time[self.task_index])
 
     @cached_property
     def job_index(self) -> np.ndarray:
         """Position of each ready task's job in the episode's arrival order."""
-        return frozen(self._sim.task_job[self.task_index])
+        return frozen(self._tasks.task_job[self.task_index])
 
     @cached_property
     def jobs_in_system(self) -> np.ndarray:
         """Positions (in arrival order) of the jobs that have arrived and not finished."""
-        s = self._sim
-        return frozen(np.flatnonzero(~np.isnan(s.job_arrival) & np.isnan(s.job_finish)))
+        t = self._tasks
+        return frozen(np.flatnonzero(~np.isnan(t.job_arrival) & np.isnan(t.job_finish)))
 
     @property
     def job_usage(self) -> np.ndarray:
         """Resources held by each job's running instances, shape (jobs, resources), by arrival position."""
-        return frozen(self._sim.job_usage)
+        return frozen(self._tasks.job_usage)
 
     @property
     def job_length(self) -> np.ndarray:
         """Each job's critical-path duration (its time on an empty, unbounded cluster), by arrival position."""
-        return self._sim.job_length()
+        return self._tasks.job_length()
 
     def task_key(self, task: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the view's task ``task``, for messages and logs."""
-        return self._sim.task_key(int(self.task_index[task]))
+        return self._tasks.task_key(int(self.task_index[task]))
 
     @property
     def fits(self) -> np.ndarray:
         """Boolean (machines, tasks): machine m is up and ``free[m] >= demand[t]`` in every dimension."""
-        return self._sim.fit_matrix()[0]
+        fits = self._state.fit_matrix()[0]
+        return fits if self._window is None else fits[:, : self._window]
 
     @property
     def machine_fits_some(self) -> np.ndarray:
         """Boolean (machines,): the machine fits at least one ready task (``fits.any(axis=1)``, kept incrementally)."""
-        return self._sim.fit_matrix()[1]
+        if self._window is None:
+            return self._state.fit_matrix()[1]
+        return frozen(self.fits.any(axis=1))
 
     @cached_property
     def fit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -199,19 +249,64 @@ class ClusterView:
         machines, tasks = np.nonzero(self.fits)
         return frozen(machines), frozen(tasks)
 
+    def waiting_instances(self, task: int) -> int:
+        """Instances of the view's task ``task`` not yet started (one entry of ``waiting``, without the array)."""
+        return self._tasks.waiting_instances(self.task_index[task])
+
     def fit_count(self, machine: int, task: int) -> int:
         """How many waiting instances of ``task`` fit machine ``machine`` if started one after another now."""
         key = (machine, task)
         if key not in self._fit_counts:
-            g = self.task_index[task]
-            waiting = int(self._sim.task_instances[g] - self._sim.task_started[g])
+            waiting = self.waiting_instances(task)
             fit = sequential_fit_count(self.free[machine], self.demand[task], waiting) if self.up[machine] else 0
             self._fit_counts[key] = fit
         return self._fit_counts[key]
 
 
-def frozen(array: np.ndarray) -> np.ndarray:
-    """A read-only view of ``array`` (the array itself stays writeable for its owner)."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[int, int, int]:
+    """(machine, task, count) of a broker's answer, once it is known to be possible now.
+
+    Raises `InvalidDecisionError` naming the broker, the instant, the machine and
+    the task, and saying what is wrong, for anything the cluster cannot do.
+    """
+    if isinstance(decision, Decision):
+        fields = (decision.machine, decision.task, decision.count)
+    elif isinstance(decision, tuple) and len(decision) in (2, 3):
+        fields = (*decision, 1) if len(decision) == 2 else decision
+    else:
+        raise InvalidDecisionError(
+            f"broker {broker!r} at t={view.time}: returned {decision!r}; return a "
+            f"Decision(machine, task, count), a (machine, task[, count]) tuple, or None to wait"
+        )
+    machine, task, count = fields
+    if not (_is_int(machine) and _is_int(task) and _is_int(count)):
+        raise InvalidDecisionError(
+            f"broker {broker!r} at t={view.time}: machine, task and count must be integers, got {fields!r}"
+        )
+    machine, task, count = int(machine), int(task), int(count)
+    if not (0 <= machine < view.num_machines and 0 <= task < view.num_tasks):
+        where = f"broker {broker!r} at t={view.time}: machine {machine}, task {task}"
+        if not 0 <= machine < view.num_machines:
+            raise InvalidDecisionError(f"{where}: no such machine (the cluster has {view.num_machines})")
+        raise InvalidDecisionError(f"{where}: no such task (the view has {view.num_tasks} ready tasks)")
+    waiting = view.waiting_instances(task)
+    # One instance fits exactly when the (up-to-date) fit matrix says so; more need the stepwise count.
+    fits = view.fits[machine, task] if count == 1 else view.fit_count(machine, task) >= count
+    if 1 <= count <= waiting and view.up[machine] and fits:
+        return machine, task, count
+    job_id, task_id = view.task_key(task)
+    where = f"broker {broker!r} at t={view.time}: machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
+    if not 1 <= count <= waiting:
+        raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
+    if not view.up[machine]:
+        raise InvalidDecisionError(f"{where}: the machine is down")
+    free = dict(zip(view.resources, view.free[machine].tolist()))
+    demand = dict(zip(view.resources, view.demand[task].tolist()))
+    raise InvalidDecisionError(
+        f"{where}: {count} instance(s) do not fit: only {view.fit_count(machine, task)} fit; "
+        f"free {free}, demand per instance {demand}"
+    )

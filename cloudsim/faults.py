@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from cloudsim.simulation import MachineEvent
+from cloudsim.specs import MachineEvent
 
 __all__ = ["RandomFaults"]
 

@@ -44,10 +44,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import pandas as pd
 
-from cloudsim.broker import broker_name
 
 if TYPE_CHECKING:
-    from cloudsim.simulation import Simulation
+    from cloudsim.record import EpisodeRecord
 
 __all__ = ["EpisodeResult", "jsonable"]
 
@@ -84,24 +83,25 @@ class EpisodeResult:
     resources: tuple[str, ...] = field(default=())
 
     @classmethod
-    def from_simulation(cls, sim: "Simulation", wall_s: float) -> "EpisodeResult":
-        """The results of a finished run of ``sim``; ``wall_s`` is its wall-clock time in seconds."""
-        resources = sim.cluster.resources
-        job_ids = [job.id for job in sim.jobs]
-        task_ids = [task.id for _, _, _, task in sim._tasks]
+    def from_record(cls, record: "EpisodeRecord", wall_s: float) -> "EpisodeResult":
+        """The results of a finished episode; ``wall_s`` is its wall-clock time in seconds."""
+        table = record.tasks
+        resources = record.cluster.resources
+        job_ids = [job.id for job in record.jobs]
+        task_ids = table.task_ids
         tasks = pd.DataFrame(
             {
-                "job_id": pd.Series([job_ids[j] for j in sim.task_job], dtype=object),
+                "job_id": pd.Series([job_ids[j] for j in table.task_job], dtype=object),
                 "task_id": pd.Series(task_ids, dtype=object),
-                "instances": sim.task_instances,
-                **{f"demand_{r}": sim.task_demand[:, i] for i, r in enumerate(resources)},
-                "duration": sim.task_duration,
-                "submit_time": sim.job_arrival[sim.task_job],
-                "ready_time": sim.task_ready_time,
-                "start_time": sim.task_start_time,
-                "finish_time": sim.task_finish_time,
-                "failed_instances": sim.task_failed,
-                "restarts": sim.task_restarts,
+                "instances": table.task_instances,
+                **{f"demand_{r}": table.task_demand[:, i] for i, r in enumerate(resources)},
+                "duration": table.task_duration,
+                "submit_time": table.job_arrival[table.task_job],
+                "ready_time": table.task_ready_time,
+                "start_time": table.task_start_time,
+                "finish_time": table.task_finish_time,
+                "failed_instances": table.task_failed,
+                "restarts": table.task_restarts,
             }
         )
         tasks["completion"] = tasks.finish_time - tasks.start_time
@@ -110,13 +110,13 @@ class EpisodeResult:
         jobs = pd.DataFrame(
             {
                 "job_id": pd.Series(job_ids, dtype=object),
-                "tasks": np.diff(sim.job_first_task),
-                "instances": np.add.reduceat(sim.task_instances, sim.job_first_task[:-1])
-                if len(sim.jobs)
+                "tasks": np.diff(table.job_first_task),
+                "instances": np.add.reduceat(table.task_instances, table.job_first_task[:-1])
+                if len(record.jobs)
                 else np.empty(0, dtype=np.int64),
-                "submit_time": sim.job_arrival,
-                "finish_time": sim.job_finish,
-                "duration": sim.job_length(),
+                "submit_time": table.job_arrival,
+                "finish_time": table.job_finish,
+                "duration": table.job_length(),
             }
         )
         # A job first gets resources when its first task starts. Every job has at least one
@@ -124,20 +124,24 @@ class EpisodeResult:
         jobs.insert(
             jobs.columns.get_loc("submit_time") + 1,
             "start_time",
-            np.fmin.reduceat(sim.task_start_time, sim.job_first_task[:-1]) if len(sim.jobs) else np.empty(0),
+            np.fmin.reduceat(table.task_start_time, table.job_first_task[:-1]) if len(record.jobs) else np.empty(0),
         )
         jobs["wait"] = jobs.start_time - jobs.submit_time
         jobs["completion"] = jobs.finish_time - jobs.submit_time
         jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
-        groups = pd.DataFrame(sim._groups, columns=_GROUP_COLUMNS).astype(_GROUP_DTYPES)
-        groups.insert(0, "job_id", pd.Series([job_ids[j] for j in sim.task_job[groups.task]], dtype=object))
+        groups = pd.DataFrame(
+            [(g.task, g.machine, g.first_instance, g.instances, g.duration, g.start, g.end, g.outcome)
+             for g in record.groups],
+            columns=_GROUP_COLUMNS,
+        ).astype(_GROUP_DTYPES)
+        groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[groups.task]], dtype=object))
         groups.insert(1, "task_id", pd.Series([task_ids[g] for g in groups.task], dtype=object))
-        capacity = pd.DataFrame(sim.capacity, columns=list(resources))
-        capacity.insert(0, "machine_id", list(sim.cluster.machine_ids))
-        makespan = float(sim.makespan)
+        capacity = pd.DataFrame(record.state.capacity, columns=list(resources))
+        capacity.insert(0, "machine_id", list(record.cluster.machine_ids))
+        makespan = float(record.makespan)
         occupied = (groups.instances * (groups.end - groups.start)).to_numpy()
-        used = sim.task_demand[groups.task.to_numpy()] * occupied[:, None]
-        total = sim.capacity.sum(axis=0)
+        used = table.task_demand[groups.task.to_numpy()] * occupied[:, None]
+        total = record.state.capacity.sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             mean_util = used.sum(axis=0) / (total * makespan) if makespan > 0 else np.zeros(len(resources))
         result = cls({}, tasks, jobs, groups, capacity, tuple(resources))
@@ -145,15 +149,15 @@ class EpisodeResult:
         imbalance = result.imbalance()
         job_completion = _mean(jobs.completion)  # also DeepRM_Plus's average cycling time
         result.summary = {
-            "broker": broker_name(sim.broker),
-            "mode": "event" if sim.tick is None else f"tick={sim.tick:g}",
+            "broker": record.broker,
+            "mode": "event" if record.tick is None else f"tick={record.tick:g}",
             "makespan": makespan,
-            "jobs": len(sim.jobs),
+            "jobs": len(record.jobs),
             "tasks": int(len(tasks)),
-            "instances": int(sim.task_instances.sum()),
-            "instances_finished": int(sim.task_finished.sum()),
-            "instances_failed": int(sim.task_failed.sum()),
-            "instance_restarts": int(sim.task_restarts.sum()),
+            "instances": int(table.task_instances.sum()),
+            "instances_finished": int(table.task_finished.sum()),
+            "instances_failed": int(table.task_failed.sum()),
+            "instance_restarts": int(table.task_restarts.sum()),
             "avg_completion": _mean(tasks.completion),
             "avg_slowdown": _mean(tasks.slowdown),
             "avg_job_completion": job_completion,
@@ -168,7 +172,7 @@ class EpisodeResult:
                 column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
                 for column in _IMBALANCE_COLUMNS
             },
-            "decisions": int(sim.decisions),
+            "decisions": int(record.decisions),
             "sim_wall_s": wall_s,
         }
         return result

@@ -2,8 +2,9 @@
 
 A workload is a sequence of `JobSpec`; a job holds `TaskSpec`s; a task holds
 `instances` identical copies that each occupy the task's `demand` for its duration.
+A `MachineEvent` says when a machine goes down, fails or comes back up.
 Specs never change while a simulation runs: the mutable state lives in numpy
-arrays inside `cloudsim.simulation`.
+arrays (`cloudsim.cluster`, `cloudsim.tasks`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,18 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["ClusterSpec", "JobSpec", "TaskSpec", "UnschedulableTaskError", "check_jobs_fit", "parse_capacity"]
+__all__ = [
+    "ClusterSpec",
+    "JobSpec",
+    "MACHINE_STATES",
+    "MachineEvent",
+    "TaskSpec",
+    "UnschedulableTaskError",
+    "check_jobs_fit",
+    "parse_capacity",
+]
+
+MACHINE_STATES = ("up", "down", "failed")
 
 
 @dataclass(frozen=True)
@@ -206,6 +218,33 @@ class ClusterSpec:
                 f"{self.resources!r}; add them to the capacity (e.g. --capacity {','.join(f'{r}=...' for r in (*self.resources, *unknown))})"
             )
         return np.array([float(task.demand.get(r, 0.0)) for r in self.resources], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class MachineEvent:
+    """Machine ``machine`` (its index in the cluster) enters ``state`` at ``time``.
+
+    * ``"up"``: the machine takes work;
+    * ``"down"``: it takes no new work, its running instances go on;
+    * ``"failed"``: it takes no new work and its running instances end at once;
+      they are re-queued (the simulation's ``on_failure="requeue"``) or counted
+      as failed (``"fail"``).
+    """
+
+    time: float
+    machine: int
+    state: str
+
+    def __post_init__(self) -> None:
+        if self.state not in MACHINE_STATES:
+            raise ValueError(f"machine event state must be one of {MACHINE_STATES}, got {self.state!r}")
+        if not (math.isfinite(self.time) and self.time >= 0):
+            raise ValueError(f"machine event time must be finite and >= 0, got {self.time!r}")
+
+    def check(self, machines: int) -> None:
+        """Raise ValueError unless the event names one of ``machines`` machines."""
+        if not 0 <= self.machine < machines:
+            raise ValueError(f"{self}: no such machine (the cluster has {machines})")
 
 
 class UnschedulableTaskError(ValueError):

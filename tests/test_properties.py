@@ -92,7 +92,7 @@ class Inspector:
         assert (view.free >= -EPS).all(), f"negative free resources at t={view.time}: {view.free}"
         assert (view.free <= view.capacity + EPS).all(), f"free above capacity at t={view.time}"
         s = self.sim
-        self.snapshot = (s.free.copy(), s.task_started.copy(), s.up.copy(), s.decisions, s.ready.copy())
+        self.snapshot = (s.state.free.copy(), s.tasks.task_started.copy(), s.state.up.copy(), s.record.decisions, s.tasks.ready.copy())
         return self.broker.decide(view)
 
 
@@ -116,16 +116,16 @@ def check_finished_run(sim: Simulation, result, jobs) -> None:
     groups = result.groups
     assert (groups.end >= groups.start).all()
     # Everything given back at the end.
-    np.testing.assert_allclose(sim.free, sim.capacity, atol=1e-9)
+    np.testing.assert_allclose(sim.state.free, sim.state.capacity, atol=1e-9)
     # No machine above capacity at any instant: usage sweeps over each machine's starts and ends.
-    demand = sim.task_demand[groups.task.to_numpy()] * groups.instances.to_numpy()[:, None]
+    demand = sim.tasks.task_demand[groups.task.to_numpy()] * groups.instances.to_numpy()[:, None]
     for machine in np.unique(groups.machine):
         on = (groups.machine == machine).to_numpy()
         times = np.concatenate([groups.start[on], groups.end[on]])
         deltas = np.concatenate([demand[on], -demand[on]])
         order = np.lexsort((np.r_[np.ones(on.sum()), np.zeros(on.sum())], times))  # ends before starts
         usage = np.cumsum(deltas[order], axis=0)
-        assert (usage <= sim.capacity[machine] + 1e-9).all()
+        assert (usage <= sim.state.capacity[machine] + 1e-9).all()
     # A task starts only after its job arrived and its parents finished.
     tasks = result.tasks
     assert (tasks.start_time >= tasks.submit_time).all()
@@ -162,10 +162,10 @@ def test_a_random_broker_either_finishes_soundly_or_is_stopped_with_the_state_in
         result = sim.run()
     except InvalidDecisionError:
         free, started, up, decisions, ready = inspector.snapshot
-        assert np.array_equal(sim.free, free) and np.array_equal(sim.task_started, started)
-        assert np.array_equal(sim.up, up) and sim.decisions == decisions and np.array_equal(sim.ready, ready)
+        assert np.array_equal(sim.state.free, free) and np.array_equal(sim.tasks.task_started, started)
+        assert np.array_equal(sim.state.up, up) and sim.record.decisions == decisions and np.array_equal(sim.tasks.ready, ready)
     except SimulationStalledError:
         # It may keep answering None in event mode; nothing may have been lost meanwhile.
-        assert sim.task_finished.sum() + sim.task_failed.sum() <= sum(j.instances for j in jobs)
+        assert sim.tasks.task_finished.sum() + sim.tasks.task_failed.sum() <= sum(j.instances for j in jobs)
     else:
         check_finished_run(sim, result, jobs)

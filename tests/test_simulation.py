@@ -161,7 +161,7 @@ def test_invalid_decisions_name_broker_machine_and_task(two_machines, three_task
             assert err.args[0].find(message) >= 0 or __import__("re").search(message, err.args[0]), err.args[0]
             raise
     # Only the valid decision was applied: a2 (2, 4) on m1.
-    assert sim.free.tolist() == [[4, 4], [0, 4]]
+    assert sim.state.free.tolist() == [[4, 4], [0, 4]]
 
 
 def test_a_broker_that_never_schedules_is_reported_as_stalled(two_machines, three_tasks):

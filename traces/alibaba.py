@@ -92,7 +92,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
-from cloudsim.simulation import MachineEvent
+from cloudsim.specs import MachineEvent
 from traces.rawcsv import (
     CacheError,
     DamagedCacheEntry,

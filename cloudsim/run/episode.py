@@ -17,7 +17,8 @@ from cloudsim.faults import RandomFaults
 from cloudsim.metrics import EpisodeResult
 from cloudsim.run.config import RunConfig
 from cloudsim.run.workload import resolve_workload
-from cloudsim.simulation import MachineEvent, Simulation
+from cloudsim.simulation import Simulation
+from cloudsim.specs import MachineEvent
 from cloudsim.specs import ClusterSpec, JobSpec
 
 __all__ = ["RunOutcome", "RunSpec", "RunWarning", "build_brokers", "run_one"]

@@ -19,8 +19,7 @@ from cloudsim.run.config import (
     WorkloadConfig,
     span_text,
 )
-from cloudsim.simulation import MachineEvent
-from cloudsim.specs import ClusterSpec, JobSpec, UnschedulableTaskError, check_jobs_fit
+from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from traces import (
     EmptyWorkloadError,
     Workload,

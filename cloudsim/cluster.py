@@ -1,0 +1,105 @@
+"""The machines' state during an episode: free resources, up or down, and the fit cache.
+
+`ClusterState` owns three numpy arrays, ``capacity[M, d]``, ``free[M, d]`` and
+``up[M]``, and hands out read-only views of them. It also keeps the
+(machines x waiting tasks) fit matrix up to date incrementally: a change of the
+waiting set (`TaskTable.ready_version`) rebuilds it, vectorised over every
+machine; a change of one machine's free vector or state recomputes only that
+machine's row, the next time the matrix is read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cloudsim.specs import ClusterSpec
+
+if TYPE_CHECKING:
+    from cloudsim.tasks import TaskTable
+
+__all__ = ["ClusterState", "frozen"]
+
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (the array itself stays writeable for its owner)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class ClusterState:
+    """Free resources and up/down state of every machine, and which waiting tasks fit where.
+
+    Attributes (read-only views; the arrays change in place as the episode runs):
+        spec: the `ClusterSpec`.
+        capacity_view: capacity of each machine, shape (machines, resources).
+        free_view: free resources of each machine now, shape (machines, resources).
+        up_view: whether each machine is up (takes work), shape (machines,).
+    """
+
+    def __init__(self, spec: ClusterSpec, tasks: "TaskTable") -> None:
+        self.spec = spec
+        self.tasks = tasks
+        self.machines = spec.machines
+        self.capacity = spec.capacity_array()
+        self.free = self.capacity.copy()
+        self.up = np.ones(spec.machines, dtype=bool)
+        self.capacity_view = frozen(self.capacity)
+        self.free_view = frozen(self.free)
+        self.up_view = frozen(self.up)
+        self._stale_rows: set[int] = set()
+        self._fits_version = -1  # the waiting set the fit matrix was built for
+
+    # ------------------------------------------------------------- changes
+    def change_free(self, machine: int, demand: np.ndarray, count: int, op: np.ufunc) -> None:
+        """Take (np.subtract) or give back (np.add) ``count`` instances of ``demand``, one at a time.
+
+        Free resources are running float64 totals, as in CloudSimPy: k instances
+        change them by k separate roundings, not by one of ``k * demand``.
+        """
+        if count == 1:
+            op(self.free[machine], demand, out=self.free[machine])
+        else:
+            steps = np.empty((count + 1, demand.shape[0]))
+            steps[0] = self.free[machine]
+            steps[1:] = demand
+            self.free[machine] = op.accumulate(steps, axis=0)[-1]
+        self._stale_rows.add(machine)
+
+    def set_up(self, machine: int, up: bool) -> None:
+        """The machine takes work (``up``) or not."""
+        self.up[machine] = up
+        self._stale_rows.add(machine)
+
+    # ----------------------------------------------------------- fit cache
+    def fit_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (machines, waiting tasks) fit matrix and, per machine, whether its row has a fit.
+
+        Machine m fits task t when m is up and ``free[m] >= demand[t]`` in every
+        resource. Both arrays are read-only and kept up to date incrementally.
+        """
+        if self._fits_version != self.tasks.ready_version:
+            demand = self.tasks.ready_demand()
+            # A resource no waiting task asks for cannot fail a fit test: skip it.
+            self._fit_resources = [int(r) for r in np.flatnonzero(demand.any(axis=0))]
+            self._demand_by_resource = np.ascontiguousarray(demand.T)
+            self._fits = np.empty((self.machines, demand.shape[0]), dtype=bool)
+            self._machine_fits_some = np.empty(self.machines, dtype=bool)
+            self._frozen_fits = frozen(self._fits), frozen(self._machine_fits_some)
+            self._fits_version = self.tasks.ready_version
+            self._refresh_fits(slice(None))  # every machine at once, vectorised
+        else:
+            for machine in self._stale_rows:
+                self._refresh_fits(slice(machine, machine + 1))
+        self._stale_rows.clear()
+        return self._frozen_fits
+
+    def _refresh_fits(self, machines: slice) -> None:
+        """Recompute the fit rows of ``machines``: up, and ``demand <= free`` in every resource asked for."""
+        rows = self._fits[machines]  # a view: written in place
+        rows[:] = self.up[machines, None]
+        for r in self._fit_resources:
+            rows &= self._demand_by_resource[r] <= self.free[machines, r, None]
+        self._machine_fits_some[machines] = rows.any(axis=1)

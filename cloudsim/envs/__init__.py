@@ -1,0 +1,31 @@
+"""Gymnasium environments on the stepping API, one per paper's formulation.
+
+``import cloudsim`` registers them under ``cloudsim/<Name>-v0`` by string entry
+point, so the core imports neither the agents nor the trace loaders; the entry
+points (in `cloudsim.run.environments`) supply each paper's default workload::
+
+    import gymnasium, cloudsim
+    env = gymnasium.make("cloudsim/Deepk8s-v0")
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+from cloudsim.envs.base import TRAINING_SEEDS, SchedulingEnv
+from cloudsim.envs.deepk8s import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
+
+__all__ = ["ENVIRONMENTS", "Deepk8sEncoding", "Deepk8sEnv", "SchedulingEnv", "TRAINING_SEEDS", "deepk8s_cluster",
+           "register_environments"]
+
+# id -> entry point
+ENVIRONMENTS = {
+    "cloudsim/Deepk8s-v0": "cloudsim.run.environments:make_deepk8s",
+}
+
+
+def register_environments() -> None:
+    """Register every environment with Gymnasium (once; importing cloudsim does it)."""
+    for env_id, entry_point in ENVIRONMENTS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(env_id, entry_point=entry_point)

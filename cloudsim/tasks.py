@@ -1,0 +1,203 @@
+"""The work of an episode as arrays: every task's progress, DAG release, re-queues and the waiting set.
+
+Jobs -> tasks are flattened into a global task index in arrival order (job
+submit order, then the task's order in its job). `TaskTable` keeps, per task,
+how many instances started, finished and failed, and per job whether it
+arrived and finished. The waiting set ``ready`` is a sorted array of the global
+indices of ready tasks with waiting instances, which is arrival order, so a
+broker sees waiting tasks in arrival order without any scan. A task becomes
+ready when its job arrives (tasks without parents) or when its last parent
+finishes; instances ended by a machine failure wait again, before fresh ones.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from cloudsim.cluster import frozen
+from cloudsim.specs import ClusterSpec, JobSpec
+
+__all__ = ["TaskTable"]
+
+
+class TaskTable:
+    """Progress of every task and job of one episode.
+
+    Array attributes are indexed by global task index (``task_*``) or by the
+    job's position in arrival order (``job_*``); all are public and read by the
+    view and the results, and written only by this class's methods.
+    """
+
+    def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec]) -> None:
+        self.jobs = jobs
+        tasks = [(j, job, task) for j, job in enumerate(jobs) for task in job.tasks]
+        n = len(tasks)
+        self.task_job = np.array([j for j, *_ in tasks], dtype=np.int64)
+        self.task_ids = [task.id for *_, task in tasks]
+        self.task_demand = np.empty((n, len(cluster.resources)))
+        self.task_duration = np.empty(n)
+        self.task_instances = np.empty(n, dtype=np.int64)
+        self.instance_durations: list[tuple[float, ...] | None] = [None] * n
+        self.children: list[list[int]] = [[] for _ in range(n)]
+        self.task_pending_parents = np.zeros(n, dtype=np.int64)
+        self.job_first_task = np.zeros(len(jobs) + 1, dtype=np.int64)
+        base = 0
+        for j, job in enumerate(jobs):
+            self.job_first_task[j] = base
+            position = {task.id: base + t for t, task in enumerate(job.tasks)}
+            for t, task in enumerate(job.tasks):
+                g = base + t
+                self.task_demand[g] = cluster.demand_vector(task, where=f"job {job.id!r}: ")
+                self.task_duration[g] = task.nominal_duration
+                self.task_instances[g] = task.instances
+                if isinstance(task.duration, tuple):
+                    self.instance_durations[g] = task.duration
+                self.task_pending_parents[g] = len(task.parents)
+                for p in task.parents:
+                    self.children[position[p]].append(g)
+            base += len(job.tasks)
+        self.job_first_task[len(jobs)] = base
+        self.task_started = np.zeros(n, dtype=np.int64)  # running or ended (a re-queued start is undone)
+        self.task_finished = np.zeros(n, dtype=np.int64)
+        self.task_failed = np.zeros(n, dtype=np.int64)
+        self.task_restarts = np.zeros(n, dtype=np.int64)
+        self._next_fresh = np.zeros(n, dtype=np.int64)  # next never-started instance
+        self._requeued: dict[int, list[list[int]]] = {}  # task -> [first, count] ranges waiting again
+        self.task_ready_time = np.full(n, np.nan)
+        self.task_start_time = np.full(n, np.nan)
+        self.task_finish_time = np.full(n, np.nan)
+        self.job_arrival = np.full(len(jobs), np.nan)
+        self.job_finish = np.full(len(jobs), np.nan)
+        self.job_unfinished_tasks = np.array([len(job.tasks) for job in jobs], dtype=np.int64)
+        # Resources held by each job's running instances (dominant-resource fairness reads them).
+        self.job_usage = np.zeros((len(jobs), len(cluster.resources)))
+        self.job_running = np.zeros(len(jobs), dtype=np.int64)
+        self.unfinished_jobs = len(jobs)
+        self.running_instances = 0
+        self._job_length: np.ndarray | None = None
+        self.ready_version = -1
+        self._set_ready(np.empty(0, dtype=np.int64))
+
+    # ------------------------------------------------------------ lookups
+    def task_key(self, g: int) -> tuple[Hashable, Hashable]:
+        """(job id, task id) of the global task index ``g``."""
+        return self.jobs[self.task_job[g]].id, self.task_ids[g]
+
+    def job_length(self) -> np.ndarray:
+        """Critical-path duration of each job (arrival order), read-only; computed on first use."""
+        if self._job_length is None:
+            self._job_length = frozen(np.array([job.critical_path() for job in self.jobs], dtype=float))
+        return self._job_length
+
+    def waiting_instances(self, g: int) -> int:
+        """Instances of task ``g`` not started (fresh or re-queued)."""
+        return int(self.task_instances[g] - self.task_started[g])
+
+    # ------------------------------------------------------ the waiting set
+    def _set_ready(self, ready: np.ndarray) -> None:
+        self.ready = ready
+        self.ready_view = frozen(ready)
+        self.ready_version += 1
+        self._ready_demand: np.ndarray | None = None
+
+    def ready_demand(self) -> np.ndarray:
+        """Demand rows of the waiting tasks, shape (tasks, resources), read-only; cached per waiting set."""
+        if self._ready_demand is None:
+            self._ready_demand = frozen(self.task_demand[self.ready])
+        return self._ready_demand
+
+    def _make_ready(self, g: int, now: float) -> None:
+        self.task_ready_time[g] = now
+        self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
+
+    # ------------------------------------------------------------ changes
+    def arrive(self, j: int, now: float) -> None:
+        """Job ``j`` arrives: its tasks without parents become ready."""
+        self.job_arrival[j] = now
+        first, end = self.job_first_task[j], self.job_first_task[j + 1]
+        roots = first + np.flatnonzero(self.task_pending_parents[first:end] == 0)
+        self.task_ready_time[roots] = now
+        # Later jobs have larger task indices: appending keeps `ready` sorted.
+        self._set_ready(np.concatenate([self.ready, roots]))
+
+    def start(self, g: int, count: int, now: float) -> list[tuple[int, int, float]]:
+        """Start ``count`` waiting instances of task ``g``; return their (first, n, duration) runs.
+
+        Re-queued instances start before fresh ones; instances with durations
+        of their own each make a run of one.
+        """
+        if self.task_started[g] == 0 and math.isnan(self.task_start_time[g]):
+            self.task_start_time[g] = now
+        self.task_started[g] += count
+        self.running_instances += count
+        self._change_job_usage(g, count)
+        if self.task_started[g] == self.task_instances[g]:
+            self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
+        per_instance = self.instance_durations[g]
+        runs = []
+        for first, n in self._take_instances(g, count):
+            if per_instance is None:
+                runs.append((first, n, float(self.task_duration[g])))
+            else:
+                runs.extend((i, 1, per_instance[i]) for i in range(first, first + n))
+        return runs
+
+    def _take_instances(self, g: int, count: int) -> list[tuple[int, int]]:
+        """(first, n) ranges of instance numbers to start: re-queued ones first, then fresh ones."""
+        ranges = []
+        queue = self._requeued.get(g)
+        while queue and count:
+            first, n = queue[0]
+            take = min(n, count)
+            ranges.append((first, take))
+            count -= take
+            if take == n:
+                queue.pop(0)
+            else:
+                queue[0] = [first + take, n - take]
+        if count:
+            ranges.append((int(self._next_fresh[g]), count))
+            self._next_fresh[g] += count
+        return ranges
+
+    def end(self, g: int, first: int, count: int, outcome: str, now: float) -> bool:
+        """Instances ``first..first+count-1`` of task ``g`` end now: "finished", "failed" or "requeued".
+
+        Returns whether this finished the task's job.
+        """
+        self.running_instances -= count
+        self._change_job_usage(g, -count)
+        if outcome == "requeued":
+            self.task_started[g] -= count
+            self.task_restarts[g] += count
+            self._requeued.setdefault(g, []).append([first, count])
+            if self.task_started[g] + count == self.task_instances[g]:  # it had left the waiting set
+                self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
+            return False
+        (self.task_finished if outcome == "finished" else self.task_failed)[g] += count
+        if self.task_finished[g] + self.task_failed[g] < self.task_instances[g]:
+            return False
+        self.task_finish_time[g] = now
+        for child in self.children[g]:
+            self.task_pending_parents[child] -= 1
+            if self.task_pending_parents[child] == 0:
+                self._make_ready(child, now)
+        j = self.task_job[g]
+        self.job_unfinished_tasks[j] -= 1
+        if self.job_unfinished_tasks[j]:
+            return False
+        self.job_finish[j] = now
+        self.unfinished_jobs -= 1
+        return True
+
+    def _change_job_usage(self, g: int, count: int) -> None:
+        """``count`` more (or, negative, fewer) instances of task ``g`` run: update its job's usage."""
+        j = self.task_job[g]
+        self.job_running[j] += count
+        if self.job_running[j] == 0:
+            self.job_usage[j] = 0.0  # exactly: no float residue once nothing of the job runs
+        else:
+            self.job_usage[j] += count * self.task_demand[g]
