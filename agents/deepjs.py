@@ -17,7 +17,8 @@ The paper, section by section, and where each part lives here:
   same decision index, shorter ones padded with zeros; then, for each
   trajectory, theta <- theta + alpha * sum_t grad log pi(a_t | s_t) (q_t - b_t),
   all gradients taken at the same weights, so one Adam step (alpha = 0.001)
-  along their mean (`returns_to_go`, `baselines`, `DeepJSTrainer.update`).
+  along their mean (`returns_to_go` and `baselines` of the learning kit,
+  `agents.kit`; `DeepJSTrainer.update`).
   The log-probabilities of all decisions of all N trajectories are recomputed
   in one batched forward with a softmax per decision (`segment_log_softmax`).
 * 4.2 sliding chunks: 10 jobs per chunk, 10 iterations x 12 trajectories per
@@ -26,22 +27,28 @@ The paper, section by section, and where each part lives here:
 
 Rollouts run the network in numpy (a forward over a few hundred pairs costs
 microseconds, and worker processes need no torch); updates run in torch.
+Checkpoints, random states, the training log and evaluation episodes come
+from the learning kit (`agents.kit`), which every learned agent shares; the
+kit's names that DeepJS always exported (`returns_to_go`, `baselines`,
+`CheckpointError`, `CheckpointMismatchError`) are still importable from here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from agents import kit
 from agents.deepjs_config import (
     FEATURES,
     PAPER_FEATURES,
@@ -52,6 +59,7 @@ from agents.deepjs_config import (
     SlowdownReward,
     needed_resources,
 )
+from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.runner import Runner
 
@@ -75,23 +83,6 @@ __all__ = [
 ]
 
 SHIPPED_CHECKPOINT = Path(__file__).with_name("checkpoints") / "deepjs_5x64.pt"
-
-_CHECKPOINT_FIX = ("train one with `cloudsim train deepjs --checkpoint PATH`, or pass another checkpoint with "
-                   "--checkpoint")
-
-
-class CheckpointError(ValueError):
-    """A file that cannot serve as a DeepJS checkpoint (unreadable, not a checkpoint, at odds with the options
-    of a resumed run); ``path`` is the file. A ValueError, so callers that report bad input catch it too."""
-
-    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
-        super().__init__(message)
-        self.path = None if path is None else Path(path)
-
-
-class CheckpointMismatchError(CheckpointError):
-    """A checkpoint asked to schedule a cluster whose resources are not the ones it was trained on."""
-
 
 # ------------------------------------------------------------------ network
 class FitnessNet(nn.Module):
@@ -318,50 +309,30 @@ class DeepJS:
 
 
 CHECKPOINT_KEYS = ("model", "optimizer", "config", "cluster", "chunks_done", "log", "torch_rng")
-"""What `DeepJSTrainer.save` writes; a file without all of them was not written by it."""
+"""What every DeepJS checkpoint holds; a file without all of them was not written by `DeepJSTrainer.save`.
+Those it writes since the learning kit also hold ``agent`` ("deepjs") and ``python_rng``, which older files
+(the shipped one among them) lack."""
 
 
 def read_checkpoint(path: str | Path | None = None) -> dict:
     """A checkpoint written by `DeepJSTrainer.save` (None: the shipped one), with its ``config`` as a
     `DeepJSConfig` and its ``cluster`` as a `ClusterSpec`; also ``model``, ``optimizer``, ``log``...
 
-    Raises FileNotFoundError when nothing is at ``path``, and `CheckpointError` (naming the path, what is
-    wrong and what to do) when what is there is not a usable checkpoint.
+    The learning kit's `agents.kit.read_checkpoint` checks the file (readable, a dict of DeepJS's, its keys, its
+    config, finite weights); this adds what only DeepJS knows: its cluster, and weights of the network its
+    config describes.
+
+    Raises FileNotFoundError (`agents.kit.CheckpointNotFoundError`) when nothing is at ``path``, and
+    `CheckpointError` (naming the path, what is wrong and what to do) when what is there is not a usable
+    checkpoint.
     """
     path = Path(path) if path is not None else SHIPPED_CHECKPOINT
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no DeepJS checkpoint there; {_CHECKPOINT_FIX}")
+    saved = kit.read_checkpoint(path, agent="deepjs", title="DeepJS", keys=CHECKPOINT_KEYS, config_type=DeepJSConfig,
+                                writer="`DeepJSTrainer.save`", allow_unnamed=True)
 
     def bad(reason: str) -> CheckpointError:
-        return CheckpointError(f"{path} is not a usable DeepJS checkpoint: {reason}; {_CHECKPOINT_FIX}", path=path)
+        return kit.unusable_checkpoint(path, reason, agent="deepjs", title="DeepJS")
 
-    if path.is_dir():
-        raise bad("it is a directory")
-    if path.stat().st_size == 0:
-        raise bad("the file is empty")
-    try:
-        file = open(path, "rb")  # opened here so that a file we may not read is not called damaged below
-    except OSError as err:
-        raise bad(f"it cannot be opened ({err.strerror or err})") from err
-    with file:
-        try:
-            # weights_only: a checkpoint is data, never code to run. torch raises many types here (EOFError,
-            # OSError, KeyError, RuntimeError, UnpicklingError...) for damaged files; its own text can advise
-            # weights_only=False, which is not the fix, so only its type is shown (the cause stays chained).
-            saved = torch.load(file, weights_only=True)
-        except Exception as err:
-            raise bad(f"torch cannot load it ({type(err).__name__}): it is damaged, truncated or not a torch "
-                      f"checkpoint") from err
-    if not isinstance(saved, dict):
-        raise bad(f"it holds a {type(saved).__name__}, not the dict that `DeepJSTrainer.save` writes")
-    missing = [k for k in CHECKPOINT_KEYS if k not in saved]
-    if missing:
-        raise bad(f"it lacks {', '.join(missing)} (a torch file, but not one written by `DeepJSTrainer.save`)")
-    try:
-        saved["config"] = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v
-                                          for k, v in dict(saved["config"]).items()})
-    except (TypeError, ValueError) as err:
-        raise bad(f"its config is invalid ({err})") from err
     try:
         saved["cluster"] = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])
     except (TypeError, ValueError, KeyError) as err:
@@ -374,15 +345,10 @@ def read_checkpoint(path: str | Path | None = None) -> dict:
     expected = {}
     for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
         expected[f"layers.{2 * i}.weight"], expected[f"layers.{2 * i}.bias"] = (b, a), (b,)
-    if not isinstance(saved["model"], dict):
-        raise bad(f"its model is a {type(saved['model']).__name__}, not the network's weights by name")
-    found = {k: tuple(getattr(v, "shape", ())) for k, v in saved["model"].items()}
+    found = {k: tuple(v.shape) for k, v in saved["model"].items()}
     if found != expected:
         raise bad(f"its weights {found} are not the network its config describes ({len(config.features)} "
                   f"features, hidden {config.hidden}: {expected})")
-    broken = [k for k, v in saved["model"].items() if not bool(torch.isfinite(v).all())]
-    if broken:  # a diverged training (too large a learning rate) would score every pair NaN
-        raise bad(f"its weights {', '.join(broken)} hold NaN or infinite values (the training diverged)")
     return saved
 
 
@@ -397,26 +363,7 @@ def load_policy(path: str | Path | None = None) -> Policy:
                   cluster=saved["cluster"])
 
 
-# ------------------------------------------------------------------ training maths
-def returns_to_go(rewards: Sequence[float], gamma: float = 1.0) -> np.ndarray:
-    """q_t = sum_{t' >= t} gamma^(t'-t) r_t' for one trajectory."""
-    q = np.zeros(len(rewards))
-    running = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        running = rewards[t] + gamma * running
-        q[t] = running
-    return q
-
-
-def baselines(returns: Sequence[np.ndarray]) -> np.ndarray:
-    """b_t = (1/N) sum_i q_t^i over the N trajectories, shorter ones padded with zeros (Algorithm 2)."""
-    length = max(len(q) for q in returns)
-    padded = np.zeros((len(returns), length))
-    for i, q in enumerate(returns):
-        padded[i, : len(q)] = q
-    return padded.mean(axis=0)
-
-
+# ------------------------------------------------------------------ training
 def _rollout(args) -> Trajectory:
     state, config, cluster, jobs, seed = args
     broker = DeepJS((NumpyFitness(state, config), config), sample=True, seed=seed, record=True)
@@ -426,8 +373,9 @@ def _rollout(args) -> Trajectory:
 
 
 def evaluate(policy: tuple[NumpyFitness, DeepJSConfig], cluster: ClusterSpec, jobs: list[JobSpec]) -> float:
-    """Makespan of the greedy (evaluation) policy on ``jobs``."""
-    return Simulation(cluster, jobs, DeepJS(policy), tick=policy[1].tick).run().makespan
+    """Makespan of the greedy (evaluation) policy on ``jobs``, in this process."""
+    (summary,) = kit.evaluate(partial(DeepJS, policy), cluster, [jobs], tick=policy[1].tick)
+    return summary["makespan"]
 
 
 class DeepJSTrainer:
@@ -538,10 +486,19 @@ class DeepJSTrainer:
             raise ValueError(f"DeepJS training diverged: the weights hold NaN or infinite values after an update "
                              f"with learning rate {self.config.learning_rate:g}; train again with a smaller "
                              f"--learning-rate (the paper's is 0.001)")
-        return {"decisions": int(len(sizes)), "mean_return": float(np.mean([q[0] for q in returns]))}
+        return {"decisions": int(len(sizes)), "mean_return": float(np.mean([q[0] for q in returns])),
+                "loss": float(-objective.detach())}
 
-    def train_chunk(self, index: int, jobs: list[JobSpec]) -> dict:
-        """Record the greedy makespan on the chunk, then train on it (iterations x trajectories)."""
+    def train_chunk(self, index: int, jobs: list[JobSpec],
+                    on_iteration: Callable[[dict], None] | None = None) -> dict:
+        """Record the greedy makespan on the chunk, then train on it (iterations x trajectories).
+
+        ``on_iteration`` receives one row per iteration, for a `agents.kit.TrainingLog`: ``iteration`` (counted
+        over the whole training: chunks trained before this one times ``config.iterations``, plus
+        ``chunk_iteration``), ``chunk``, ``chunk_iteration``, ``makespan_before`` (the chunk's), the iteration's
+        ``mean_makespan`` over its trajectories, `update`'s statistics and ``wall_s``. It only reads what the
+        training computes anyway: the training is the same with or without it.
+        """
         if not jobs:  # an empty episode has no decisions: the chunk would be logged as trained having taught nothing
             raise ValueError(f"DeepJSTrainer.train_chunk: chunk {index} has no jobs, so there is nothing to train "
                              f"on; pass a non-empty chunk (check --chunks against the number of chunks in the "
@@ -549,11 +506,17 @@ class DeepJSTrainer:
         before = evaluate(self.policy(), self.cluster, jobs)
         makespans = []
         for iteration in range(self.config.iterations):
+            started = time.perf_counter()
             seeds = [self.config.seed * 1_000_003 + index * 10_007 + iteration * 101 + i
                      for i in range(self.config.trajectories)]
             trajectories = self.collect(jobs, seeds)
             makespans += [t.makespan for t in trajectories]
-            self.update(trajectories)
+            stats = self.update(trajectories)
+            if on_iteration is not None:
+                on_iteration({"iteration": len(self.chunks_done) * self.config.iterations + iteration,
+                              "chunk": int(index), "chunk_iteration": iteration, "makespan_before": float(before),
+                              "mean_makespan": float(np.mean([t.makespan for t in trajectories])), **stats,
+                              "wall_s": round(time.perf_counter() - started, 3)})
         entry = {"chunk": int(index), "makespan_before": float(before),
                  "mean_sampled_makespan": float(np.mean(makespans))}
         self.chunks_done.append(index)
@@ -567,30 +530,17 @@ class DeepJSTrainer:
 
     # --------------------------------------------------------------- checkpoints
     def save(self, path: str | Path) -> Path:
-        """Weights, optimizer state, config and progress, written atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(path.suffix + ".partial")
-        state = {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self.config).items()},
-            # The cluster shape the weights and the normaliser were fitted to, for `DeepJS.check_cluster`.
-            "cluster": {"resources": list(self.cluster.resources), "capacities": [list(c) for c in self.cluster.capacities]},
-            "chunks_done": self.chunks_done,
-            "log": self.log,
-            "torch_rng": torch.get_rng_state(),
-        }
-        try:
-            with open(partial, "wb") as f:
-                torch.save(state, f)
-                f.flush()
-                os.fsync(f.fileno())  # on disk before the rename, so a crash cannot leave a renamed empty file
-            partial.replace(path)  # the old checkpoint stays whole until this moment
-        except BaseException:  # interrupted or failed (disk full, unpicklable log): no half-written file left
-            partial.unlink(missing_ok=True)
-            raise
-        return path
+        """Weights, optimizer state, config, random states and progress, written atomically (`agents.kit`)."""
+        return kit.save_checkpoint(
+            path, agent="deepjs", config=self.config, model=self.model.state_dict(),
+            optimizer=self.optimizer.state_dict(), rng=kit.rng_state(),
+            extra={
+                # The cluster shape the weights and the normaliser were fitted to, for `DeepJS.check_cluster`.
+                "cluster": {"resources": list(self.cluster.resources),
+                            "capacities": [list(c) for c in self.cluster.capacities]},
+                "chunks_done": self.chunks_done,
+                "log": self.log,
+            })
 
     @classmethod
     def resume(cls, path: str | Path, workers: int | None = None, *, config: DeepJSConfig | None = None,
@@ -639,7 +589,7 @@ class DeepJSTrainer:
             trainer.optimizer.load_state_dict(saved["optimizer"])
             trainer.chunks_done = list(saved["chunks_done"])
             trainer.log = list(saved["log"])
-            torch.set_rng_state(saved["torch_rng"])
+            kit.restore_rng(saved)  # torch's generator (and Python's, in checkpoints written since the kit)
         except (TypeError, ValueError, KeyError, RuntimeError) as err:
             raise CheckpointError(f"{path}: cannot resume from it: its optimizer state, progress or random state "
                                   f"is damaged ({type(err).__name__}: {err}); start a new checkpoint (another "

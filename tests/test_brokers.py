@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents import BROKERS, make_broker
+from agents import BROKERS, LEARNED, make_broker
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -127,7 +127,7 @@ def test_answering_with_counts_gives_the_same_run_as_one_instance_at_a_time(name
     assert counted.summary["decisions"] < single_steps.summary["decisions"]
 
 
-@pytest.mark.parametrize("name", [n for n in BROKERS if n != "deepjs"])
+@pytest.mark.parametrize("name", [n for n in BROKERS if n not in LEARNED])
 def test_every_registered_broker_finishes_every_instance(name):
     for generator in ("deeprm", "rlsk", "alibaba-like"):
         jobs, cluster = generate(generator, 30, seed=1, load=0.9)

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import BROKERS, make_broker
+from agents import BROKERS, LEARNED, make_broker
 from cloudsim import (
     ClusterSpec,
     Decision,
@@ -23,7 +23,7 @@ from cloudsim import (
 from cloudsim.faults import RandomFaults
 
 EPS = 1e-9
-HEURISTICS = sorted(n for n in BROKERS if n != "deepjs")
+HEURISTICS = sorted(n for n in BROKERS if n not in LEARNED)
 
 
 @st.composite

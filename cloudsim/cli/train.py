@@ -9,7 +9,7 @@ from tqdm.auto import tqdm
 
 from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
-from cloudsim.run.train import AGENT_FIELD, TrainConfig, train_deepjs
+from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
 
 __all__ = ["add_parser", "run"]
 
@@ -31,7 +31,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
 
 def _given_agent_settings(namespace: argparse.Namespace) -> frozenset[str]:
     """The agent settings the user chose (as DeepJSConfig fields), which a resumed checkpoint must match."""
-    chosen = {AGENT_FIELD.get(name, name) for name in given(namespace, "agent")} - {"checkpoint", "resume"}
+    chosen = {AGENT_FIELD.get(name, name) for name in given(namespace, "agent")} - RUN_OPTIONS
     if "seed" in given(namespace, "workload"):
         chosen.add("seed")
     if given(namespace, "cluster") or "machine_table" in given(namespace, "workload"):

@@ -4,12 +4,15 @@ The agent's hyper-parameters are `agents.deepjs.DeepJSConfig`'s; `DeepJSOptions`
 holds the ones the command line sets, each defaulting to the agent's own value.
 Everything that can refuse a training run (chunks past the end, options that
 contradict the checkpoint being resumed, a checkpoint path that cannot be written)
-is checked before the first rollout.
+is checked before the first rollout. With ``--log DIR`` every iteration is also a
+row of ``DIR/log.csv`` and ``DIR/log.jsonl`` (the learning kit's `TrainingLog`;
+``--tensorboard`` adds TensorBoard events there).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +35,15 @@ from cloudsim.run.output import parent_problem
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
-__all__ = ["AGENT_FIELD", "DeepJSOptions", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
+__all__ = ["AGENT_FIELD", "RUN_OPTIONS", "DeepJSOptions", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
 
 AGENT_DEFAULTS = DeepJSConfig()
 AGENT_FIELD = {"no_advantage_normalisation": "normalize_advantage"}
 """`DeepJSOptions` fields whose `DeepJSConfig` field has another name (the others share theirs)."""
+RUN_OPTIONS = frozenset({"checkpoint", "resume", "log", "tensorboard"})
+"""`DeepJSOptions` fields about where the run writes, not the agent: a resume never holds them against the
+checkpoint."""
+LOG_FILES = ("log.csv", "log.jsonl")
 DEFAULT_CHUNK_SIZE = 10  # DeepJS trains on chunks of 10 jobs
 
 
@@ -65,6 +72,10 @@ class DeepJSOptions:
     checkpoint: str = option("deepjs.pt", "--checkpoint", "where the checkpoint is written after each chunk",
                              metavar="PATH")
     resume: bool = option(False, "--resume", "continue the training saved in --checkpoint", switch=True)
+    log: str | None = option(None, "--log", "folder for log.csv and log.jsonl, one row per iteration, written after "
+                             "each chunk's checkpoint (appended to on --resume)", metavar="DIR")
+    tensorboard: bool = option(False, "--tensorboard", "also write the --log rows as TensorBoard events in that "
+                               "folder (needs the tensorboard package)", switch=True)
     iterations: int | None = option(None, "--iterations", f"iterations per chunk (default {AGENT_DEFAULTS.iterations})",
                                     parse=whole, metavar="N")
     trajectories: int | None = option(None, "--trajectories", "trajectories per iteration (default "
@@ -116,12 +127,33 @@ class TrainConfig:
         problem = parent_problem(checkpoint)
         if problem is not None:
             raise ConfigError("--checkpoint", self.agent.checkpoint, problem)
+        self._check_log()
         option_of = {field: option for option, field in AGENT_FIELD.items()}
         for name, value in self.agent.agent_settings().items():
             try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
                 dataclasses.replace(AGENT_DEFAULTS, **{name: value})
             except ValueError as err:
                 raise ConfigError(flag_of(DeepJSOptions, option_of.get(name, name)), value, str(err)) from None
+
+    def _check_log(self) -> None:
+        """--log and --tensorboard: refused up front when the log could not be written or would mix two runs."""
+        if self.agent.tensorboard and self.agent.log is None:
+            raise ConfigError("--tensorboard", None, "writes into the --log folder; add --log DIR")
+        if self.agent.log is None:
+            return
+        folder = Path(self.agent.log)
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError("--log", self.agent.log, "is a file; give a folder for log.csv and log.jsonl")
+        if not self.agent.resume and any((folder / name).is_file() and (folder / name).stat().st_size
+                                         for name in LOG_FILES):
+            raise ConfigError("--log", self.agent.log, "already holds a training log; add --resume to continue "
+                              "that training and its log, or choose another folder")
+        problem = parent_problem(folder / LOG_FILES[0])
+        if problem is not None:
+            raise ConfigError("--log", self.agent.log, problem)
+        if self.agent.tensorboard and importlib.util.find_spec("tensorboard") is None:
+            raise ConfigError("--tensorboard", None, "needs the tensorboard package: pip install tensorboard (or "
+                              "leave --tensorboard out: --log still writes log.csv and log.jsonl)")
 
 
 def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = None,
@@ -133,6 +165,7 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     """
     # torch takes seconds to import and only training needs it: the command line starts without it.
     from agents.deepjs import DeepJSTrainer
+    from agents.kit import TrainingLog
 
     resolved = resolve_workload(config)
     chunks = episodes(config, resolved)
@@ -151,20 +184,31 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
     started = time.perf_counter()
     trained = 0
+    log = None
     try:
+        if config.agent.log is not None:
+            log = TrainingLog(config.agent.log, tensorboard=config.agent.tensorboard)
         for chunk in todo:
             chunk_started = time.perf_counter()
-            entry = trainer.train_chunk(chunk.label, chunk.jobs)
+            rows: list[dict] = []
+            entry = trainer.train_chunk(chunk.label, chunk.jobs, on_iteration=rows.append)
             trainer.save(checkpoint)
             trained += 1
+            if log is not None:  # after the save: the log never holds an iteration that the checkpoint lacks
+                for row in rows:
+                    log.write(row)
             if on_chunk is not None:
                 on_chunk({**entry, "wall_s": round(time.perf_counter() - chunk_started, 2)})
     finally:
         runner.close()
+        if log is not None:
+            log.close()
     summary = {"summary": True, "chunks_trained": trained, "chunks": len(trainer.chunks_done),
                "chunks_skipped_as_done": len(chunks) - len(todo),
                "wall_s": round(time.perf_counter() - started, 1),
                "config": dataclasses.asdict(trainer.config)}
     if checkpoint.is_file():  # never name a checkpoint that was not written
         summary["checkpoint"] = str(checkpoint)
+    if log is not None:
+        summary["log"] = str(log.folder)
     return summary
