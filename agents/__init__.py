@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
+from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -18,6 +19,7 @@ from agents.heuristics import (
     ShortestJobFirst,
     Tetris,
     TetrisStar,
+    Windowed,
 )
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "FirstComeFirstServed",
     "FirstFit",
     "HighestResponseRatioNext",
+    "LEARNED",
     "LeastLoad",
     "Packer",
     "RandomFit",
@@ -34,6 +37,7 @@ __all__ = [
     "ShortestJobFirst",
     "Tetris",
     "TetrisStar",
+    "Windowed",
     "make_broker",
 ]
 
@@ -63,7 +67,24 @@ BROKERS: dict[str, Callable[..., object]] = {
     )
 }
 BROKERS["deepjs"] = _deepjs
+
+
+def _deepk8s(algo: str) -> Callable[..., object]:
+    def deepk8s(checkpoint: str | None = None) -> object:
+        """A trained Deepk8s policy (None: the checkpoint shipped for its algorithm)."""
+        from agents.deepk8s import Deepk8sBroker, load_policy  # torch only when asked for
+
+        return Deepk8sBroker(load_policy(checkpoint, algo))
+
+    return deepk8s
+
+
+for _algo, _name in DEEPK8S_BROKERS.items():
+    BROKERS[_name] = _deepk8s(_algo)
 """Broker factories by command-line name; each class's ``name`` is its key."""
+
+LEARNED = ("deepjs", *DEEPK8S_BROKERS.values())
+"""The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
 
 
 def make_broker(name: str, *, seed: int | None = None, **options) -> object:

@@ -1,8 +1,9 @@
-"""``cloudsim train deepjs``: train DeepJS by REINFORCE on sliding chunks, a checkpoint after each chunk."""
+"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s), one subcommand per agent."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from tqdm.auto import tqdm
@@ -10,6 +11,7 @@ from tqdm.auto import tqdm
 from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
+from cloudsim.run.train_deepk8s import RUN_FIELDS, Deepk8sTrainConfig, train_deepk8s
 
 __all__ = ["add_parser", "run"]
 
@@ -19,14 +21,36 @@ SECTIONS = (("workload", "workload"), ("cluster", "cluster"), ("runner", "where 
 
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "train", parents=parents, allow_abbrev=False, help="train a learned broker",
+        "train", allow_abbrev=False, help="train a learned broker",
+        description="Train a learned broker: deepjs (REINFORCE on sliding chunks, DeepJS's Algorithm 2) or "
+                    "deepk8s (PPO, A2C or DAgger on Alibaba task sequences). `cloudsim train AGENT --help` lists "
+                    "each agent's options.")
+    agents = parser.add_subparsers(dest="agent", metavar="AGENT", required=True)
+    deepjs = agents.add_parser(
+        "deepjs", parents=parents, allow_abbrev=False, help="DeepJS (REINFORCE, Algorithm 2)",
         description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving a checkpoint after "
                     "each chunk; --resume continues a saved training exactly.")
-    parser.add_argument("agent", choices=["deepjs"], help="the agent to train")
     defaults = TrainConfig()
     for key, title in SECTIONS:
-        add_section(parser, key, type(getattr(defaults, key)), title, getattr(defaults, key))
-    parser.set_defaults(run=run)
+        add_section(deepjs, key, type(getattr(defaults, key)), title, getattr(defaults, key))
+    deepjs.set_defaults(run=run)
+    deepk8s = agents.add_parser(
+        "deepk8s", parents=parents, allow_abbrev=False, help="Deepk8s (PPO, A2C or DAgger)",
+        description="Train a Deepk8s agent on Alibaba task sequences (5 machines of 10 cpu and 64 memory, a "
+                    "window of 10 tasks): PPO, A2C or DAgger imitation of SJF. Writes DIR/policy.pt (use it with "
+                    "--checkpoint deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.")
+    add_section(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
+    deepk8s.set_defaults(run=run_deepk8s)
+
+
+def run_deepk8s(namespace: argparse.Namespace) -> int:
+    chosen = frozenset(given(namespace, "deepk8s")) - RUN_FIELDS
+    config = dataclasses.replace(build(namespace, "deepk8s", Deepk8sTrainConfig()), given=chosen)
+    agent = config.agent
+    print(f"training Deepk8s by {agent.algo} for {agent.iterations} iterations into {config.out}"
+          f"{' (resumed)' if config.resume else ''}", file=sys.stderr)
+    print(strict_json(train_deepk8s(config)), flush=True)
+    return 0
 
 
 def _given_agent_settings(namespace: argparse.Namespace) -> frozenset[str]:

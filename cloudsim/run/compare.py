@@ -191,7 +191,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
     sweep) and utilisation.png; it appears only when complete.
     """
     brokers = config.brokers.brokers
-    seeds = range(config.workload.seed, config.workload.seed + config.seeds)
+    seeds = config.seed_list
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         if config.workload.is_generator:
             loads = config.load_list

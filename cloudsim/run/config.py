@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agents import BROKERS
+from agents import BROKERS, LEARNED
 from cloudsim.run.output import folder_problem
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
@@ -52,7 +52,9 @@ DEFAULT_MACHINES = 5
 DEFAULT_GENERATOR = "alibaba-like"
 DEFAULT_LOAD = 0.7
 MAX_SEEDS = 1_000_000
-HEURISTICS = tuple(name for name in BROKERS if name != "deepjs")
+HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
+GENERATOR_WINDOWS = {"deepk8s": 10}
+"""Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 """Every hand-written broker: what compare runs by default."""
 
 
@@ -167,6 +169,26 @@ def load_list(text: str) -> tuple[float, ...]:
     if count > 10_000:
         raise ValueError(f"makes {count} loads; use a larger step")
     return tuple(round(start + k * step, 10) for k in range(count))
+
+
+def seed_span(text: str) -> int | tuple[int, int]:
+    """``"N"`` -> N (a count); ``"A:B"`` -> (A, B), seeds A..B-1."""
+    first, sep, stop = text.partition(":")
+    try:
+        return (int(first), int(stop)) if sep else int(text)
+    except ValueError:
+        raise ValueError("write N (a number of seeds) or A:B (seeds A..B-1)") from None
+
+
+def checkpoint_list(text: str) -> tuple[tuple[str, str], ...]:
+    """``"NAME=PATH,NAME=PATH"`` -> ((NAME, PATH), ...); a bare ``"PATH"`` -> (("", PATH),)."""
+    pairs = []
+    for item in text.split(","):
+        name, sep, path = item.partition("=")
+        pairs.append((name.strip(), path.strip()) if sep else ("", item.strip()))
+    if not all(path for _, path in pairs):
+        raise ValueError("write NAME=PATH[,NAME=PATH], e.g. deepk8s=run/policy.pt")
+    return tuple(pairs)
 
 
 def name_list(text: str) -> tuple[str, ...]:
@@ -497,9 +519,12 @@ class BrokerConfig:
     brokers: tuple[str, ...] = option(
         ("first-fit",), "--brokers", "brokers, comma-separated (see the README's brokers table)",
         parse=name_list, metavar="NAMES", aliases=("--broker",))
-    checkpoint: str | None = option(
-        None, "--checkpoint", "DeepJS weights for the deepjs broker (default: the checkpoint shipped with "
-        "cloudsim)", metavar="PATH")
+    checkpoint: tuple[tuple[str, str], ...] = option(
+        (), "--checkpoint", "weights for learned brokers, NAME=PATH[,NAME=PATH] (a bare PATH when one learned "
+        "broker runs); default: the checkpoints shipped with cloudsim", parse=checkpoint_list, metavar="NAME=PATH")
+    window: int | None = option(
+        None, "--task-window", "show every heuristic only the first N waiting tasks, as the learned Deepk8s brokers see "
+        "them (default: all; the deepk8s workload: 10)", parse=whole, metavar="N")
 
     def __post_init__(self) -> None:
         cls = type(self)
@@ -513,14 +538,35 @@ class BrokerConfig:
         _require(not unknown, cls, "brokers", self.brokers, f"unknown broker(s) {', '.join(unknown)}; {choose}")
         repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
         _require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
-        if self.checkpoint is not None:
-            _require("deepjs" in self.brokers, cls, "checkpoint", self.checkpoint,
-                     "applies to the deepjs broker; add deepjs to --brokers or leave it out")
-            _check_file(cls, "checkpoint", self.checkpoint, "a DeepJS checkpoint (cloudsim train deepjs)")
+        if isinstance(self.checkpoint, str):  # a bare path from Python
+            object.__setattr__(self, "checkpoint", (("", self.checkpoint),))
+        learned = [b for b in self.brokers if b in LEARNED]
+        _require(not self.checkpoint or learned, cls, "checkpoint", ",".join(p for _, p in self.checkpoint),
+                 f"applies to learned brokers ({', '.join(LEARNED)}) and --brokers names none; add one or leave "
+                 f"the checkpoint out")
+        pairs = []
+        for name, path in self.checkpoint:
+            if not name:
+                _require(len(learned) == 1, cls, "checkpoint", path,
+                         f"name the broker it is for: NAME=PATH with NAME among the learned brokers in --brokers "
+                         f"({', '.join(learned) or 'none'})")
+                name = learned[0]
+            _require(name in learned, cls, "checkpoint", f"{name}={path}",
+                     f"{name} is not a learned broker in --brokers ({', '.join(learned) or 'none'}); add it to "
+                     f"--brokers or leave this checkpoint out")
+            _check_file(cls, "checkpoint", path, f"a {name} checkpoint (cloudsim train {name.split('-')[0]})")
+            pairs.append((name, path))
+        names = [name for name, _ in pairs]
+        _require(len(set(names)) == len(names), cls, "checkpoint", self.checkpoint,
+                 "names a broker twice; give one checkpoint per broker")
+        object.__setattr__(self, "checkpoint", tuple(pairs))
+        if self.window is not None:
+            _check_positive_whole(cls, "window", self.window, "visible tasks")
 
     def options(self, broker: str) -> dict:
         """Keyword options for `agents.make_broker` of ``broker``."""
-        return {"checkpoint": self.checkpoint} if broker == "deepjs" and self.checkpoint else {}
+        path = dict(self.checkpoint).get(broker)
+        return {"checkpoint": path} if path else {}
 
 
 @dataclass(frozen=True)
@@ -533,6 +579,13 @@ class RunConfig:
     brokers: BrokerConfig = field(default_factory=BrokerConfig)
     runner: RunnerConfig = field(default_factory=RunnerConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
+
+    @property
+    def window(self) -> int | None:
+        """The task window heuristics see: --window, else the workload's own (`GENERATOR_WINDOWS`)."""
+        if self.brokers.window is not None:
+            return self.brokers.window
+        return GENERATOR_WINDOWS.get(self.workload.generator_name) if self.workload.is_generator else None
 
     def __post_init__(self) -> None:
         if self.workload.machine_table is not None:
@@ -551,14 +604,22 @@ class CompareConfig(RunConfig):
     loads: tuple[float, ...] | None = option(
         None, "--loads", "generator loads: 0.1,0.4,0.7 or START:STOP:STEP with STOP included (default --load)",
         parse=load_list, metavar="LOADS")
-    seeds: int = option(1, "--seeds", "seeds per load or episode: --seed, --seed+1, ... (default 1)", parse=whole,
-                        metavar="N")
+    seeds: int | tuple[int, int] = option(
+        1, "--seeds", "seeds per load or episode: N runs --seed, --seed+1, ..., A:B runs seeds A..B-1 (held-out "
+        "seeds for learned brokers) (default 1)", parse=seed_span, metavar="N|A:B")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         cls = type(self)
-        _check_positive_whole(cls, "seeds", self.seeds, "seeds per load or episode")
-        _require(self.seeds <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS:,} seeds per load or "
+        if isinstance(self.seeds, tuple):
+            first, stop = self.seeds
+            _require(_is_whole(first) and _is_whole(stop) and 0 <= first < stop, cls, "seeds", f"{first}:{stop}",
+                     "write A:B with 0 <= A < B (seeds A..B-1)")
+            count = stop - first
+        else:
+            _check_positive_whole(cls, "seeds", self.seeds, "seeds per load or episode")
+            count = self.seeds
+        _require(count <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS:,} seeds per load or "
                  "episode (each is a run); run several compares for more")
         if self.loads is not None:
             _require(len(self.loads) > 0 and all(_is_real(v) and v > 0 for v in self.loads), cls, "loads",
@@ -570,6 +631,13 @@ class CompareConfig(RunConfig):
             _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             _require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
+
+    @property
+    def seed_list(self) -> range:
+        """The seeds each load or episode runs with."""
+        if isinstance(self.seeds, tuple):
+            return range(*self.seeds)
+        return range(self.workload.seed, self.workload.seed + self.seeds)
 
     @property
     def load_list(self) -> tuple[float | None, ...]:

@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import make_broker
+from agents import LEARNED, Windowed, make_broker
 from cloudsim.faults import RandomFaults
 from cloudsim.metrics import EpisodeResult
 from cloudsim.run.config import RunConfig
@@ -70,7 +70,7 @@ def run_one(spec: RunSpec) -> RunOutcome:
     simulation = spec.config.simulation
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
-    broker = make_broker(spec.broker, seed=spec.seed, **spec.config.brokers.options(spec.broker))
+    broker = make_run_broker(spec.config, spec.broker, spec.seed)
     result = Simulation(cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                         on_failure=simulation.on_failure, progress=spec.progress).run()
     summary = {**result.summary, "wall_s": round(time.perf_counter() - started, 4)}
@@ -78,11 +78,18 @@ def run_one(spec: RunSpec) -> RunOutcome:
                       result.machine_utilisation() if spec.keep == "curve" else None)
 
 
+def make_run_broker(config: RunConfig, name: str, seed: int) -> object:
+    """The broker ``name`` as the run configures it: its checkpoint, and the task window for heuristics."""
+    broker = make_broker(name, seed=seed, **config.brokers.options(name))
+    window = config.window
+    return Windowed(broker, window) if window is not None and name not in LEARNED else broker
+
+
 def build_brokers(config: RunConfig, cluster: ClusterSpec) -> None:
     """Build each broker once before any run, so that a bad checkpoint or a checkpoint trained for
     another cluster is refused up front; what a broker says about the cluster is a `RunWarning`."""
     for name in config.brokers.brokers:
-        broker = make_broker(name, seed=config.workload.seed, **config.brokers.options(name))
+        broker = make_run_broker(config, name, config.workload.seed)
         check = getattr(broker, "check_cluster", None)  # learned brokers know the cluster they were trained on
         for message in (check(cluster) if check is not None else ()):
             warnings.warn(message, RunWarning, stacklevel=2)

@@ -1,0 +1,418 @@
+"""Deepk8s (Zhao & Sun, 2021): an actor-critic that places tasks from a window of 10 onto the machines.
+
+The paper, section by section, and where each part lives:
+
+* 4.1-4.3, state, actions and reward: `cloudsim.envs.Deepk8sEnv` and its
+  `Deepk8sEncoding` (observation, (slot, machine) actions plus wait, reward
+  r = -sum_j t / d_j), which the trained broker below shares.
+* 4.4, the network: `ActorCritic`, whose first two layers (the trunk) the
+  actor and the critic share.
+* 4.5, training:
+  - A3C, eq. 2-3: Stable-Baselines3's A2C, its synchronous form, with
+    ``envs`` parallel environments: actor loss -log pi(a|s) (R - V(s)) minus
+    beta H(pi), critic loss (R - V(s))^2;
+  - PPO, eq. 4: sb3-contrib's MaskablePPO, the clipped objective
+    min(rho A, clip(rho, 1 - eps, 1 + eps) A) with rho = pi(a|s) / pi_old(a|s),
+    plus the same entropy bonus; the mask keeps it to pairs that fit;
+  - imitation of SJF by DAgger, eq. 5: `train_dagger` below. The learner acts;
+    the expert (SJF on the same window) labels every state the learner visits;
+    the labelled states are aggregated and sampled in minibatches to maximise
+    sum log pi(a_expert | s) + beta H(pi(.|s)).
+* 5, baselines: FCFS, Random, SJF and Tetris on the same window
+  (`agents.heuristics.Windowed`).
+
+A trained policy is a broker (`Deepk8sBroker`): it sees the window, acts
+greedily among the pairs that fit, and waits (at most ``max_wait``) otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
+from agents.heuristics import ShortestJobFirst, Windowed
+from agents.kit import (
+    CheckpointMismatchError,
+    TrainingLog,
+    read_checkpoint,
+    restore_rng,
+    rng_state,
+    save_checkpoint,
+)
+from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec
+from cloudsim.envs import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
+
+__all__ = ["ActorCritic", "Deepk8sBroker", "Deepk8sConfig", "Deepk8sPolicy", "load_policy", "train"]
+
+AGENT = "deepk8s"
+POLICY_FILE = "policy.pt"  # the broker's checkpoint: weights, config, cluster
+SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+Workload = Callable[[int], Sequence[JobSpec]]
+
+
+# ------------------------------------------------------------------ the network (4.4)
+def _layers(inputs: int, sizes: Sequence[int], outputs: int | None = None) -> nn.Sequential:
+    """Linear + ReLU for each size, then a plain Linear to ``outputs`` if given."""
+    layers: list[nn.Module] = []
+    for size in sizes:
+        layers += [nn.Linear(inputs, size), nn.ReLU()]
+        inputs = size
+    if outputs is not None:
+        layers.append(nn.Linear(inputs, outputs))
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """The shared trunk (two layers), then the actor's logits and the critic's value."""
+
+    def __init__(self, observations: int, actions: int, config: Deepk8sConfig) -> None:
+        super().__init__()
+        self.trunk = _layers(observations, config.trunk)
+        self.pi = _layers(config.trunk[-1], config.head, actions)
+        self.v = _layers(config.trunk[-1], config.head, 1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        shared = self.trunk(obs)
+        return self.pi(shared), self.v(shared).squeeze(-1)
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return logits.masked_fill(~mask, -1e9)
+
+
+# ------------------------------------------------------------------ the trained policy as a broker
+class Deepk8sPolicy:
+    """A trained actor in numpy (a decision is a few small matrix products; no torch at decide time)."""
+
+    def __init__(self, state: dict[str, torch.Tensor], config: Deepk8sConfig, cluster: ClusterSpec,
+                 path: Path | None = None) -> None:
+        self.config = config
+        self.cluster = cluster
+        self.path = path
+        self.encoding = Deepk8sEncoding(cluster, config.window)
+        pairs = []
+        for prefix in ("trunk", "pi"):
+            weights = sorted({k.rsplit(".", 1)[0] for k in state if k.startswith(prefix + ".")},
+                             key=lambda k: int(k.split(".")[1]))
+            pairs += [(state[f"{w}.weight"].numpy().T.copy(), state[f"{w}.bias"].numpy().copy()) for w in weights]
+        self.layers = pairs
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        x = obs.astype(np.float64)
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The most likely action among those the mask allows."""
+        return int(np.argmax(np.where(mask, self.logits(obs), -np.inf)))
+
+
+class Deepk8sBroker:
+    """A trained Deepk8s policy as a broker: greedy among the window's pairs that fit, else wait.
+
+    After a wait it is asked again at the next event or after ``max_wait``
+    time units (``wake_after``), as in the environment it was trained in.
+    """
+
+    def __init__(self, policy: Deepk8sPolicy) -> None:
+        self.policy = policy
+        self.name = policy.config.broker_name
+        self.wake_after = policy.config.max_wait
+
+    def check_cluster(self, cluster: ClusterSpec) -> list[str]:
+        """Refuse a cluster whose machines or resources differ from the training cluster's (the observation's shape)."""
+        trained = self.policy.cluster
+        if cluster.machines != trained.machines or tuple(cluster.resources) != tuple(trained.resources):
+            raise CheckpointMismatchError(
+                f"{self.policy.path or 'this Deepk8s policy'} was trained for {trained.machines} machines with "
+                f"resources {', '.join(trained.resources)}; this cluster has {cluster.machines} with "
+                f"{', '.join(cluster.resources)}. Run it on such a cluster (cloudsim compare deepk8s ...) or "
+                f"train one for this cluster (cloudsim train deepk8s ...)", path=self.policy.path)
+        if not np.allclose(cluster.capacity_array(), trained.capacity_array()):
+            return [f"{self.name}: trained on machines of {trained.capacity_array()[0].tolist()}, running on "
+                    f"machines of other capacities; its observations are scaled differently"]
+        return []
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        encoding = self.policy.encoding
+        mask = encoding.action_mask(view)
+        if not mask[:-1].any():
+            return None
+        return encoding.decode(self.policy.act(encoding.observe(view), mask), view)
+
+
+def _cluster_entry(cluster: ClusterSpec) -> dict:
+    return {"machines": cluster.machines, "resources": list(cluster.resources),
+            "capacity": cluster.capacity_array().tolist()}
+
+
+def _cluster_of(entry: dict) -> ClusterSpec:
+    capacity = entry["capacity"]
+    if len(set(map(tuple, capacity))) != 1:
+        raise ValueError("a Deepk8s policy is trained on identical machines")
+    return ClusterSpec.uniform(int(entry["machines"]), dict(zip(entry["resources"], capacity[0])))
+
+
+def save_policy(path: str | Path, net: ActorCritic, config: Deepk8sConfig, cluster: ClusterSpec,
+                extra: dict | None = None) -> Path:
+    """The broker's checkpoint: the network's weights with the config and the cluster it was trained for."""
+    return save_checkpoint(path, agent=AGENT, config=config, model=net.state_dict(),
+                           extra={"cluster": _cluster_entry(cluster), **(extra or {})})
+
+
+def shipped_checkpoint(algo: str) -> Path:
+    return SHIPPED / f"{BROKER_NAMES[algo]}.pt"
+
+
+def load_policy(path: str | Path | None = None, algo: str = "ppo") -> Deepk8sPolicy:
+    """The policy saved at ``path`` (default: the checkpoint shipped for ``algo``)."""
+    path = Path(path) if path is not None else shipped_checkpoint(algo)
+    saved = read_checkpoint(path, agent=AGENT, title="Deepk8s", keys=("cluster",), config_type=Deepk8sConfig,
+                            fix="train one with `cloudsim train deepk8s --out DIR` and pass DIR/policy.pt")
+    return Deepk8sPolicy(saved["model"], saved["config"], _cluster_of(saved["cluster"]), path)
+
+
+# ------------------------------------------------------------------ environments
+def make_env(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec) -> Deepk8sEnv:
+    return Deepk8sEnv(workload, cluster, window=config.window, max_wait=config.max_wait)
+
+
+def expert_action(env: Deepk8sEnv, expert: Windowed) -> int:
+    """What SJF on the same window does in the environment's current state, as an action."""
+    return env.encoding.encode(expert.decide(env.view))
+
+
+# ------------------------------------------------------------------ A2C and PPO (Stable-Baselines3)
+def _sb3_policy_kwargs(config: Deepk8sConfig) -> dict:
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class SharedTrunk(BaseFeaturesExtractor):
+        """The two layers the actor and the critic share (SB3 shares the features extractor)."""
+
+        def __init__(self, observation_space, sizes: tuple[int, ...]) -> None:
+            super().__init__(observation_space, sizes[-1])
+            self.trunk = _layers(observation_space.shape[0], sizes)
+
+        def forward(self, obs: torch.Tensor) -> torch.Tensor:
+            return self.trunk(obs)
+
+    return {"features_extractor_class": SharedTrunk, "features_extractor_kwargs": {"sizes": config.trunk},
+            "share_features_extractor": True, "net_arch": {"pi": list(config.head), "vf": list(config.head)},
+            "activation_fn": nn.ReLU}
+
+
+def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int) -> ActorCritic:
+    """The `ActorCritic` holding an SB3 actor-critic policy's weights (same layers, other names)."""
+    net = ActorCritic(observations, actions, config)
+    net.trunk.load_state_dict(policy.features_extractor.trunk.state_dict())
+    net.pi.load_state_dict(nn.Sequential(*policy.mlp_extractor.policy_net, policy.action_net).state_dict())
+    net.v.load_state_dict(nn.Sequential(*policy.mlp_extractor.value_net, policy.value_net).state_dict())
+    return net
+
+
+def _episode_returns(infos: Sequence[dict]) -> list[float]:
+    return [info["episode"]["r"] for info in infos if "episode" in info]
+
+
+def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
+              log: TrainingLog, progress: bool, save_every: int) -> Path:
+    """A2C or MaskablePPO on ``config.envs`` environments; ``out/model.zip`` holds the state to resume from."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import A2C
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from tqdm.auto import tqdm
+
+    torch.set_num_threads(1)  # tiny networks: threads cost more than they give, and the envs need the cores
+    envs = make_vec_env(lambda: make_env(config, workload, cluster), n_envs=config.envs, seed=config.seed)
+    algorithm = MaskablePPO if config.algo == "ppo" else A2C
+    saved = out / "model.zip"
+    if resume:
+        model = algorithm.load(saved, env=envs, device="cpu")
+    elif config.algo == "ppo":
+        model = MaskablePPO("MlpPolicy", envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
+                            batch_size=config.minibatch, n_epochs=config.epochs, gamma=config.gamma,
+                            gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
+                            policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed, device="cpu")
+    else:
+        model = A2C("MlpPolicy", envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
+                    gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy, use_rms_prop=False,
+                    normalize_advantage=False, policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed,
+                    device="cpu")
+    per_iteration = config.envs * config.steps_per_env
+    done = model.num_timesteps // per_iteration
+    space = envs.observation_space.shape[0], envs.action_space.n
+
+    def save() -> None:
+        partial = out / "model.partial.zip"
+        model.save(partial)
+        os.replace(partial, saved)
+        save_policy(out / POLICY_FILE, from_sb3(model.policy, config, *space), config, cluster,
+                    extra={"iterations": model.num_timesteps // per_iteration})
+
+    class Iterations(BaseCallback):
+        """One log row per iteration (its episodes' returns, the update's losses), checkpoints, a progress bar."""
+
+        def _on_training_start(self) -> None:
+            self.iteration, self.returns, self.started = done, [], time.perf_counter()
+            self.bar = tqdm(total=config.iterations, initial=done, unit="it", desc=f"deepk8s {config.algo}",
+                            disable=not progress)
+
+        def _on_step(self) -> bool:
+            self.returns += _episode_returns(self.locals["infos"])
+            return True
+
+        def _on_rollout_start(self) -> None:  # the previous iteration's update is done: log it
+            if self.model.num_timesteps > done * per_iteration:
+                self.finish_iteration()
+
+        def finish_iteration(self) -> None:
+            self.iteration += 1
+            values = self.model.logger.name_to_value
+            log.write({"iteration": self.iteration, "timesteps": self.model.num_timesteps,
+                       "episodes": len(self.returns),
+                       "reward": float(np.mean(self.returns)) if self.returns else float("nan"),
+                       "policy_loss": values.get("train/policy_gradient_loss", values.get("train/policy_loss")),
+                       "value_loss": values.get("train/value_loss"), "entropy_loss": values.get("train/entropy_loss"),
+                       "wall_s": time.perf_counter() - self.started})
+            self.returns = []
+            self.bar.update()
+            if self.iteration % save_every == 0:
+                save()
+
+        def _on_training_end(self) -> None:
+            self.finish_iteration()
+            self.bar.close()
+
+    remaining = config.iterations - done
+    if remaining > 0:
+        try:
+            model.learn(total_timesteps=remaining * per_iteration, callback=Iterations(), log_interval=None,
+                        reset_num_timesteps=not resume)
+        finally:
+            envs.close()
+    save()
+    return out / POLICY_FILE
+
+
+# ------------------------------------------------------------------ DAgger (eq. 5)
+def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
+                 log: TrainingLog, progress: bool, save_every: int) -> Path:
+    """DAgger: the learner acts, SJF labels every visited state, minibatches from the aggregated set.
+
+    ``out/dagger.pt`` holds the whole state (weights, optimiser, random states,
+    the aggregated set), so a resumed training continues exactly as an
+    uninterrupted one.
+    """
+    from tqdm.auto import tqdm
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+    env = make_env(config, workload, cluster)
+    expert = Windowed(ShortestJobFirst(), config.window)
+    net = ActorCritic(env.observation_space.shape[0], env.action_space.n, config)
+    optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
+    states, masks, labels = [], [], []  # the aggregated set D
+    done = 0
+    state_file = out / "dagger.pt"
+    if resume:
+        saved = read_checkpoint(state_file, agent=AGENT + "-dagger", title="Deepk8s DAgger",
+                                keys=("iteration", "states", "masks", "labels"))
+        net.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimizer"])
+        restore_rng(saved, rng)
+        done = int(saved["iteration"])
+        states, masks, labels = [saved["states"]], [saved["masks"]], [saved["labels"]]
+
+    def save(iteration: int) -> None:
+        data = (torch.as_tensor(np.concatenate(states)), torch.as_tensor(np.concatenate(masks)),
+                torch.as_tensor(np.concatenate(labels)))
+        save_checkpoint(state_file, agent=AGENT + "-dagger", config=config, model=net.state_dict(),
+                        optimizer=optimiser.state_dict(), rng=rng_state(rng),
+                        extra={"iteration": iteration, "states": data[0].numpy(), "masks": data[1].numpy(),
+                               "labels": data[2].numpy()})
+        save_policy(out / POLICY_FILE, net, config, cluster, extra={"iterations": iteration})
+
+    started = time.perf_counter()
+    bar = tqdm(total=config.iterations, initial=done, unit="it", desc="deepk8s dagger", disable=not progress)
+    for iteration in range(done + 1, config.iterations + 1):
+        # Roll out the learner's policy; the expert labels each state it visits.
+        returns, agreed, visited = [], 0, 0
+        for _ in range(config.dagger_episodes):
+            obs, _ = env.reset(seed=int(rng.integers(2**31)))
+            total, finished = 0.0, False
+            while not finished:
+                mask = env.action_masks()
+                with torch.no_grad():
+                    logits, _ = net(torch.as_tensor(obs))
+                probs = torch.softmax(masked_logits(logits, torch.as_tensor(mask)), -1).numpy().astype(np.float64)
+                action = int(rng.choice(len(probs), p=probs / probs.sum()))
+                label = expert_action(env, expert)
+                states.append(obs[None])
+                masks.append(mask[None])
+                labels.append(np.array([label]))
+                agreed += action == label
+                visited += 1
+                obs, reward, terminated, truncated, _ = env.step(action)
+                total += reward
+                finished = terminated or truncated
+            returns.append(total)
+        # Maximise sum log pi(a_expert|s) + beta H(pi(.|s)) over minibatches of D.
+        data_s, data_m, data_l = (np.concatenate(a) for a in (states, masks, labels))
+        states, masks, labels = [data_s], [data_m], [data_l]
+        losses = []
+        for _ in range(config.dagger_updates):
+            pick = rng.integers(len(data_l), size=min(config.minibatch, len(data_l)))
+            logits, _ = net(torch.as_tensor(data_s[pick]))
+            log_pi = torch.log_softmax(masked_logits(logits, torch.as_tensor(data_m[pick])), -1)
+            chosen = log_pi.gather(1, torch.as_tensor(data_l[pick]).long()[:, None]).squeeze(1)
+            entropy = -(log_pi.exp() * log_pi).sum(-1)
+            loss = -(chosen + config.entropy * entropy).mean()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(float(loss))
+        log.write({"iteration": iteration, "episodes": len(returns), "reward": float(np.mean(returns)),
+                   "imitation_loss": float(np.mean(losses)), "expert_agreement": agreed / max(visited, 1),
+                   "dataset": len(data_l), "wall_s": time.perf_counter() - started})
+        bar.update()
+        if iteration % save_every == 0 or iteration == config.iterations:
+            save(iteration)
+    bar.close()
+    if done >= config.iterations:
+        save(done)
+    return out / POLICY_FILE
+
+
+# ------------------------------------------------------------------ one entry point
+def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
+          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10) -> Path:
+    """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
+
+    ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
+    to resume from (``model.zip`` or ``dagger.pt``), ``config.json`` and the log
+    (``log.csv``, ``log.jsonl``, one row per iteration), every ``save_every``
+    iterations and at the end.
+    """
+    import json
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cluster = cluster if cluster is not None else deepk8s_cluster()
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    trainer = train_dagger if config.algo == "dagger" else train_sb3
+    with TrainingLog(out, tensorboard=tensorboard) as log:
+        return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
+                       save_every=save_every)

@@ -1,0 +1,94 @@
+"""Deepk8s's hyper-parameters, in one dataclass that imports no torch (the command line reads its defaults).
+
+Zhao & Sun (2021) give the learning rate (0.001), the window (10 tasks), the
+cluster (5 machines of 10 cpu and 64 memory), the wait's cap (16 time units)
+and the algorithms; they are silent on the rest, so the other values are
+the usual ones for these algorithms, chosen here and documented in the README.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "Deepk8sConfig"]
+
+ALGORITHMS = ("ppo", "a2c", "dagger")
+BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
+"""The broker name a trained policy of each algorithm has in replay, compare and bench."""
+
+
+@dataclass(frozen=True)
+class Deepk8sConfig:
+    """How a Deepk8s agent is built and trained.
+
+    Attributes:
+        algo: "ppo" (clipped objective, eq. 4, with action masks: sb3-contrib's
+            MaskablePPO), "a2c" (eq. 2-3, the synchronous form of A3C, from
+            Stable-Baselines3) or "dagger" (imitation of SJF, eq. 5).
+        iterations: training iterations. PPO/A2C: one rollout of ``envs x
+            steps_per_env`` steps and its update; DAgger: ``dagger_episodes``
+            episodes labelled by the expert and ``dagger_updates`` minibatch steps.
+        envs: parallel environments.
+        steps_per_env: rollout length per environment and iteration (PPO/A2C).
+        learning_rate: the paper's 0.001 (Adam).
+        gamma: discount of the per-step rewards.
+        gae_lambda: GAE's lambda for PPO (A2C uses n-step returns: lambda 1).
+        entropy: beta, the weight of the entropy bonus (eq. 2 and 5).
+        clip: epsilon of PPO's clipped ratio (eq. 4).
+        epochs: PPO's passes over each rollout.
+        minibatch: PPO's and DAgger's minibatch size.
+        trunk: sizes of the two layers actor and critic share.
+        head: hidden sizes of the actor's and the critic's own layers.
+        window: visible tasks (n).
+        max_wait: a wait lasts until the next event, at most this long.
+        tasks: tasks per training sequence.
+        dagger_episodes: episodes the learner plays per DAgger iteration.
+        dagger_updates: minibatch steps per DAgger iteration on the aggregated set.
+        seed: seeds the networks, the environments and the workload draws.
+    """
+
+    algo: str = "ppo"
+    iterations: int = 300
+    envs: int = 4
+    steps_per_env: int = 256
+    learning_rate: float = 1e-3
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    entropy: float = 0.01
+    clip: float = 0.2
+    epochs: int = 4
+    minibatch: int = 256
+    trunk: tuple[int, ...] = (128, 128)
+    head: tuple[int, ...] = (64,)
+    window: int = 10
+    max_wait: float = 16.0
+    tasks: int = 200
+    dagger_episodes: int = 2
+    dagger_updates: int = 16
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
+        whole = ("iterations", "envs", "steps_per_env", "epochs", "minibatch", "window", "tasks",
+                 "dagger_episodes", "dagger_updates")
+        for name in whole:
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        if len(self.trunk) != 2 or not all(isinstance(s, int) and s >= 1 for s in (*self.trunk, *self.head)):
+            raise ValueError(f"trunk must be two layer sizes >= 1 (the shared layers), got {self.trunk!r}; "
+                             f"head sizes >= 1, got {self.head!r}")
+        for name, low, high in (("learning_rate", 0, None), ("gamma", 0, 1), ("gae_lambda", 0, 1),
+                                ("entropy", None, None), ("clip", 0, None), ("max_wait", 0, None)):
+            value = getattr(self, name)
+            ok = isinstance(value, (int, float)) and value == value and abs(value) != float("inf")
+            ok = ok and (low is None or value > low or (name in ("gamma", "gae_lambda") and value >= low))
+            ok = ok and (high is None or value <= high)
+            if not ok or (name == "entropy" and value < 0):
+                bounds = {"gamma": "in [0, 1]", "gae_lambda": "in [0, 1]", "entropy": ">= 0"}.get(name, "> 0")
+                raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+
+    @property
+    def broker_name(self) -> str:
+        return BROKER_NAMES[self.algo]

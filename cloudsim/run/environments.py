@@ -1,0 +1,23 @@
+"""Entry points of the registered Gymnasium environments: each paper's environment with its default workload.
+
+The environments live in the engine (`cloudsim.envs`), which may not import the
+trace loaders; the composition layer may, so the defaults are filled in here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from cloudsim.envs import Deepk8sEnv
+from cloudsim.specs import JobSpec
+
+__all__ = ["make_deepk8s"]
+
+
+def make_deepk8s(workload: Callable[[int], Sequence[JobSpec]] | None = None, **options) -> Deepk8sEnv:
+    """`Deepk8sEnv` on ``workload`` (default: `traces.deepk8s_workload`, Alibaba task sequences by seed)."""
+    if workload is None:
+        from traces import deepk8s_workload  # the trace loaders only when the default is asked for
+
+        workload = deepk8s_workload
+    return Deepk8sEnv(workload, **options)

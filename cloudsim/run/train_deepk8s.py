@@ -1,0 +1,125 @@
+"""`train_deepk8s`: `cloudsim train deepk8s`, the paper's agents trained on Alibaba task sequences.
+
+The agent's hyper-parameters are `agents.deepk8s_config.Deepk8sConfig`'s;
+`Deepk8sTrainConfig` holds the ones the command line sets, each defaulting to
+the agent's own value, and where the run writes. The training sequences are
+`traces.deepk8s_workload` of seeds drawn from `cloudsim.envs.TRAINING_SEEDS`,
+so held-out evaluations (``cloudsim compare deepk8s --seeds 0:100``) never
+meet a training sequence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.deepk8s_config import ALGORITHMS, Deepk8sConfig
+from cloudsim.run.config import ConfigError, option, real, whole
+from cloudsim.run.output import parent_problem
+
+__all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
+
+AGENT_DEFAULTS = Deepk8sConfig()
+# Deepk8sTrainConfig fields that are about where the run writes, not about the agent.
+RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
+
+
+@dataclass(frozen=True)
+class Deepk8sTrainConfig:
+    """`cloudsim train deepk8s`: which algorithm, its main settings, and where it writes."""
+
+    algo: str = option("ppo", "--algo", "ppo (clipped objective, masked), a2c (synchronous A3C) or dagger "
+                       "(imitation of SJF)", choices=ALGORITHMS)
+    out: str = option("deepk8s-run", "--out", "folder for policy.pt, the state to resume from, config.json and "
+                      "the log (log.csv, log.jsonl)", metavar="DIR")
+    resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
+    iterations: int = option(AGENT_DEFAULTS.iterations, "--iterations", "training iterations (in all, counting "
+                             "those a resumed run already did)", parse=whole, metavar="N")
+    envs: int = option(AGENT_DEFAULTS.envs, "--envs", "parallel environments (PPO, A2C)", parse=whole, metavar="N")
+    steps_per_env: int = option(AGENT_DEFAULTS.steps_per_env, "--steps-per-env", "rollout steps per environment "
+                                "and iteration (PPO, A2C)", parse=whole, metavar="N")
+    learning_rate: float = option(AGENT_DEFAULTS.learning_rate, "--learning-rate", "Adam's learning rate",
+                                  parse=real, metavar="LR")
+    entropy: float = option(AGENT_DEFAULTS.entropy, "--entropy", "weight of the entropy bonus (beta)", parse=real,
+                            metavar="BETA")
+    tasks: int = option(AGENT_DEFAULTS.tasks, "--tasks", "tasks per training sequence", parse=whole, metavar="N")
+    seed: int = option(AGENT_DEFAULTS.seed, "--seed", "seeds the networks, environments and sequence draws",
+                       parse=whole, metavar="N")
+    save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
+                               "(needs the tensorboard package)", switch=True)
+    progress: bool = True
+    given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
+
+    def __post_init__(self) -> None:
+        for name in ("save_every", "seed"):
+            value = getattr(self, name)
+            low = 0 if name == "seed" else 1
+            if not (isinstance(value, int) and value >= low):
+                raise ConfigError(f"--{name.replace('_', '-')}", value, f"must be a whole number >= {low}")
+        if not self.resume:
+            try:
+                self.agent
+            except ValueError as err:  # the agent's own checks: "NAME must be ..."
+                name = str(err).split(" ", 1)[0]
+                raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name, None), str(err)) from None
+        problem = parent_problem(self.out)
+        if problem:
+            raise ConfigError("--out", self.out, problem)
+        out = Path(self.out)
+        if out.exists() and not out.is_dir():
+            raise ConfigError("--out", self.out, "is a file; give a folder")
+        state = out / ("dagger.pt" if self.algo == "dagger" else "model.zip")
+        if self.resume and not state.is_file():
+            raise ConfigError("--resume", self.out, f"there is no {self.algo} training to resume in it "
+                              f"({state.name} is missing); leave out --resume to start one")
+        if not self.resume and (out / "policy.pt").exists():
+            raise ConfigError("--out", self.out, "already holds a trained policy; add --resume to continue it, "
+                              "or give another folder")
+        if self.resume:
+            saved = self.saved_agent
+            for name in sorted(self.given - {"iterations"}):
+                if getattr(saved, name) != getattr(self, name):
+                    raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name),
+                                      f"differs from the training being resumed ({getattr(saved, name)!r}); "
+                                      f"leave it out to keep the saved value")
+
+    @property
+    def saved_agent(self) -> Deepk8sConfig:
+        """The config of the training saved in ``out`` (its config.json)."""
+        path = Path(self.out) / "config.json"
+        try:
+            saved = json.loads(path.read_text())
+            return Deepk8sConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+        except (OSError, ValueError, TypeError) as err:
+            raise ConfigError("--resume", self.out, f"{path} is missing or damaged ({err}); start a new training "
+                              "in another folder") from None
+
+    @property
+    def agent(self) -> Deepk8sConfig:
+        """The agent's config: a new training's defaults with the settings given here, or, on --resume,
+        the saved training's with the total number of iterations given here."""
+        if self.resume:
+            return dataclasses.replace(self.saved_agent, iterations=self.iterations)
+        names = {f.name for f in dataclasses.fields(Deepk8sConfig)} - RUN_FIELDS
+        return dataclasses.replace(AGENT_DEFAULTS, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                                                      if f.name in names})
+
+
+def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
+    """Train, and return a summary: the algorithm, iterations, wall time, the last logged reward, the policy."""
+    from agents.deepk8s import train  # torch and Stable-Baselines3 are imported only to train
+    from traces import deepk8s_workload
+
+    agent = config.agent
+    started = time.perf_counter()
+    policy = train(agent, functools.partial(deepk8s_workload, tasks=agent.tasks), config.out, resume=config.resume,
+                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every)
+    log = Path(config.out) / "log.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
+    return {"agent": "deepk8s", "algo": agent.algo, "iterations": agent.iterations, "policy": str(policy),
+            "wall_s": round(time.perf_counter() - started, 3), "last_reward": last.get("reward")}
