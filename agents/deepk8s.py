@@ -232,6 +232,7 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     from stable_baselines3 import A2C
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import Logger
     from tqdm.auto import tqdm
 
     torch.set_num_threads(1)  # tiny networks: threads cost more than they give, and the envs need the cores
@@ -250,6 +251,7 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
                     gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy, use_rms_prop=False,
                     normalize_advantage=False, policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed,
                     device="cpu")
+    model.set_logger(Logger(folder=None, output_formats=[]))  # losses are read from it; TrainingLog writes them
     per_iteration = config.envs * config.steps_per_env
     done = model.num_timesteps // per_iteration
     space = envs.observation_space.shape[0], envs.action_space.n

@@ -62,7 +62,7 @@ class Deepk8sConfig:
     head: tuple[int, ...] = (64,)
     window: int = 10
     max_wait: float = 16.0
-    tasks: int = 200
+    tasks: int = 250
     dagger_episodes: int = 2
     dagger_updates: int = 16
     seed: int = 0

@@ -311,7 +311,8 @@ class Simulation:
 
     def _arrivals(self):
         for j, job in enumerate(self.jobs):
-            yield self.env.timeout(job.submit_time - self.env.now)
+            # max(..., 0): floating-point time can pass a submit time equal to the last one by an ulp.
+            yield self.env.timeout(max(job.submit_time - self.env.now, 0.0))
             self.tasks.arrive(j, self.env.now)
             self._request_round()
         self._arrivals_done = True
@@ -386,7 +387,7 @@ class Simulation:
             events = heapq.merge(events, modelled, key=lambda e: e.time)
         for event in events:
             self._machine_event_pending = True
-            yield self.env.timeout(event.time - self.env.now)
+            yield self.env.timeout(max(event.time - self.env.now, 0.0))
             self._machine_event_pending = False
             if self._over():
                 return  # the run is over; later events change nothing

@@ -269,3 +269,15 @@ def test_a_simulation_runs_once(two_machines, three_tasks):
 def test_an_empty_workload_has_makespan_zero(two_machines):
     assert simulate(two_machines, [], FirstFit(), tick=1).makespan == 0
     assert math.isnan(simulate(two_machines, [], FirstFit()).summary["avg_completion"])
+
+
+def test_equal_submit_times_that_floating_point_time_has_passed_by_an_ulp_arrive_at_once():
+    # 2.022423 + (48.744959 - 2.022423) is 48.74495900000001: after the job at 48.744959 the clock is
+    # past it, and the next job, submitted at the same time, must arrive at once rather than ask
+    # SimPy for a negative delay.
+    assert 2.022423 + (48.744959 - 2.022423) > 48.744959
+    times = [2.022423, 48.744959, 48.744959]
+    jobs = [JobSpec(i, t, (TaskSpec(0, 1, {"cpu": 1}, 1.0),)) for i, t in enumerate(times)]
+    result = simulate(ClusterSpec.uniform(1, {"cpu": 4}), jobs, FirstFit())
+    assert result.summary["makespan"] == pytest.approx(49.744959)
+    assert result.jobs.submit_time.tolist() == pytest.approx(times)

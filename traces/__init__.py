@@ -7,6 +7,7 @@ knows about brokers.
 from traces.alibaba import MachineTable, load_alibaba_v2017, load_alibaba_v2018, machines_v2017, machines_v2018
 from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
+from traces.deepk8s import deepk8s_cluster, deepk8s_workload
 from traces.rawcsv import CacheError, EmptyWorkloadError, TraceFormatError
 from traces.synthetic import (
     DEEPRM,
@@ -37,6 +38,8 @@ __all__ = [
     "Workload",
     "alibaba_like",
     "bimodal_cluster",
+    "deepk8s_cluster",
+    "deepk8s_workload",
     "deeprm_workload",
     "fit_alibaba_like",
     "generate",

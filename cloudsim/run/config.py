@@ -54,6 +54,8 @@ DEFAULT_LOAD = 0.7
 MAX_SEEDS = 1_000_000
 HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
 GENERATOR_WINDOWS = {"deepk8s": 10}
+UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
+"""Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 """Every hand-written broker: what compare runs by default."""
 
@@ -322,9 +324,9 @@ class WorkloadConfig:
                          f"applies to trace files only, not to the "
                          f"{self.generator_name} generator; leave it out")
             _require(not self.machine_events, cls, "machine_events", True, "applies to trace files only")
-            _require(self.load is None or self.generator_name != "alibaba-like", cls, "load", self.load,
-                     "the alibaba-like generator has no target load (it replays the trace's statistics); "
-                     "use --generator deeprm, poisson or rlsk, or leave --load out")
+            _require(self.load is None or self.generator_name not in UNLOADED_GENERATORS, cls, "load", self.load,
+                     f"the {self.generator_name} generator has no target load (it replays a trace's arrivals "
+                     f"or statistics); use --generator deeprm, poisson or rlsk, or leave --load out")
         else:
             _check_file(cls, "source", self.source,
                         f"a trace file (.csv or .csv.gz), or name a generator: {', '.join(GENERATORS)}")
@@ -395,7 +397,7 @@ class WorkloadConfig:
     def describe(self) -> str:
         """A short name of the workload for tables and plots."""
         if self.is_generator:
-            load = "" if self.generator_name == "alibaba-like" else f" at load {self.effective_load:g}"
+            load = "" if self.generator_name in UNLOADED_GENERATORS else f" at load {self.effective_load:g}"
             return f"{self.generator_name}{load}"
         return Path(self.source).name
 
@@ -626,8 +628,8 @@ class CompareConfig(RunConfig):
                      self.loads, "every load must be a finite fraction of capacity > 0")
             _require(self.workload.is_generator, cls, "loads", self.loads,
                      "applies to generators; a trace runs as it is (use --chunks)")
-            _require(self.workload.generator_name != "alibaba-like", cls, "loads", self.loads,
-                     "applies to the deeprm, poisson and rlsk generators, not alibaba-like")
+            _require(self.workload.generator_name not in UNLOADED_GENERATORS, cls, "loads", self.loads,
+                     f"applies to the deeprm, poisson and rlsk generators, not {self.workload.generator_name}")
             _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             _require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
@@ -641,7 +643,7 @@ class CompareConfig(RunConfig):
 
     @property
     def load_list(self) -> tuple[float | None, ...]:
-        if not self.workload.is_generator or self.workload.generator_name == "alibaba-like":
+        if not self.workload.is_generator or self.workload.generator_name in UNLOADED_GENERATORS:
             return (None,)
         return self.loads or (self.workload.effective_load,)
 

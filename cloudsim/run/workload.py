@@ -16,6 +16,7 @@ from cloudsim.run.config import (
     DEFAULT_MACHINES,
     ConfigError,
     RunConfig,
+    UNLOADED_GENERATORS,
     WorkloadConfig,
     span_text,
 )
@@ -115,7 +116,7 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
         load = source.effective_load if load is None else load
         jobs, generated = generate(source.generator_name, source.synthetic_jobs, seed, load)
         described = {"generator": source.generator_name, "seed": seed}
-        if source.generator_name != "alibaba-like":
+        if source.generator_name not in UNLOADED_GENERATORS:
             described["load"] = load
         workload = Workload(jobs, source=described)
         return ResolvedWorkload(workload, _cluster(config, generated), total_jobs=len(jobs))
