@@ -233,10 +233,18 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.vec_env import VecNormalize
     from tqdm.auto import tqdm
 
     torch.set_num_threads(1)  # tiny networks: threads cost more than they give, and the envs need the cores
     envs = make_vec_env(lambda: make_env(config, workload, cluster), n_envs=config.envs, seed=config.seed)
+    # Rewards are divided by a running estimate of the return's spread (returns reach -thousands while
+    # the policy still waits a lot); the logged rewards are the environment's own.
+    statistics = out / "reward_scale.pkl"
+    if resume:
+        envs = VecNormalize.load(str(statistics), envs)
+    else:
+        envs = VecNormalize(envs, norm_obs=False, norm_reward=True, gamma=config.gamma)
     algorithm = MaskablePPO if config.algo == "ppo" else A2C
     saved = out / "model.zip"
     if resume:
@@ -259,6 +267,8 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     def save() -> None:
         partial = out / "model.partial.zip"
         model.save(partial)
+        envs.save(str(out / "reward_scale.partial.pkl"))
+        os.replace(out / "reward_scale.partial.pkl", statistics)
         os.replace(partial, saved)
         save_policy(out / POLICY_FILE, from_sb3(model.policy, config, *space), config, cluster,
                     extra={"iterations": model.num_timesteps // per_iteration})
@@ -336,15 +346,13 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
         optimiser.load_state_dict(saved["optimizer"])
         restore_rng(saved, rng)
         done = int(saved["iteration"])
-        states, masks, labels = [saved["states"]], [saved["masks"]], [saved["labels"]]
+        states, masks, labels = ([saved[name].numpy()] for name in ("states", "masks", "labels"))
 
     def save(iteration: int) -> None:
-        data = (torch.as_tensor(np.concatenate(states)), torch.as_tensor(np.concatenate(masks)),
-                torch.as_tensor(np.concatenate(labels)))
+        data = {name: torch.as_tensor(np.concatenate(rows))  # tensors: a checkpoint is read with weights_only
+                for name, rows in (("states", states), ("masks", masks), ("labels", labels))}
         save_checkpoint(state_file, agent=AGENT + "-dagger", config=config, model=net.state_dict(),
-                        optimizer=optimiser.state_dict(), rng=rng_state(rng),
-                        extra={"iteration": iteration, "states": data[0].numpy(), "masks": data[1].numpy(),
-                               "labels": data[2].numpy()})
+                        optimizer=optimiser.state_dict(), rng=rng_state(rng), extra={"iteration": iteration, **data})
         save_policy(out / POLICY_FILE, net, config, cluster, extra={"iterations": iteration})
 
     started = time.perf_counter()
@@ -385,7 +393,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            losses.append(float(loss))
+            losses.append(loss.item())
         log.write({"iteration": iteration, "episodes": len(returns), "reward": float(np.mean(returns)),
                    "imitation_loss": float(np.mean(losses)), "expert_agreement": agreed / max(visited, 1),
                    "dataset": len(data_l), "wall_s": time.perf_counter() - started})

@@ -1,0 +1,158 @@
+"""Deepk8s's agents: the network export, DAgger's aggregated set, exact resume, the command line, shipped policies."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_broker
+from agents.deepk8s import ActorCritic, Deepk8sPolicy, from_sb3, load_policy, train
+from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
+from agents.kit import CheckpointError, read_checkpoint
+from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
+from cloudsim.cli import main
+from cloudsim.envs import deepk8s_cluster
+from traces import deepk8s_workload
+
+
+def task_job(jid, submit, cpu, duration):
+    return JobSpec(jid, submit, (TaskSpec(0, 1, {"cpu": cpu, "memory": 1.0}, duration),))
+
+
+def small(seed: int, n: int = 12) -> list[JobSpec]:
+    rng = np.random.default_rng(seed)
+    return [task_job(i, float(2 * i), float(rng.integers(1, 6)), float(rng.integers(2, 20))) for i in range(n)]
+
+
+TINY = dict(iterations=2, envs=2, steps_per_env=16, minibatch=16, trunk=(16, 16), head=(8,), dagger_episodes=1,
+            dagger_updates=2)
+
+
+def test_daggers_set_holds_every_visited_state_with_sjfs_label(tmp_path):
+    # Tasks A (cpu 2, 5 long) and B (cpu 1, 2 long) wait at t=0 on one machine: SJF starts B (slot 1)
+    # on machine 0, action 0 * 10 + 1 = 1, whatever the learner does.
+    jobs = [task_job("A", 0, 2, 5), task_job("B", 0, 1, 2), task_job("C", 3, 4, 1)]
+    cluster = ClusterSpec.uniform(1, {"cpu": 10, "memory": 64})
+    config = Deepk8sConfig(algo="dagger", **TINY)
+    train(config, lambda seed: jobs, tmp_path, cluster=cluster, progress=False)
+    saved = read_checkpoint(tmp_path / "dagger.pt", agent="deepk8s-dagger")
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    labels, masks = saved["labels"].numpy(), saved["masks"].numpy()
+    first, total = (row["dataset"] for row in log)  # one episode per iteration, added to the set
+    assert 0 < first < total == len(labels)
+    assert labels[0] == 1 and labels[first] == 1  # each episode's first state
+    assert masks[np.arange(len(labels)), labels].all()  # every label is a possible action
+
+
+def test_a_resumed_dagger_training_ends_exactly_as_an_uninterrupted_one(tmp_path):
+    config = Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 3})
+    train(config, small, tmp_path / "straight", progress=False)
+    train(Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 1}), small, tmp_path / "resumed", progress=False)
+    train(config, small, tmp_path / "resumed", resume=True, progress=False)
+    a = read_checkpoint(tmp_path / "straight" / "policy.pt", agent="deepk8s")["model"]
+    b = read_checkpoint(tmp_path / "resumed" / "policy.pt", agent="deepk8s")["model"]
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("algo", ["ppo", "a2c"])
+def test_the_broker_reads_the_sb3_networks_weights(tmp_path, algo):
+    from stable_baselines3 import A2C
+    from sb3_contrib import MaskablePPO
+
+    config = Deepk8sConfig(algo=algo, **TINY)
+    train(config, small, tmp_path, progress=False)
+    model = (MaskablePPO if algo == "ppo" else A2C).load(tmp_path / "model.zip", device="cpu")
+    policy = load_policy(tmp_path / "policy.pt")
+    obs = np.random.default_rng(0).random((5, policy.encoding.size)).astype(np.float32)
+    with torch.no_grad():
+        dist = model.policy.get_distribution(torch.as_tensor(obs))
+        expected = dist.distribution.logits.numpy()
+    got = np.stack([policy.logits(o) for o in obs])
+    # Both are log-probabilities up to a constant per row (SB3 normalises its logits).
+    np.testing.assert_allclose(got - got.max(1, keepdims=True), expected - expected.max(1, keepdims=True),
+                               atol=1e-5)
+    net = from_sb3(model.policy, config, policy.encoding.size, policy.encoding.actions)
+    assert isinstance(net, ActorCritic)
+    log = (tmp_path / "log.csv").read_text().splitlines()
+    assert log[0].startswith("iteration,") and len(log) == 1 + config.iterations
+
+
+def cli(argv, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exit:  # argparse's own refusals
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_resume_and_compare_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    base = ["train", "deepk8s", "--algo", "dagger", "--tasks", "20", "--out", str(out)]
+    code, stdout, err = cli([*base, "--iterations", "1"], capsys)
+    assert code == 0, err
+    assert json.loads(stdout.splitlines()[-1])["iterations"] == 1
+    code, stdout, err = cli([*base, "--iterations", "2", "--resume"], capsys)
+    assert code == 0, err
+    assert len((out / "log.csv").read_text().splitlines()) == 3  # header and two iterations
+    code, stdout, err = cli(["compare", "deepk8s", "--brokers", "sjf,deepk8s-dagger", "--checkpoint",
+                             f"deepk8s-dagger={out / 'policy.pt'}", "--seeds", "0:2", "--synthetic-jobs", "20",
+                             "--json"], capsys)
+    assert code == 0, err
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    runs, summary = rows[:-1], rows[-1]
+    assert sorted((r["broker"], r["seed"]) for r in runs) == [("deepk8s-dagger", 0), ("deepk8s-dagger", 1),
+                                                             ("sjf", 0), ("sjf", 1)]
+    assert all({"makespan", "avg_job_completion", "avg_job_slowdown"} <= r.keys() for r in runs)
+    assert all(r["instances_finished"] == 20 for r in runs) and summary["summary"] and summary["seeds"] == [0, 1]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--resume"], ["--resume", "no ppo training to resume", "model.zip is missing"]),
+    (["--iterations", "0"], ["--iterations", ">= 1"]),
+    (["--entropy", "-1"], ["--entropy", ">= 0"]),
+    (["--algo", "dqn"], ["--algo", "ppo"]),
+])
+def test_training_mistakes_get_one_clear_message(tmp_path, capsys, argv, words):
+    code, _, err = cli(["train", "deepk8s", "--out", str(tmp_path / "run"), *argv], capsys)
+    assert code == 2 and "Traceback" not in err
+    for word in words:
+        assert word in err, err
+
+
+def test_a_finished_folder_is_not_overwritten_and_a_resume_keeps_its_settings(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    assert cli(["train", "deepk8s", "--algo", "dagger", "--tasks", "20", "--iterations", "1", "--out", out],
+               capsys)[0] == 0
+    code, _, err = cli(["train", "deepk8s", "--algo", "dagger", "--tasks", "20", "--out", out], capsys)
+    assert code == 2 and "already holds a trained policy" in err and "--resume" in err
+    code, _, err = cli(["train", "deepk8s", "--algo", "dagger", "--tasks", "30", "--resume", "--out", out], capsys)
+    assert code == 2 and "--tasks 30" in err and "differs from the training being resumed" in err
+
+
+def test_a_policy_refuses_a_cluster_it_was_not_trained_for(tmp_path):
+    train(Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 1}), small, tmp_path, progress=False)
+    broker = make_broker("deepk8s-dagger", checkpoint=str(tmp_path / "policy.pt"))
+    assert broker.check_cluster(deepk8s_cluster()) == []
+    with pytest.raises(CheckpointError, match="trained for 5 machines"):
+        broker.check_cluster(ClusterSpec.uniform(3, {"cpu": 10, "memory": 64}))
+
+
+def test_another_agents_checkpoint_is_refused(tmp_path, capsys):
+    from agents.deepjs import DeepJSTrainer, DeepJSConfig
+
+    deepjs = DeepJSTrainer(DeepJSConfig(), ClusterSpec.uniform(2, {"cpu": 64, "memory": 1, "disk": 1}), workers=1)
+    path = deepjs.save(tmp_path / "deepjs.pt")
+    deepjs.close()
+    with pytest.raises(CheckpointError, match="deepk8s"):
+        load_policy(path)
+
+
+@pytest.mark.parametrize("name", sorted(BROKER_NAMES.values()))
+def test_the_shipped_policies_load_and_schedule_every_task(name):
+    broker = make_broker(name)
+    assert isinstance(broker.policy, Deepk8sPolicy) and broker.name == name
+    jobs = deepk8s_workload(0, 60)
+    result = simulate(deepk8s_cluster(), jobs, broker)
+    assert result.summary["instances_finished"] == 60
