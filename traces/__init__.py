@@ -20,6 +20,7 @@ from traces.synthetic import (
     deeprm_workload,
     fit_alibaba_like,
     generate,
+    generator_skips,
     poisson_workload,
     rlsk_workload,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "deeprm_workload",
     "fit_alibaba_like",
     "generate",
+    "generator_skips",
     "poisson_workload",
     "rlsk_workload",
     "chunk_count",

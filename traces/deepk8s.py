@@ -110,7 +110,8 @@ def deepk8s_workload(seed: int = 0, tasks: int = DEFAULT_TASKS, *, source: str |
         raise ValueError(f"tasks must be a whole number >= 1, got {tasks!r}")
     table, _ = deepk8s_tasks(None if source is None else str(source))
     if len(table) < tasks:
-        raise ValueError(f"the trace has {len(table)} usable tasks; ask for at most that many")
+        raise ValueError(f"the Deepk8s workload has {len(table):,} usable tasks; ask for at most that many "
+                         f"(tasks={tasks:,}; on the command line, --synthetic-jobs)")
     start = int(np.random.default_rng(seed).integers(len(table) - tasks + 1))
     submit, cpu, memory, duration = table[start: start + tasks].T
     work = float(np.sum(cpu * duration))

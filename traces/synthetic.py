@@ -287,6 +287,15 @@ def fit_alibaba_like(jobs: Sequence[JobSpec], dag_jobs: Sequence[JobSpec] = ()) 
 GENERATORS = ("alibaba-like", "deeprm", "deepk8s", "poisson", "rlsk")
 
 
+def generator_skips(name: str) -> dict[str, int]:
+    """What a generator built from real data left out of the trace, by reason (empty for the others)."""
+    if name == "deepk8s":
+        from traces.deepk8s import deepk8s_tasks
+
+        return dict(deepk8s_tasks()[1])
+    return {}
+
+
 def generate(name: str, jobs: int | None = None, seed: int = 0, load: float = 0.7) -> tuple[list[JobSpec], ClusterSpec]:
     """(jobs, the cluster its paper runs them on) for a generator named in `GENERATORS`.
 

@@ -25,6 +25,7 @@ from traces import (
     EmptyWorkloadError,
     Workload,
     generate,
+    generator_skips,
     load_alibaba_v2017,
     load_alibaba_v2018,
     load_cloudsimpy,
@@ -118,7 +119,7 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
         described = {"generator": source.generator_name, "seed": seed}
         if source.generator_name not in UNLOADED_GENERATORS:
             described["load"] = load
-        workload = Workload(jobs, source=described)
+        workload = Workload(jobs, skipped=generator_skips(source.generator_name), source=described)
         return ResolvedWorkload(workload, _cluster(config, generated), total_jobs=len(jobs))
 
     selection = _selected_range(source)
