@@ -98,6 +98,7 @@ class Deepk8sPolicy:
         self.cluster = cluster
         self.path = path
         self.encoding = Deepk8sEncoding(cluster, config.window)
+        self.state = state
         pairs = []
         for prefix in ("trunk", "pi"):
             weights = sorted({k.rsplit(".", 1)[0] for k in state if k.startswith(prefix + ".")},
@@ -209,7 +210,11 @@ def _sb3_policy_kwargs(config: Deepk8sConfig) -> dict:
 
     return {"features_extractor_class": SharedTrunk, "features_extractor_kwargs": {"sizes": config.trunk},
             "share_features_extractor": True, "net_arch": {"pi": list(config.head), "vf": list(config.head)},
-            "activation_fn": nn.ReLU}
+            "activation_fn": nn.ReLU, "optimizer_class": _optimizer(config), "optimizer_kwargs": {}}
+
+
+def _optimizer(config: Deepk8sConfig) -> type[torch.optim.Optimizer]:
+    return {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[config.optimizer]
 
 
 def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int) -> ActorCritic:
@@ -221,13 +226,30 @@ def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int) -> 
     return net
 
 
+def to_sb3(policy: Deepk8sPolicy, sb3_policy) -> None:
+    """Copy a trained policy's actor (the shared trunk and the actor's layers) into an SB3 policy."""
+    state = {k: torch.as_tensor(v) for k, v in policy.state.items()}
+    actor = nn.Sequential(*sb3_policy.mlp_extractor.policy_net, sb3_policy.action_net)
+    try:
+        sb3_policy.features_extractor.trunk.load_state_dict(
+            {k.split(".", 1)[1]: v for k, v in state.items() if k.startswith("trunk.")})
+        actor.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith("pi.")})
+    except RuntimeError as err:
+        raise CheckpointMismatchError(f"{policy.path}: its network does not have this training's layer sizes "
+                                      f"({err}); train with its trunk and head sizes", path=policy.path) from None
+
+
 def _episode_returns(infos: Sequence[dict]) -> list[float]:
     return [info["episode"]["r"] for info in infos if "episode" in info]
 
 
 def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
-              log: TrainingLog, progress: bool, save_every: int) -> Path:
-    """A2C or MaskablePPO on ``config.envs`` environments; ``out/model.zip`` holds the state to resume from."""
+              log: TrainingLog, progress: bool, save_every: int, init: Path | None = None) -> Path:
+    """A2C or MaskablePPO on ``config.envs`` environments; ``out/model.zip`` holds the state to resume from.
+
+    ``init``: a trained policy (``policy.pt``) whose actor starts the training, e.g. DAgger's
+    (imitation of SJF, then reinforcement); the critic starts untrained.
+    """
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import A2C
     from stable_baselines3.common.callbacks import BaseCallback
@@ -255,10 +277,12 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
                             gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
                             policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed, device="cpu")
     else:
-        model = A2C("MlpPolicy", envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
-                    gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy, use_rms_prop=False,
+        model = A2C("MlpPolicy", envs, learning_rate=config.learning_rate, n_steps=config.a2c_steps,
+                    gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy,
                     normalize_advantage=False, policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed,
                     device="cpu")
+    if init is not None and not resume:
+        to_sb3(load_policy(init), model.policy)
     model.set_logger(Logger(folder=None, output_formats=[]))  # losses are read from it; TrainingLog writes them
     per_iteration = config.envs * config.steps_per_env
     done = model.num_timesteps // per_iteration
@@ -285,8 +309,8 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
             self.returns += _episode_returns(self.locals["infos"])
             return True
 
-        def _on_rollout_start(self) -> None:  # the previous iteration's update is done: log it
-            if self.model.num_timesteps > done * per_iteration:
+        def _on_rollout_start(self) -> None:  # after an update: log the iteration if its steps are done
+            if self.model.num_timesteps >= (self.iteration + 1) * per_iteration:
                 self.finish_iteration()
 
         def finish_iteration(self) -> None:
@@ -335,7 +359,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     env = make_env(config, workload, cluster)
     expert = Windowed(ShortestJobFirst(), config.window)
     net = ActorCritic(env.observation_space.shape[0], env.action_space.n, config)
-    optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
+    optimiser = _optimizer(config)(net.parameters(), lr=config.learning_rate)
     states, masks, labels = [], [], []  # the aggregated set D
     done = 0
     state_file = out / "dagger.pt"
@@ -408,7 +432,8 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
 
 # ------------------------------------------------------------------ one entry point
 def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
-          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10) -> Path:
+          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10,
+          init: str | Path | None = None) -> Path:
     """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
 
     ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
@@ -422,7 +447,11 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     out.mkdir(parents=True, exist_ok=True)
     cluster = cluster if cluster is not None else deepk8s_cluster()
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
-    trainer = train_dagger if config.algo == "dagger" else train_sb3
     with TrainingLog(out, tensorboard=tensorboard) as log:
-        return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
-                       save_every=save_every)
+        if config.algo == "dagger":
+            if init is not None:
+                raise ValueError("init applies to PPO and A2C; DAgger starts from scratch")
+            return train_dagger(config, workload, out, cluster, resume=resume, log=log, progress=progress,
+                                save_every=save_every)
+        return train_sb3(config, workload, out, cluster, resume=resume, log=log, progress=progress,
+                         save_every=save_every, init=None if init is None else Path(init))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALGORITHMS", "BROKER_NAMES", "Deepk8sConfig"]
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "OPTIMIZERS", "Deepk8sConfig"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
+OPTIMIZERS = ("adam", "sgd")
 BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
 """The broker name a trained policy of each algorithm has in replay, compare and bench."""
 
@@ -25,13 +26,22 @@ class Deepk8sConfig:
         algo: "ppo" (clipped objective, eq. 4, with action masks: sb3-contrib's
             MaskablePPO), "a2c" (eq. 2-3, the synchronous form of A3C, from
             Stable-Baselines3) or "dagger" (imitation of SJF, eq. 5).
-        iterations: training iterations. PPO/A2C: one rollout of ``envs x
-            steps_per_env`` steps and its update; DAgger: ``dagger_episodes``
-            episodes labelled by the expert and ``dagger_updates`` minibatch steps.
+        iterations: training iterations. PPO/A2C: ``envs x steps_per_env``
+            environment steps and their updates (PPO: one update of several
+            epochs; A2C: one update every ``a2c_steps`` steps per environment);
+            DAgger: ``dagger_episodes`` episodes labelled by the expert and
+            ``dagger_updates`` minibatch steps.
         envs: parallel environments.
-        steps_per_env: rollout length per environment and iteration (PPO/A2C).
-        learning_rate: the paper's 0.001 (Adam).
-        gamma: discount of the per-step rewards.
+        steps_per_env: environment steps per environment and iteration (PPO/A2C).
+        a2c_steps: A3C's t_max: steps per environment between two A2C updates.
+        learning_rate: the paper's 0.001.
+        optimizer: "adam", or "sgd" (plain stochastic gradient descent, the
+            paper's; A2C's updates every few steps diverged with Adam at 0.001).
+        gamma: discount per step. 1: the return is then exactly minus the
+            episode's summed weighted turnaround, as the paper states. Steps
+            last different times (a wait at most 16, a placement none), so a
+            discount below 1 would make splitting time into many waits look
+            cheaper than it is; a policy trained with 0.99 learned to wait.
         gae_lambda: GAE's lambda for PPO (A2C uses n-step returns: lambda 1).
         entropy: beta, the weight of the entropy bonus (eq. 2 and 5).
         clip: epsilon of PPO's clipped ratio (eq. 4).
@@ -51,8 +61,10 @@ class Deepk8sConfig:
     iterations: int = 300
     envs: int = 4
     steps_per_env: int = 256
+    a2c_steps: int = 5
     learning_rate: float = 1e-3
-    gamma: float = 0.99
+    optimizer: str = "adam"
+    gamma: float = 1.0
     gae_lambda: float = 0.95
     entropy: float = 0.01
     clip: float = 0.2
@@ -68,9 +80,11 @@ class Deepk8sConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
-        whole = ("iterations", "envs", "steps_per_env", "epochs", "minibatch", "window", "tasks",
+        whole = ("iterations", "envs", "steps_per_env", "a2c_steps", "epochs", "minibatch", "window", "tasks",
                  "dagger_episodes", "dagger_updates")
         for name in whole:
             value = getattr(self, name)

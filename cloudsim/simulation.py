@@ -441,7 +441,10 @@ class Simulation:
         group.end = now
         group.outcome = outcome
         self._running_on[group.machine].discard(gid)
-        self.state.change_free(group.machine, self.tasks.task_demand[group.task], group.instances, np.add)
+        if self._running_on[group.machine]:
+            self.state.change_free(group.machine, self.tasks.task_demand[group.task], group.instances, np.add)
+        else:  # exactly: no float residue once nothing runs on the machine (it could refuse a task it holds)
+            self.state.empty(group.machine)
         if self.tasks.end(group.task, group.first_instance, group.instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
             self._bar.set_postfix_str(f"t={now:.6g} (last arrival {self._last_arrival:.6g})", refresh=False)

@@ -156,3 +156,26 @@ def test_the_shipped_policies_load_and_schedule_every_task(name):
     jobs = deepk8s_workload(0, 60)
     result = simulate(deepk8s_cluster(), jobs, broker)
     assert result.summary["instances_finished"] == 60
+
+
+def test_a_training_can_start_from_another_policys_actor(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from agents.deepk8s import _sb3_policy_kwargs, make_env, to_sb3
+
+    config = Deepk8sConfig(algo="ppo", **TINY)
+    train(Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 1}), small, tmp_path / "dagger", progress=False)
+    teacher = load_policy(tmp_path / "dagger" / "policy.pt")
+    model = MaskablePPO("MlpPolicy", make_env(config, small, deepk8s_cluster()), policy_kwargs=_sb3_policy_kwargs(config),
+                        device="cpu")
+    to_sb3(teacher, model.policy)
+    obs = np.random.default_rng(1).random((4, teacher.encoding.size)).astype(np.float32)
+    with torch.no_grad():
+        logits = model.policy.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
+    ours = np.stack([teacher.logits(o) for o in obs])
+    np.testing.assert_allclose(ours - ours.max(1, keepdims=True), logits - logits.max(1, keepdims=True), atol=1e-5)
+    bigger = Deepk8sConfig(algo="ppo", **{**TINY, "trunk": (32, 32)})
+    other = MaskablePPO("MlpPolicy", make_env(bigger, small, deepk8s_cluster()),
+                        policy_kwargs=_sb3_policy_kwargs(bigger), device="cpu")
+    with pytest.raises(CheckpointError, match="layer sizes"):
+        to_sb3(teacher, other.policy)

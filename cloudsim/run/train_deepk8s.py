@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.deepk8s_config import ALGORITHMS, Deepk8sConfig
+from agents.deepk8s_config import ALGORITHMS, OPTIMIZERS, Deepk8sConfig
 from cloudsim.run.config import ConfigError, option, real, whole
 from cloudsim.run.output import parent_problem
 
@@ -25,7 +25,7 @@ __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
 
 AGENT_DEFAULTS = Deepk8sConfig()
 # Deepk8sTrainConfig fields that are about where the run writes, not about the agent.
-RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
+RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given", "init"})
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,17 @@ class Deepk8sTrainConfig:
     envs: int = option(AGENT_DEFAULTS.envs, "--envs", "parallel environments (PPO, A2C)", parse=whole, metavar="N")
     steps_per_env: int = option(AGENT_DEFAULTS.steps_per_env, "--steps-per-env", "rollout steps per environment "
                                 "and iteration (PPO, A2C)", parse=whole, metavar="N")
-    learning_rate: float = option(AGENT_DEFAULTS.learning_rate, "--learning-rate", "Adam's learning rate",
+    learning_rate: float = option(AGENT_DEFAULTS.learning_rate, "--learning-rate", "the optimiser's learning rate",
                                   parse=real, metavar="LR")
+    optimizer: str = option(AGENT_DEFAULTS.optimizer, "--optimizer", "adam, or sgd (the paper's)",
+                            choices=OPTIMIZERS)
     entropy: float = option(AGENT_DEFAULTS.entropy, "--entropy", "weight of the entropy bonus (beta)", parse=real,
                             metavar="BETA")
     tasks: int = option(AGENT_DEFAULTS.tasks, "--tasks", "tasks per training sequence", parse=whole, metavar="N")
     seed: int = option(AGENT_DEFAULTS.seed, "--seed", "seeds the networks, environments and sequence draws",
                        parse=whole, metavar="N")
+    init: str | None = option(None, "--init", "a trained policy.pt whose actor starts a PPO or A2C training "
+                              "(e.g. DAgger's: imitation, then reinforcement)", metavar="PATH")
     save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
@@ -67,6 +71,12 @@ class Deepk8sTrainConfig:
             except ValueError as err:  # the agent's own checks: "NAME must be ..."
                 name = str(err).split(" ", 1)[0]
                 raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name, None), str(err)) from None
+        if self.init is not None:
+            if self.algo == "dagger" or self.resume:
+                raise ConfigError("--init", self.init, "starts a new PPO or A2C training; leave it out for DAgger "
+                                  "or --resume")
+            if not Path(self.init).is_file():
+                raise ConfigError("--init", self.init, "no such file; give a policy.pt from cloudsim train deepk8s")
         problem = parent_problem(self.out)
         if problem:
             raise ConfigError("--out", self.out, problem)
@@ -118,7 +128,8 @@ def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
     agent = config.agent
     started = time.perf_counter()
     policy = train(agent, functools.partial(deepk8s_workload, tasks=agent.tasks), config.out, resume=config.resume,
-                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every)
+                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
+                   init=config.init)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "deepk8s", "algo": agent.algo, "iterations": agent.iterations, "policy": str(policy),
