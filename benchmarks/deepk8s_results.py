@@ -42,21 +42,24 @@ PAPER = {"FCFS": (1.531, 99.210, 680), "Random": (1.463, 94.726, 645), "Tetris":
 
 
 def broker(name: str, seed: int, checkpoints: dict[str, str]):
+    if name in checkpoints:  # a learned policy (an extra one is run as the PPO broker with its checkpoint)
+        return make_broker(name if name in LEARNED else "deepk8s", checkpoint=checkpoints[name])
     if name in LEARNED:
-        return make_broker(name, **({"checkpoint": checkpoints[name]} if name in checkpoints else {}))
+        return make_broker(name)
     return Windowed(make_broker(name, seed=seed), Deepk8sConfig().window)
 
 
-def run_all(seeds: range, tasks: int, checkpoints: dict[str, str]) -> pd.DataFrame:
+def run_all(seeds: range, tasks: int, checkpoints: dict[str, str], extra: dict[str, str]) -> pd.DataFrame:
     """One row per (broker, sequence, job): its submit, finish and duration."""
     cluster = deepk8s_cluster()
     frames = []
     for seed in seeds:
         jobs = deepk8s_workload(seed, tasks)
-        for name in (*BASELINES, *LEARNED):
-            result = simulate(cluster, jobs, broker(name, seed, checkpoints))
+        for name in (*BASELINES, *LEARNED, *extra):
+            result = simulate(cluster, jobs, broker(name, seed, {**checkpoints, **extra}))
             frame = result.jobs[["job_id", "submit_time", "finish_time", "duration"]].copy()
-            frame["broker"], frame["seed"], frame["makespan"] = LABELS[name], seed, result.summary["makespan"]
+            frame["broker"], frame["seed"] = LABELS.get(name, name), seed
+            frame["makespan"] = result.summary["makespan"]
             frames.append(frame)
     runs = pd.concat(frames, ignore_index=True)
     runs["completion"] = runs.finish_time - runs.submit_time
@@ -64,31 +67,33 @@ def run_all(seeds: range, tasks: int, checkpoints: dict[str, str]) -> pd.DataFra
     return runs
 
 
-def table1(runs: pd.DataFrame) -> pd.DataFrame:
+def table1(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     per_sequence = runs.groupby(["broker", "seed"]).agg(
         weighted_turnaround=("weighted_turnaround", "mean"), completion=("completion", "mean"),
         makespan=("makespan", "first"))
-    table = per_sequence.groupby("broker").mean().reindex([LABELS[n] for n in (*BASELINES, *LEARNED)])
+    table = per_sequence.groupby("broker").mean().reindex(order)
     best = table.loc[[LABELS[b] for b in BASELINES], "weighted_turnaround"].min()
     table["vs_best_heuristic_%"] = 100 * (table.weighted_turnaround / best - 1)
     return table
 
 
-def bars(runs: pd.DataFrame, path: Path, median: float) -> None:
-    order = [LABELS[n] for n in (*BASELINES, *LEARNED)]
+def bars(runs: pd.DataFrame, path: Path, median: float, order: list[str]) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     values = runs.groupby("broker").weighted_turnaround.mean().reindex(order)
-    ax.bar(order, values, color=["0.6"] * len(BASELINES) + ["C0"] * len(LEARNED))
+    colours = ["0.6"] * len(BASELINES) + ["C0"] * (len(order) - len(BASELINES))
+    ax.bar(order, values, color=colours)
     ax.set_ylim(min(values) * 0.95, max(values) * 1.02)
+    ax.tick_params(axis="x", labelrotation=30)
     ax.set_ylabel("average weighted turnaround")
     ax.set_title("Figure 4: weighted turnaround on held-out sequences")
+    fig.tight_layout()
     save_figure(fig, path / "figure4.png")
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
     for ax, (title, part) in zip(axes, (("short tasks", runs[runs.duration <= median]),
                                         ("long tasks", runs[runs.duration > median]), ("all tasks", runs))):
         values = part.groupby("broker").completion.mean().reindex(order)
-        ax.bar(order, values, color=["0.6"] * len(BASELINES) + ["C0"] * len(LEARNED))
+        ax.bar(order, values, color=colours)
         ax.set_ylim(min(values) * 0.95, max(values) * 1.02)
         ax.set_title(f"{title} (duration {'<=' if title.startswith('short') else '>'} {median:g})"
                      if title != "all tasks" else title)
@@ -140,14 +145,17 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=Deepk8sConfig().tasks, help="tasks per sequence")
     parser.add_argument("--checkpoint", default="", help="NAME=PATH[,NAME=PATH] instead of the shipped ones")
     parser.add_argument("--logs", default="", help="ALGO=DIR[,ALGO=DIR]: training folders for Figure 6")
+    parser.add_argument("--extra", default="", help="LABEL=PATH[,LABEL=PATH]: more PPO policies for the table")
     args = parser.parse_args()
     checkpoints = dict(item.split("=", 1) for item in args.checkpoint.split(",") if item)
     logs = {k: Path(v) for k, v in (item.split("=", 1) for item in args.logs.split(",") if item)}
+    extra = dict(item.split("=", 1) for item in args.extra.split(",") if item)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    runs = run_all(range(args.seeds), args.tasks, checkpoints)
-    table = table1(runs)
+    runs = run_all(range(args.seeds), args.tasks, checkpoints, extra)
+    order = [LABELS[n] for n in (*BASELINES, *LEARNED)] + list(extra)
+    table = table1(runs, order)
     median = float(runs[runs.broker == "SJF"].duration.median())
-    bars(runs, RESULTS, median)
+    bars(runs, RESULTS, median, order)
     lines = [f"Held-out sequences: seeds 0..{args.seeds - 1} of `traces.deepk8s_workload` ({args.tasks} tasks each), "
              "5 machines of 10 cpu and 64 memory, window 10. Mean over sequences.", "",
              "| method | avg weighted turnaround | avg completion time | makespan | vs best heuristic | paper |",

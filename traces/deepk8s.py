@@ -15,9 +15,9 @@ real cluster data" without saying how they were cut or scaled. Here:
   durations. Arrivals keep the trace's order and relative gaps but are
   stretched so that the sequence offers the cluster a cpu load of ``LOAD`` (0.9)
   over its arrival span (the trace's batch tasks arrive far faster than 5
-  machines can serve them). Tasks longer than 300 s (the tail beyond the 75th
-  percentile, up to 8 hours) are left out, so one task cannot outlast a
-  sequence; they are counted.
+  machines can serve them). Tasks longer than 300 s (about the 85th
+  percentile; the longest runs 8 hours) are left out, so one task cannot
+  outlast a sequence; they are counted.
 * **Sequences.** A sequence is ``tasks`` consecutive tasks in submit order,
   starting at a position drawn from ``numpy.random.default_rng(seed)``, so
   each seed is a different stretch of the real trace with its real arrival

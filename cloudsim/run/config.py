@@ -53,8 +53,8 @@ DEFAULT_GENERATOR = "alibaba-like"
 DEFAULT_LOAD = 0.7
 MAX_SEEDS = 1_000_000
 HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
-GENERATOR_WINDOWS = {"deepk8s": 10, "deepk8s-seq": 10}
-UNLOADED_GENERATORS = ("alibaba-like", "deepk8s", "deepk8s-seq")
+GENERATOR_WINDOWS = {"deepk8s": 10}
+UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
 """Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 """Every hand-written broker: what compare runs by default."""
