@@ -244,11 +244,10 @@ def _episode_returns(infos: Sequence[dict]) -> list[float]:
 
 
 def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
-              log: TrainingLog, progress: bool, save_every: int, init: Path | None = None) -> Path:
+              log: TrainingLog, progress: bool, save_every: int) -> Path:
     """A2C or MaskablePPO on ``config.envs`` environments; ``out/model.zip`` holds the state to resume from.
 
-    ``init``: a trained policy (``policy.pt``) whose actor starts the training, e.g. DAgger's
-    (imitation of SJF, then reinforcement); the critic starts untrained.
+    With ``config.init``, a new training's actor starts from that policy's (the critic starts untrained).
     """
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import A2C
@@ -281,8 +280,8 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
                     gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy,
                     normalize_advantage=False, policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed,
                     device="cpu")
-    if init is not None and not resume:
-        to_sb3(load_policy(init), model.policy)
+    if config.init is not None and not resume:
+        to_sb3(load_policy(config.init), model.policy)
     model.set_logger(Logger(folder=None, output_formats=[]))  # losses are read from it; TrainingLog writes them
     per_iteration = config.envs * config.steps_per_env
     done = model.num_timesteps // per_iteration
@@ -432,8 +431,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
 
 # ------------------------------------------------------------------ one entry point
 def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
-          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10,
-          init: str | Path | None = None) -> Path:
+          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10) -> Path:
     """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
 
     ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
@@ -447,11 +445,7 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     out.mkdir(parents=True, exist_ok=True)
     cluster = cluster if cluster is not None else deepk8s_cluster()
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    trainer = train_dagger if config.algo == "dagger" else train_sb3
     with TrainingLog(out, tensorboard=tensorboard) as log:
-        if config.algo == "dagger":
-            if init is not None:
-                raise ValueError("init applies to PPO and A2C; DAgger starts from scratch")
-            return train_dagger(config, workload, out, cluster, resume=resume, log=log, progress=progress,
-                                save_every=save_every)
-        return train_sb3(config, workload, out, cluster, resume=resume, log=log, progress=progress,
-                         save_every=save_every, init=None if init is None else Path(init))
+        return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
+                       save_every=save_every)

@@ -55,6 +55,9 @@ class Deepk8sConfig:
         dagger_episodes: episodes the learner plays per DAgger iteration.
         dagger_updates: minibatch steps per DAgger iteration on the aggregated set.
         seed: seeds the networks, the environments and the workload draws.
+        init: a trained policy (``policy.pt``) whose actor started this PPO or
+            A2C training (e.g. DAgger's: imitation, then reinforcement), or None
+            for a network trained from scratch, as in the paper.
     """
 
     algo: str = "ppo"
@@ -78,12 +81,15 @@ class Deepk8sConfig:
     dagger_episodes: int = 2
     dagger_updates: int = 16
     seed: int = 0
+    init: str | None = None
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
+        if self.init is not None and self.algo == "dagger":
+            raise ValueError("init applies to PPO and A2C; DAgger starts from scratch")
         whole = ("iterations", "envs", "steps_per_env", "a2c_steps", "epochs", "minibatch", "window", "tasks",
                  "dagger_episodes", "dagger_updates")
         for name in whole:

@@ -9,7 +9,7 @@ sequence's average weighted turnaround ((finish - submit) / duration), average
 completion time (finish - submit) and makespan. Figure 5 splits the tasks into
 short and long at the median duration of all the sequences' tasks (the paper
 does not give its threshold). Figure 6 plots the reward per training iteration
-from the three training logs (a moving average of 10 iterations), with SJF's
+from the training logs (a moving average of 50 iterations), with SJF's
 mean return on 20 training sequences as a line.
 
     python benchmarks/deepk8s_results.py --seeds 20 --logs ppo=runs/ppo,a2c=runs/a2c,dagger=runs/dagger
@@ -37,6 +37,8 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deep
 BASELINES = ("fcfs", "random", "tetris", "sjf")
 LEARNED = {"deepk8s": "PPO", "deepk8s-a2c": "A2C", "deepk8s-dagger": "DAgger"}
 LABELS = {"fcfs": "FCFS", "random": "Random", "tetris": "Tetris", "sjf": "SJF", **LEARNED}
+CURVE_LABELS = {"ppo": "PPO", "a2c": "A2C", "dagger": "DAgger", "ppo-from-dagger": "PPO from DAgger"}
+SMOOTHING = 50  # iterations: each iteration's episodes are different sequences, of very different difficulty
 PAPER = {"FCFS": (1.531, 99.210, 680), "Random": (1.463, 94.726, 645), "Tetris": (1.470, 95.366, 639),
          "SJF": (1.433, 94.324, 646), "PPO": (1.325, 94.116, 643), "DAgger": (1.435, 94.331, 646)}
 
@@ -115,26 +117,32 @@ def sjf_return(tasks: int, sequences: int = 20) -> float:
 
 
 def curves(logs: dict[str, Path], sjf: float, path: Path) -> dict:
+    """Figure 6, in two panels (the whole range, and close to SJF), and when each run reached A2C's final reward."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     reached = {}
     frames = {algo: pd.read_csv(folder / "log.csv") for algo, folder in logs.items()}
     for algo, log in frames.items():
-        smooth = log.reward.rolling(10, min_periods=1).mean()
-        ax.plot(log.iteration, smooth, label=algo.upper() if algo != "dagger" else "DAgger")
+        smooth = log.reward.rolling(SMOOTHING, min_periods=1).mean()
+        for ax in axes:
+            ax.plot(log.iteration, smooth, label=CURVE_LABELS.get(algo, algo))
         reached[algo] = {"final_reward": float(log.reward.tail(max(len(log) // 10, 1)).mean()),
                          "iterations": int(log.iteration.iloc[-1]), "wall_s": float(log.wall_s.iloc[-1])}
     if "a2c" in frames:
         target = reached["a2c"]["final_reward"]
         for algo, log in frames.items():
-            smooth = log.reward.rolling(10, min_periods=1).mean()
+            smooth = log.reward.rolling(SMOOTHING, min_periods=1).mean()
             hit = log.iteration[smooth >= target]
             reached[algo]["first_iteration_at_a2c_final"] = int(hit.iloc[0]) if len(hit) else None
-    ax.axhline(sjf, color="k", linestyle="--", label="SJF")
-    ax.set_xlabel("training iteration")
-    ax.set_ylabel("cumulative reward per episode (moving average of 10)")
-    ax.set_title("Figure 6: training curves")
-    ax.legend()
+    for ax in axes:
+        ax.axhline(sjf, color="k", linestyle="--", label="SJF")
+        ax.set_xlabel("training iteration")
+    axes[1].set_ylim(sjf * 2.0, sjf * 0.8)
+    axes[0].set_ylabel(f"return per episode (moving average of {SMOOTHING})")
+    axes[0].set_title("Figure 6: training curves")
+    axes[1].set_title("the same, close to SJF")
+    axes[1].legend()
+    fig.tight_layout()
     save_figure(fig, path / "figure6.png")
     return reached
 
@@ -169,8 +177,8 @@ def main() -> None:
               "table1": table.reset_index().to_dict(orient="records")}
     if logs:
         report["training"] = curves(logs, sjf_return(args.tasks), RESULTS)
-        lines += ["", "Training (Figure 6): final reward = mean of the last 10% of iterations; first iteration at "
-                  "which the moving average reaches A2C's final reward.", "",
+        lines += ["", f"Training (Figure 6): final reward = mean of the last 10% of iterations; first iteration at "
+                  f"which the moving average of {SMOOTHING} reaches A2C's final reward.", "",
                   "| algorithm | iterations | wall s | final reward | first iteration at A2C's final |",
                   "|---|---|---|---|---|"]
         lines += [f"| {algo} | {r['iterations']} | {r['wall_s']:.0f} | {r['final_reward']:.2f} | "

@@ -25,7 +25,7 @@ __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
 
 AGENT_DEFAULTS = Deepk8sConfig()
 # Deepk8sTrainConfig fields that are about where the run writes, not about the agent.
-RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given", "init"})
+RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,8 @@ class Deepk8sTrainConfig:
                 name = str(err).split(" ", 1)[0]
                 raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name, None), str(err)) from None
         if self.init is not None:
-            if self.algo == "dagger" or self.resume:
-                raise ConfigError("--init", self.init, "starts a new PPO or A2C training; leave it out for DAgger "
-                                  "or --resume")
+            if self.algo == "dagger":
+                raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")
             if not Path(self.init).is_file():
                 raise ConfigError("--init", self.init, "no such file; give a policy.pt from cloudsim train deepk8s")
         problem = parent_problem(self.out)
@@ -128,8 +127,7 @@ def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
     agent = config.agent
     started = time.perf_counter()
     policy = train(agent, functools.partial(deepk8s_workload, tasks=agent.tasks), config.out, resume=config.resume,
-                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
-                   init=config.init)
+                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "deepk8s", "algo": agent.algo, "iterations": agent.iterations, "policy": str(policy),
