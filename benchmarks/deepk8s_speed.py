@@ -98,8 +98,8 @@ def main() -> None:
     rows = []
     for name, measure in cases.items():
         values = [measure() for _ in range(args.repeats)]
-        rows.append({"measure": name, "median": round(statistics.median(values), 1),
-                     "runs": [round(v, 1) for v in values]})
+        rows.append({"measure": name, "median": round(float(statistics.median(values)), 1),
+                     "runs": [round(float(v), 1) for v in values]})
         print(rows[-1], flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "speed.json").write_text(json.dumps(rows, indent=2) + "\n")
