@@ -46,6 +46,7 @@ from agents.kit import (
     restore_rng,
     rng_state,
     save_checkpoint,
+    trim_log,
 )
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec
 from cloudsim.envs import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
@@ -445,7 +446,17 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     out.mkdir(parents=True, exist_ok=True)
     cluster = cluster if cluster is not None else deepk8s_cluster()
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    if resume:  # the log goes on from the saved state, not from the last iteration logged
+        saved = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))
+        trim_log(out, int(saved["iterations"]))
     trainer = train_dagger if config.algo == "dagger" else train_sb3
     with TrainingLog(out, tensorboard=tensorboard) as log:
-        return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
-                       save_every=save_every)
+        try:
+            return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
+                           save_every=save_every)
+        except KeyboardInterrupt as interrupted:
+            if (out / POLICY_FILE).is_file():
+                done = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))["iterations"]
+                interrupted.add_note(f"the training saved at iteration {done} is in {out}; add --resume to "
+                                     f"continue it")
+            raise

@@ -72,6 +72,7 @@ __all__ = [
     "returns_to_go",
     "rng_state",
     "save_checkpoint",
+    "trim_log",
     "unusable_checkpoint",
 ]
 
@@ -392,6 +393,39 @@ def _scalar(key: str, value: Any) -> Any:
         return value.item()
     raise TypeError(f"TrainingLog: {key!r} is a {type(value).__name__}, not a scalar; log one number or text "
                     f"per column")
+
+
+def trim_log(folder: str | Path, last: int, column: str = "iteration") -> int:
+    """Keep only the rows of ``folder``'s log.csv and log.jsonl whose ``column`` is at most ``last``.
+
+    A training saves its state every few iterations but logs every one; resuming from the saved
+    state would log the iterations after it twice. Each file is rewritten atomically. Returns how
+    many rows were dropped from log.jsonl.
+    """
+    import pandas as pd
+
+    folder = Path(folder)
+    dropped = 0
+    for path in (folder / "log.csv", folder / "log.jsonl"):
+        _drop_partial_line(path)
+        if not path.is_file() or path.stat().st_size == 0:
+            continue
+        if path.suffix == ".csv":
+            rows = pd.read_csv(path)
+            kept = rows[rows[column] <= last]
+            if len(kept) < len(rows):
+                partial = path.with_name(path.name + ".partial")
+                kept.to_csv(partial, index=False)
+                partial.replace(path)
+        else:
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            kept_lines = [line for line in lines if json.loads(line).get(column, last) <= last]
+            dropped = len(lines) - len(kept_lines)
+            if dropped:
+                partial = path.with_name(path.name + ".partial")
+                partial.write_text("".join(kept_lines), encoding="utf-8")
+                partial.replace(path)
+    return dropped
 
 
 def _drop_partial_line(path: Path) -> None:

@@ -179,3 +179,19 @@ def test_a_training_can_start_from_another_policys_actor(tmp_path):
                         policy_kwargs=_sb3_policy_kwargs(bigger), device="cpu")
     with pytest.raises(CheckpointError, match="layer sizes"):
         to_sb3(teacher, other.policy)
+
+
+def test_a_resume_logs_from_the_saved_iteration_not_from_the_last_logged(tmp_path):
+    # A training killed after logging iteration 2 but saving only iteration 1 logs iteration 2 again on
+    # resume; the log keeps each iteration once.
+    config = Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 1})
+    train(config, small, tmp_path, progress=False)
+    with open(tmp_path / "log.csv", "a") as f:
+        f.write("2,1,-1.0,0.5,0.5,99,1.0\n")
+    with open(tmp_path / "log.jsonl", "a") as f:
+        f.write('{"iteration": 2, "dataset": 99}\n')
+    train(Deepk8sConfig(algo="dagger", **TINY), small, tmp_path, resume=True, progress=False)
+    csv_rows = (tmp_path / "log.csv").read_text().splitlines()[1:]
+    jsonl = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [int(r.split(",")[0]) for r in csv_rows] == [1, 2] and [r["iteration"] for r in jsonl] == [1, 2]
+    assert jsonl[1]["dataset"] != 99

@@ -392,3 +392,15 @@ def test_train_refuses_a_log_it_cannot_write_before_training(tmp_path, capsys, e
     extra = [part.format(tmp=tmp_path) for part in extra]
     assert main(["train", "deepjs", *common, "--checkpoint", str(tmp_path / "c.pt"), *extra]) == 2
     assert message in capsys.readouterr().err and not (tmp_path / "c.pt").exists()
+
+
+def test_trim_log_keeps_the_rows_up_to_an_iteration_in_both_files(tmp_path):
+    from agents.kit import trim_log
+
+    with TrainingLog(tmp_path) as log:
+        for i in range(1, 5):
+            log.write({"iteration": i, "reward": -i})
+    assert trim_log(tmp_path, 2) == 2
+    assert pd.read_csv(tmp_path / "log.csv").iteration.tolist() == [1, 2]
+    assert pd.read_json(tmp_path / "log.jsonl", lines=True).reward.tolist() == [-1, -2]
+    assert trim_log(tmp_path, 5) == 0
