@@ -441,9 +441,12 @@ class Simulation:
         group.end = now
         group.outcome = outcome
         self._running_on[group.machine].discard(gid)
-        if self._running_on[group.machine]:
+        if self._running_on[group.machine] or self.tick is not None:
             self.state.change_free(group.machine, self.tasks.task_demand[group.task], group.instances, np.add)
-        else:  # exactly: no float residue once nothing runs on the machine (it could refuse a task it holds)
+        else:
+            # Event-driven: exactly the capacity once nothing runs, no float residue (a residue below
+            # capacity would refuse forever a task that needs the whole machine). Fixed-tick replays
+            # keep CloudSimPy's running totals, residue included, to reproduce its schedules exactly.
             self.state.empty(group.machine)
         if self.tasks.end(group.task, group.first_instance, group.instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
