@@ -293,10 +293,12 @@ def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[in
         if not 0 <= machine < view.num_machines:
             raise InvalidDecisionError(f"{where}: no such machine (the cluster has {view.num_machines})")
         raise InvalidDecisionError(f"{where}: no such task (the view has {view.num_tasks} ready tasks)")
+    # A view's task has at least one waiting instance, and one instance fits exactly when the
+    # (up-to-date) fit matrix says so: the common case needs nothing more.
+    if count == 1 and view.fits[machine, task]:
+        return machine, task, count
     waiting = view.waiting_instances(task)
-    # One instance fits exactly when the (up-to-date) fit matrix says so; more need the stepwise count.
-    fits = view.fits[machine, task] if count == 1 else view.fit_count(machine, task) >= count
-    if 1 <= count <= waiting and view.up[machine] and fits:
+    if 1 < count <= waiting and view.up[machine] and view.fit_count(machine, task) >= count:
         return machine, task, count
     job_id, task_id = view.task_key(task)
     where = f"broker {broker!r} at t={view.time}: machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"

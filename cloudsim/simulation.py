@@ -205,7 +205,7 @@ class Simulation:
         self._view = ClusterView(self.env.now, self.state, self.tasks)
         return self._view
 
-    def apply(self, decision: object, *, wake_after: float | None = None) -> None:
+    def apply(self, decision: object, wake_after: float | None = None) -> None:
         """Apply a decision about the view `next_decision` returned, or end the round with None.
 
         A decision is a `cloudsim.Decision`, or a ``(machine, task[, count])``
@@ -249,12 +249,12 @@ class Simulation:
                             "next_decision() and apply()")
         if self._phase != "new":
             raise RuntimeError("a Simulation runs once; build a new one for another episode")
-        decide = self.broker.decide
+        decide, next_decision, apply = self.broker.decide, self.next_decision, self.apply
         # A broker may ask to be woken after waiting even if nothing happens (event-driven mode).
         wake_after = getattr(self.broker, "wake_after", None) if self.tick is None else None
         try:
-            while (view := self.next_decision()) is not None:
-                self.apply(decide(view), wake_after=wake_after)
+            while (view := next_decision()) is not None:
+                apply(decide(view), wake_after)
         except BaseException:
             self._fail()  # the broker raised, or Ctrl-C: close the progress bar
             raise
@@ -431,7 +431,7 @@ class Simulation:
         self._launch_queue.clear()
 
     def _finish_group(self, event: Event) -> None:
-        if self.record.groups[event.value].running:  # not already ended by a machine failure
+        if not self.record.groups[event.value].outcome:  # not already ended by a machine failure
             self._end_group(event.value, "finished")
 
     def _end_group(self, gid: int, outcome: str) -> None:
