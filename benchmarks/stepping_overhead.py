@@ -56,6 +56,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="dff3ccc", help="git commit to compare with (default dff3ccc)")
     parser.add_argument("--repeats", type=int, default=5, help="replays of each case on each tree (default 5)")
+    parser.add_argument("--cases", default=",".join(map(str, range(len(CASES)))),
+                        help=f"which cases, by position 0..{len(CASES) - 1} (default all)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -63,7 +65,7 @@ def main() -> None:
         subprocess.run(["git", "worktree", "add", "--detach", str(old), args.baseline], cwd=ROOT, check=True,
                        capture_output=True)
         try:
-            for case in CASES:
+            for case in [CASES[int(i)] for i in args.cases.split(",")]:
                 times = {"baseline": [], "stepping": []}
                 makespans = set()
                 for _ in range(args.repeats):  # alternate, so machine noise hits both alike

@@ -68,11 +68,6 @@ class ClusterState:
             self.free[machine] = op.accumulate(steps, axis=0)[-1]
         self._stale_rows.add(machine)
 
-    def empty(self, machine: int) -> None:
-        """Nothing runs on the machine any more: all of its capacity is free."""
-        self.free[machine] = self.capacity[machine]
-        self._stale_rows.add(machine)
-
     def set_up(self, machine: int, up: bool) -> None:
         """The machine takes work (``up``) or not."""
         self.up[machine] = up

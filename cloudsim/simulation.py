@@ -441,13 +441,7 @@ class Simulation:
         group.end = now
         group.outcome = outcome
         self._running_on[group.machine].discard(gid)
-        if self._running_on[group.machine] or self.tick is not None:
-            self.state.change_free(group.machine, self.tasks.task_demand[group.task], group.instances, np.add)
-        else:
-            # Event-driven: exactly the capacity once nothing runs, no float residue (a residue below
-            # capacity would refuse forever a task that needs the whole machine). Fixed-tick replays
-            # keep CloudSimPy's running totals, residue included, to reproduce its schedules exactly.
-            self.state.empty(group.machine)
+        self.state.change_free(group.machine, self.tasks.task_demand[group.task], group.instances, np.add)
         if self.tasks.end(group.task, group.first_instance, group.instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
             self._bar.set_postfix_str(f"t={now:.6g} (last arrival {self._last_arrival:.6g})", refresh=False)

@@ -281,17 +281,3 @@ def test_equal_submit_times_that_floating_point_time_has_passed_by_an_ulp_arrive
     result = simulate(ClusterSpec.uniform(1, {"cpu": 4}), jobs, FirstFit())
     assert result.summary["makespan"] == pytest.approx(49.744959)
     assert result.jobs.submit_time.tolist() == pytest.approx(times)
-
-
-def test_an_empty_machine_has_exactly_its_capacity_free_in_event_mode():
-    # 1 - 0.79 - 0.08 + 0.79 + 0.08 is 0.9999999999999999 in floating point: without the exact
-    # capacity of an empty machine, the task that needs the whole machine would never fit.
-    assert 1.0 - 0.79 - 0.08 + 0.79 + 0.08 < 1.0
-    cluster = ClusterSpec.uniform(1, {"cpu": 1.0})
-    jobs = [JobSpec("a", 0, (TaskSpec(0, 1, {"cpu": 0.79}, 2.0), TaskSpec(1, 1, {"cpu": 0.08}, 2.0))),
-            JobSpec("b", 1, (TaskSpec(0, 1, {"cpu": 1.0}, 1.0),))]
-    result = simulate(cluster, jobs, FirstFit())
-    assert result.summary["makespan"] == 3.0
-    # A CloudSimPy-compatible replay keeps the running totals, residue included, as CloudSimPy does:
-    with pytest.raises(SimulationStalledError):
-        simulate(cluster, jobs, FirstFit(), tick=1, max_idle_ticks=5)
