@@ -8,6 +8,7 @@ the usual ones for these algorithms, chosen here and documented in the README.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "OPTIMIZERS", "Deepk8sConfig"]
@@ -99,15 +100,20 @@ class Deepk8sConfig:
         if len(self.trunk) != 2 or not all(isinstance(s, int) and s >= 1 for s in (*self.trunk, *self.head)):
             raise ValueError(f"trunk must be two layer sizes >= 1 (the shared layers), got {self.trunk!r}; "
                              f"head sizes >= 1, got {self.head!r}")
-        for name, low, high in (("learning_rate", 0, None), ("gamma", 0, 1), ("gae_lambda", 0, 1),
-                                ("entropy", None, None), ("clip", 0, None), ("max_wait", 0, None)):
+        def finite(name: str) -> float:
             value = getattr(self, name)
-            ok = isinstance(value, (int, float)) and value == value and abs(value) != float("inf")
-            ok = ok and (low is None or value > low or (name in ("gamma", "gae_lambda") and value >= low))
-            ok = ok and (high is None or value <= high)
-            if not ok or (name == "entropy" and value < 0):
-                bounds = {"gamma": "in [0, 1]", "gae_lambda": "in [0, 1]", "entropy": ">= 0"}.get(name, "> 0")
-                raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+            if not (isinstance(value, (int, float)) and math.isfinite(value)):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+            return value
+
+        for name in ("learning_rate", "clip", "max_wait"):
+            if finite(name) <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= finite(name) <= 1:
+                raise ValueError(f"{name} must be a finite number in [0, 1], got {getattr(self, name)!r}")
+        if finite("entropy") < 0:
+            raise ValueError(f"entropy must be a finite number >= 0, got {self.entropy!r}")
 
     @property
     def broker_name(self) -> str:

@@ -40,22 +40,20 @@ from pathlib import Path
 
 import numpy as np
 
-from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
+from cloudsim.envs.deepk8s import deepk8s_cluster
+from cloudsim.specs import JobSpec, TaskSpec
 from traces.alibaba import load_alibaba_v2017
 from traces.synthetic import alibaba_like
 
 __all__ = ["DEFAULT_TASKS", "deepk8s_cluster", "deepk8s_tasks", "deepk8s_workload"]
 
-MACHINES, CPU, MEMORY = 5, 10.0, 64.0
+# The paper's cluster is defined once, beside its environment; its numbers scale the trace here.
+MACHINES = deepk8s_cluster().machines
+CPU, MEMORY = (float(c) for c in deepk8s_cluster().capacity_array()[0])
 DEFAULT_TASKS = 250
 SECONDS_PER_UNIT = 1.0
 MAX_DURATION_S = 300.0
 LOAD = 0.9
-
-
-def deepk8s_cluster() -> ClusterSpec:
-    """The paper's cluster: 5 identical machines of 10 cpu and 64 memory."""
-    return ClusterSpec.uniform(MACHINES, {"cpu": CPU, "memory": MEMORY})
 
 
 def default_trace() -> Path:

@@ -23,6 +23,7 @@ per-job results in ``info``) and a broker that stalls (``truncated``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, Callable, Sequence
 
 import gymnasium as gym
@@ -39,7 +40,7 @@ __all__ = ["SchedulingEnv", "TRAINING_SEEDS"]
 TRAINING_SEEDS = (1_000, 2**31 - 1)
 
 
-class SchedulingEnv(gym.Env):
+class SchedulingEnv(gym.Env, ABC):
     """A scheduling episode as a Gymnasium environment; subclasses give the formulation.
 
     Args:
@@ -73,17 +74,21 @@ class SchedulingEnv(gym.Env):
         self.workload_seed: int | None = None
 
     # -------------------------------------------------------- the formulation
+    @abstractmethod
     def observe(self, view: ClusterView) -> np.ndarray:
-        raise NotImplementedError(f"{type(self).__name__} must define observe(view)")
+        """The observation of a decision instant."""
 
+    @abstractmethod
     def decode(self, action: int, view: ClusterView) -> Decision | None:
-        raise NotImplementedError(f"{type(self).__name__} must define decode(action, view)")
+        """The decision an action stands for, or None for waiting."""
 
+    @abstractmethod
     def action_mask(self, view: ClusterView) -> np.ndarray:
-        raise NotImplementedError(f"{type(self).__name__} must define action_mask(view)")
+        """Which actions are possible now; the last one, waiting, always is."""
 
+    @abstractmethod
     def holding_cost(self, view: ClusterView) -> float:
-        raise NotImplementedError(f"{type(self).__name__} must define holding_cost(view)")
+        """The reward lost per time unit while the state of ``view`` lasts."""
 
     # ------------------------------------------------------------ Gymnasium
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
