@@ -14,13 +14,15 @@ import gymnasium
 
 from cloudsim.envs.base import TRAINING_SEEDS, SchedulingEnv
 from cloudsim.envs.deepk8s import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
+from cloudsim.envs.deeprm import DeepRMBatch, DeepRMEnv, DeepRMParams, deeprm_jobsets
 
-__all__ = ["ENVIRONMENTS", "Deepk8sEncoding", "Deepk8sEnv", "SchedulingEnv", "TRAINING_SEEDS", "deepk8s_cluster",
+__all__ = ["ENVIRONMENTS", "DeepRMBatch", "DeepRMEnv", "DeepRMParams", "Deepk8sEncoding", "Deepk8sEnv", "deeprm_jobsets", "SchedulingEnv", "TRAINING_SEEDS", "deepk8s_cluster",
            "register_environments"]
 
 # id -> entry point
 ENVIRONMENTS = {
     "cloudsim/Deepk8s-v0": "cloudsim.run.environments:make_deepk8s",
+    "cloudsim/DeepRM-v0": "cloudsim.envs.deeprm:DeepRMEnv",
 }
 
 
