@@ -36,7 +36,9 @@ The model in brief (``B`` episodes at once, each on its own jobset):
   finished job right after a removed one stays one more step).
   ``mode="paper"``: section 4.1's sizes (0.25r-0.5r dominant, 0.05r-0.1r other,
   on 20 units per resource so that 0.05r is one unit), index 0 arrives at time 0
-  and finished jobs always leave.
+  and finished jobs always leave; a step's reward is charged for the jobs in the
+  system while it passes (so a job arriving at time 0 is charged too), which
+  makes the rewards add up to minus the slowdowns exactly.
 """
 
 from __future__ import annotations
@@ -124,9 +126,6 @@ class DeepRMParams:
         if not (0.0 <= float(self.new_job_rate) <= 1.0):
             raise ValueError(f"new_job_rate must be a chance in [0, 1] (one arrival per step at most), "
                              f"got {self.new_job_rate!r}")
-        lo, hi = self.size_ranges()[0]
-        if lo < 1 or lo > hi:
-            raise ValueError(f"res_slot {self.res_slot} is too small for the {self.mode} mode's job sizes")
 
     # the job distribution ------------------------------------------------
     def length_ranges(self) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -200,9 +199,15 @@ def deeprm_jobsets(seed: int, count: int, params: DeepRMParams) -> tuple[np.ndar
     """
     if not (isinstance(count, (int, np.integer)) and count >= 1):
         raise ValueError(f"count must be a whole number >= 1, got {count!r}")
-    rng = np.random.RandomState(int(seed))
     (s_lo, s_hi), (b_lo, b_hi) = params.length_ranges()
     (d_lo, d_hi), (o_lo, o_hi) = params.size_ranges()
+    if not (1 <= s_lo <= s_hi and 1 <= b_lo <= b_hi):
+        raise ValueError(f"max_job_len {params.max_job_len} is too short to draw the code's job lengths "
+                         "(1..len/5 and 2len/3..len); use at least 5")
+    if not (1 <= d_lo <= d_hi and 1 <= o_lo <= o_hi):
+        raise ValueError(f"{params.mode} job sizes cannot be drawn in whole units with max_job_size "
+                         f"{params.max_job_size} and res_slot {params.res_slot}; the defaults can")
+    rng = np.random.RandomState(int(seed))
     n, r = int(count) * params.simu_len, params.resources
     lengths = np.zeros(n, dtype=np.int64)
     sizes = np.zeros((n, r), dtype=np.int64)
@@ -381,6 +386,8 @@ class DeepRMBatch:
     def _move_on(self, rows: np.ndarray) -> np.ndarray:
         """Time advances by one step for ``rows``; returns their rewards."""
         p = self.params
+        if p.mode == "paper":  # the step that passes is charged for the jobs in the system during it
+            reward = self._reward(rows)
         self.time[rows] += 1
         self.avbl[rows, :-1] = self.avbl[rows, 1:]
         self.avbl[rows, -1] = p.res_slot
@@ -400,7 +407,9 @@ class DeepRMBatch:
         arriving = rows[~ending & ~past]
         arriving = arriving[self.lengths[arriving, self.seq_idx[arriving]] > 0]
         self._admit(arriving)
-        return self._reward(rows)
+        # the code charges the state after the step's arrivals and removals (its first
+        # step, at time 0, holds no job: index 0 never arrives)
+        return reward if p.mode == "paper" else self._reward(rows)
 
     def _admit(self, rows: np.ndarray) -> None:
         """The job at each row's current sequence index arrives (rows whose job has length > 0)."""

@@ -1,0 +1,82 @@
+"""DeepRM's hyper-parameters, in one dataclass that imports no torch (the command line reads its defaults).
+
+Section 4 of Mao et al. (2016) gives the network (one hidden layer of 20
+units), 100 jobsets, N = 20 episodes per jobset, rmsprop at 0.001, M = 10 slots
+and 50 steps of arrivals per jobset; its published code gives the rest
+(rmsprop's decay 0.9 and epsilon 1e-9, trajectories cut at 200 actions,
+undiscounted returns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from cloudsim.envs.deeprm import MODES, OBJECTIVES, DeepRMParams, rate_for_load
+
+__all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED"]
+
+TRAINING_JOBSET_SEED = 1_000
+"""Training jobsets come from this seed (all ``jobsets`` in one draw, as the code does);
+evaluation jobsets are single draws from seeds below it, so they are never trained on."""
+
+
+@dataclass(frozen=True)
+class DeepRMConfig:
+    """How a DeepRM agent is built and trained.
+
+    Attributes:
+        slots: M, the visible job slots (the paper's 10).
+        load: the expected load per resource the jobsets offer (0.7 = 70 %).
+        mode: "code" (the published code's job sizes and quirks) or "paper" (section 4.1's sizes).
+        objective: the reward: "slowdown", "completion" or "makespan" (section 3.4).
+        simu_len: time steps with arrivals per jobset (the paper's 50).
+        jobsets: training jobsets (the paper's 100).
+        episodes: N, episodes per jobset and iteration (the paper's 20).
+        iterations: training iterations (the paper's 1000).
+        learning_rate: rmsprop's step (the paper's 0.001).
+        rms_decay, rms_eps: rmsprop's decay and epsilon (the code's 0.9 and 1e-9).
+        hidden: units of the hidden layer (the paper's 20).
+        gamma: the discount of returns (1: the cumulative reward is minus the summed slowdowns).
+        max_actions: an episode's trajectory is cut after this many actions, allocations
+            included (the code's episode_max_length, 200), and the environment's time cap.
+        jobset_seed: the seed the training jobsets are drawn from.
+        seed: torch's and the action sampler's seed.
+    """
+
+    slots: int = 10
+    load: float = 0.7
+    mode: str = "code"
+    objective: str = "slowdown"
+    simu_len: int = 50
+    jobsets: int = 100
+    episodes: int = 20
+    iterations: int = 1000
+    learning_rate: float = 1e-3
+    rms_decay: float = 0.9
+    rms_eps: float = 1e-9
+    hidden: int = 20
+    gamma: float = 1.0
+    max_actions: int = 200
+    jobset_seed: int = TRAINING_JOBSET_SEED
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("slots", "simu_len", "jobsets", "episodes", "iterations", "hidden", "max_actions"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+                raise ValueError(f"DeepRMConfig.{name} must be a whole number >= 1, got {value!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"DeepRMConfig.mode must be one of {MODES}, got {self.mode!r}")
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"DeepRMConfig.objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if not (self.learning_rate > 0 and 0 < self.rms_decay < 1 and self.rms_eps > 0):
+            raise ValueError("learning_rate and rms_eps must be > 0 and rms_decay in (0, 1)")
+        if not (0 < self.gamma <= 1):
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
+        self.env_params()  # the load must be reachable with one arrival per step
+
+    def env_params(self) -> DeepRMParams:
+        """The environment this agent trains in (time capped at ``max_actions``)."""
+        base = DeepRMParams(slots=self.slots, mode=self.mode, objective=self.objective, simu_len=self.simu_len,
+                            max_time=self.max_actions)
+        return replace(base, new_job_rate=rate_for_load(self.load, base))
