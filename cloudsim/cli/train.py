@@ -1,4 +1,4 @@
-"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s), one subcommand per agent."""
+"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm), one subcommand per agent."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
 from cloudsim.run.train_deepk8s import RUN_FIELDS, Deepk8sTrainConfig, train_deepk8s
+from cloudsim.run.train_deeprm import RUN_FIELDS as DEEPRM_RUN_FIELDS
+from cloudsim.run.train_deeprm import DeepRMTrainConfig, train_deeprm
 
 __all__ = ["add_parser", "run"]
 
@@ -23,7 +25,8 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "train", allow_abbrev=False, help="train a learned broker",
         description="Train a learned broker: deepjs (REINFORCE on sliding chunks, DeepJS's Algorithm 2) or "
-                    "deepk8s (PPO, A2C or DAgger on Alibaba task sequences). `cloudsim train AGENT --help` lists "
+                    "deepk8s (PPO, A2C or DAgger on Alibaba task sequences) or deeprm (REINFORCE in DeepRM's "
+                    "environment). `cloudsim train AGENT --help` lists "
                     "each agent's options.")
     agents = parser.add_subparsers(dest="agent", metavar="AGENT", required=True)
     deepjs = agents.add_parser(
@@ -41,6 +44,25 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "--checkpoint deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.")
     add_section(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
     deepk8s.set_defaults(run=run_deepk8s)
+    deeprm = agents.add_parser(
+        "deeprm", parents=parents, allow_abbrev=False, help="DeepRM (REINFORCE on the cluster image)",
+        description="Train DeepRM by REINFORCE with a per-step baseline in DeepRM's environment (M slots, a "
+                    "20-step image, jobsets of 50 steps): the jobsets' N episodes run in lockstep. Writes "
+                    "DIR/policy.pt (use it with --checkpoint deeprm=DIR/policy.pt), config.json and a log of every "
+                    "iteration (mean and maximum total reward, mean slowdown).")
+    add_section(deeprm, "deeprm", DeepRMTrainConfig, "DeepRM")
+    deeprm.set_defaults(run=run_deeprm)
+
+
+def run_deeprm(namespace: argparse.Namespace) -> int:
+    chosen = frozenset(given(namespace, "deeprm")) - DEEPRM_RUN_FIELDS
+    config = dataclasses.replace(build(namespace, "deeprm", DeepRMTrainConfig()), given=chosen)
+    agent = config.agent
+    print(f"training DeepRM ({agent.objective}, load {agent.load:g}, {agent.mode} sizes, {agent.jobsets} jobsets x "
+          f"{agent.episodes} episodes) for {agent.iterations} iterations into {config.out}"
+          f"{' (resumed)' if config.resume else ''}", file=sys.stderr)
+    print(strict_json(train_deeprm(config)), flush=True)
+    return 0
 
 
 def run_deepk8s(namespace: argparse.Namespace) -> int:

@@ -1,0 +1,128 @@
+"""`train_deeprm`: `cloudsim train deeprm`, DeepRM trained by REINFORCE in DeepRM's own environment.
+
+The agent's hyper-parameters are `agents.deeprm_config.DeepRMConfig`'s;
+`DeepRMTrainConfig` holds the ones the command line sets, each defaulting to
+the agent's own value, and where the run writes. Training jobsets are drawn
+from seed `TRAINING_JOBSET_SEED` (1000), held-out evaluations use single
+jobsets of seeds below it (``cloudsim compare deeprm --env deeprm --seeds 0:100``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.deeprm_config import DeepRMConfig
+from cloudsim.envs.deeprm import MODES, OBJECTIVES
+from cloudsim.run.config import ConfigError, option, real, whole
+from cloudsim.run.output import parent_problem
+
+__all__ = ["DeepRMTrainConfig", "train_deeprm"]
+
+AGENT_DEFAULTS = DeepRMConfig()
+RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
+
+
+@dataclass(frozen=True)
+class DeepRMTrainConfig:
+    """`cloudsim train deeprm`: the objective, load and sizes of training, and where it writes."""
+
+    out: str = option("deeprm-run", "--out", "folder for policy.pt (also the state to resume from), config.json "
+                      "and the log (log.csv, log.jsonl)", metavar="DIR")
+    resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
+    objective: str = option(AGENT_DEFAULTS.objective, "--objective", "the reward: slowdown (-sum 1/len), "
+                            "completion (-jobs in the system) or makespan (-1 while jobs remain)",
+                            choices=OBJECTIVES)
+    load: float = option(AGENT_DEFAULTS.load, "--load", "expected load per resource of the training jobsets "
+                         "(0.7 = 70 %%)", parse=real, metavar="X")
+    mode: str = option(AGENT_DEFAULTS.mode, "--sizes", "job sizes: code (the published code's, loads up to 184 %%) "
+                       "or paper (section 4.1's, loads up to 92 %%)", choices=MODES)
+    slots: int = option(AGENT_DEFAULTS.slots, "--slots", "M, the visible job slots", parse=whole, metavar="M")
+    jobsets: int = option(AGENT_DEFAULTS.jobsets, "--jobsets", "training jobsets", parse=whole, metavar="N")
+    episodes: int = option(AGENT_DEFAULTS.episodes, "--episodes", "episodes per jobset and iteration (N)",
+                           parse=whole, metavar="N")
+    iterations: int = option(AGENT_DEFAULTS.iterations, "--iterations", "training iterations (in all, counting "
+                             "those a resumed run already did)", parse=whole, metavar="N")
+    learning_rate: float = option(AGENT_DEFAULTS.learning_rate, "--learning-rate", "rmsprop's learning rate",
+                                  parse=real, metavar="LR")
+    seed: int = option(AGENT_DEFAULTS.seed, "--seed", "seeds the network and the action sampler", parse=whole,
+                       metavar="N")
+    save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
+                               "(needs the tensorboard package)", switch=True)
+    progress: bool = True
+    given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.save_every, int) and self.save_every >= 1):
+            raise ConfigError("--save-every", self.save_every, "must be a whole number >= 1")
+        if not (isinstance(self.seed, int) and self.seed >= 0):
+            raise ConfigError("--seed", self.seed, "must be a whole number >= 0")
+        if not self.resume:
+            try:
+                self.agent
+            except ValueError as err:
+                text = str(err)
+                name = text.split(" ", 1)[0].removeprefix("DeepRMConfig.")
+                flag = {"mode": "--sizes"}.get(name, f"--{name.replace('_', '-')}")
+                if "load" in text and "out of reach" in text:
+                    flag, name = "--load", "load"
+                raise ConfigError(flag, getattr(self, name, None), text) from None
+        problem = parent_problem(self.out)
+        if problem:
+            raise ConfigError("--out", self.out, problem)
+        out = Path(self.out)
+        if out.exists() and not out.is_dir():
+            raise ConfigError("--out", self.out, "is a file; give a folder")
+        if self.resume and not (out / "policy.pt").is_file():
+            raise ConfigError("--resume", self.out, "there is no DeepRM training to resume in it (policy.pt is "
+                              "missing); leave out --resume to start one")
+        if not self.resume and (out / "policy.pt").exists():
+            raise ConfigError("--out", self.out, "already holds a trained policy; add --resume to continue it, "
+                              "or give another folder")
+        if self.resume:
+            saved = self.saved_agent
+            for name in sorted(self.given - {"iterations"}):
+                if getattr(saved, name) != getattr(self, name):
+                    flag = {"mode": "--sizes"}.get(name, f"--{name.replace('_', '-')}")
+                    raise ConfigError(flag, getattr(self, name), f"differs from the training being resumed "
+                                      f"({getattr(saved, name)!r}); leave it out to keep the saved value")
+
+    @property
+    def saved_agent(self) -> DeepRMConfig:
+        """The config of the training saved in ``out`` (its config.json)."""
+        path = Path(self.out) / "config.json"
+        try:
+            return DeepRMConfig(**json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError) as err:
+            raise ConfigError("--resume", self.out, f"{path} is missing or damaged ({err}); start a new training "
+                              "in another folder") from None
+
+    @property
+    def agent(self) -> DeepRMConfig:
+        """A new training's config (defaults with the settings given here) or, on --resume, the saved
+        training's with the total number of iterations given here."""
+        if self.resume:
+            return dataclasses.replace(self.saved_agent, iterations=self.iterations)
+        names = {f.name for f in dataclasses.fields(DeepRMConfig)}
+        return dataclasses.replace(AGENT_DEFAULTS, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                                                      if f.name in names})
+
+
+def train_deeprm(config: DeepRMTrainConfig) -> dict:
+    """Train, and return a summary: iterations, wall time, the last logged rewards and slowdown, the policy."""
+    from agents.deeprm import train  # torch is imported only to train
+
+    agent = config.agent
+    started = time.perf_counter()
+    policy = train(agent, config.out, resume=config.resume, tensorboard=config.tensorboard,
+                   progress=config.progress, save_every=config.save_every)
+    log = Path(config.out) / "log.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
+    return {"agent": "deeprm", "objective": agent.objective, "load": agent.load, "iterations": agent.iterations,
+            "policy": str(policy), "wall_s": round(time.perf_counter() - started, 3),
+            "mean_reward": last.get("mean_reward"), "max_reward": last.get("max_reward"),
+            "mean_slowdown": last.get("mean_slowdown")}
