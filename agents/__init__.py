@@ -38,7 +38,9 @@ __all__ = [
     "Tetris",
     "TetrisStar",
     "Windowed",
+    "DEEPRM_ENV_BROKERS",
     "make_broker",
+    "make_deeprm_broker",
 ]
 
 
@@ -83,7 +85,7 @@ for _algo, _name in DEEPK8S_BROKERS.items():
     BROKERS[_name] = _deepk8s(_algo)
 """Broker factories by command-line name; each class's ``name`` is its key."""
 
-LEARNED = ("deepjs", *DEEPK8S_BROKERS.values())
+LEARNED = ("deepjs", *DEEPK8S_BROKERS.values(), "deeprm")
 """The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
 
 
@@ -96,6 +98,63 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
         factory = BROKERS[name]
     except KeyError:
         raise ValueError(f"unknown broker {name!r}; choose one of {', '.join(BROKERS)}") from None
+    if "seed" in inspect.signature(factory).parameters:
+        options["seed"] = seed
+    return factory(**options)
+
+
+# ------------------------------------------------ brokers of DeepRM's environment
+def _deeprm_tetris_star(knob: float = 0.5) -> Callable:
+    from cloudsim.envs.deeprm import tetris_star_actions
+
+    if not 0.0 <= knob <= 1.0:
+        raise ValueError(f"Tetris* knob must be in [0, 1] (1 = Packer, 0 = SJF), got {knob!r}")
+    return lambda batch: tetris_star_actions(batch, knob)
+
+
+def _deeprm_random(seed: int | None = 0) -> Callable:
+    import numpy as np
+
+    from cloudsim.envs.deeprm import random_actions
+
+    rng = np.random.default_rng(seed)
+    return lambda batch: random_actions(batch, rng)
+
+
+def _deeprm_named(name: str) -> Callable:
+    def factory() -> Callable:
+        from cloudsim.envs.deeprm import DEEPRM_HEURISTICS
+
+        return DEEPRM_HEURISTICS[name]
+
+    return factory
+
+
+def _deeprm(checkpoint: str | None = None) -> Callable:
+    """A trained DeepRM policy (None: the checkpoint shipped with the package)."""
+    from agents.deeprm import load_policy, shipped_checkpoint  # torch only when asked for
+
+    return load_policy(checkpoint if checkpoint is not None else shipped_checkpoint())
+
+
+DEEPRM_ENV_BROKERS: dict[str, Callable[..., Callable]] = {
+    "sjf": _deeprm_named("sjf"),
+    "packer": _deeprm_named("packer"),
+    "tetris-star": _deeprm_tetris_star,
+    "random": _deeprm_random,
+    "deeprm": _deeprm,
+}
+"""Policies of DeepRM's environment (`cloudsim.envs.deeprm`) by name: ``policy(batch) -> actions``.
+The heuristics act as DeepRM's code defines them (over the M visible slots)."""
+
+
+def make_deeprm_broker(name: str, *, seed: int | None = None, **options) -> Callable:
+    """Build the policy of DeepRM's environment registered under ``name``."""
+    try:
+        factory = DEEPRM_ENV_BROKERS[name]
+    except KeyError:
+        raise ValueError(f"unknown broker {name!r} for DeepRM's environment; choose one of "
+                         f"{', '.join(DEEPRM_ENV_BROKERS)}") from None
     if "seed" in inspect.signature(factory).parameters:
         options["seed"] = seed
     return factory(**options)

@@ -35,10 +35,16 @@ from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, re
                         save_checkpoint, trim_log)
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, deeprm_jobsets, render_image
 
-__all__ = ["AGENT", "POLICY_FILE", "DeepRMNet", "DeepRMPolicy", "load_policy", "rollout", "train"]
+__all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "load_policy", "rollout", "train"]
 
 AGENT = "deeprm"
 POLICY_FILE = "policy.pt"
+SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+
+
+def shipped_checkpoint(objective: str = "slowdown") -> Path:
+    """The checkpoint shipped for ``objective``: trained at 70 % load, M = 10, the code's job sizes."""
+    return SHIPPED / ("deeprm.pt" if objective == "slowdown" else f"deeprm-{objective}.pt")
 
 
 class DeepRMNet(nn.Module):

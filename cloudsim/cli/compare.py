@@ -32,10 +32,16 @@ def run(namespace: argparse.Namespace) -> int:
         shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]
         print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))
     sweep = runs["load"].nunique() > 1
-    print(f"\n{len(runs)} run(s): {len(config.brokers.brokers)} broker(s) x {config.seeds} seed(s)"
-          + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
-          + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
-          + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")
+    if config.env == "deeprm":
+        print(f"\n{len(runs)} run(s) in DeepRM's environment ({config.sizes or 'paper'} job sizes, "
+              f"{result.total['slots']} slots): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} "
+              f"jobset(s)" + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
+              + f"; every job ran to its end, {result.total['dropped']} dropped at a full backlog")
+    else:
+        print(f"\n{len(runs)} run(s): {len(config.brokers.brokers)} broker(s) x {config.seeds} seed(s)"
+              + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
+              + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
+              + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")
     if result.total.get("out"):
         print(f"results: {result.total['out']}")
     for path in result.total.get("plots", []):

@@ -609,7 +609,8 @@ class DeepRMEnv(gym.Env):
     earliest offset it fits; ``slots`` (void), an empty slot or a job that fits
     nowhere moves time on by one step. Reward: see `DeepRMParams.objective`; 0
     for an allocation. ``info["time"]`` is the time step after the step and
-    ``info["dropped"]`` the jobs dropped so far; when the episode ends
+    ``info["dropped"]`` the jobs dropped so far, ``info["action_mask"]`` the
+    slots whose job can be placed now (and void); when the episode ends
     (``terminated``, or ``truncated`` past ``max_time``) ``info["jobs"]`` lists every
     job in arrival order with ``enter_time``, ``start_time``, ``finish_time`` and
     ``length``, and ``info["summary"]`` the averages.
@@ -659,14 +660,16 @@ class DeepRMEnv(gym.Env):
         self.batch = DeepRMBatch(self.params, lengths, sizes)
         if self.batch.B != 1:
             raise ValueError(f"options['jobset'] holds {self.batch.B} jobsets; give one")
-        return self._obs(), {"time": 0, "dropped": 0, "jobset_seed": self.jobset_seed}
+        return self._obs(), {"time": 0, "dropped": 0, "jobset_seed": self.jobset_seed,
+                             "action_mask": self.action_masks()}
 
     def step(self, action):
         if self.batch is None or self.batch.done[0]:
             raise RuntimeError("call reset() before step(), and again after an episode ends")
         rewards, done = self.batch.step(np.array([int(action)]))
         b = self.batch
-        info: dict[str, Any] = {"time": int(b.time[0]), "dropped": int(b.dropped[0].sum())}
+        info: dict[str, Any] = {"time": int(b.time[0]), "dropped": int(b.dropped[0].sum()),
+                                "action_mask": self.action_masks()}
         terminated = bool(done[0] and not b.truncated[0])
         truncated = bool(b.truncated[0])
         if done[0]:

@@ -190,6 +190,10 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
     command ``argv`` that made it), brokers.png, slowdown_vs_load.png (a load
     sweep) and utilisation.png; it appears only when complete.
     """
+    if config.env == "deeprm":
+        from cloudsim.run.compare_deeprm import compare_deeprm
+
+        return compare_deeprm(config, argv, on_row)
     brokers = config.brokers.brokers
     seeds = config.seed_list
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:

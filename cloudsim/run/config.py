@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agents import BROKERS, LEARNED
+from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED
 from cloudsim.run.output import folder_problem
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
@@ -55,6 +55,9 @@ MAX_SEEDS = 1_000_000
 HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
 GENERATOR_WINDOWS = {"deepk8s": 10}
 UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
+ENVIRONMENTS = ("cloudsim", "deeprm")
+"""Where `cloudsim compare` runs: the event-driven simulator, or DeepRM's own environment."""
+DEEPRM_ENV_ONLY = tuple(name for name in DEEPRM_ENV_BROKERS if name not in BROKERS)
 """Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 """Every hand-written broker: what compare runs by default."""
@@ -171,6 +174,14 @@ def load_list(text: str) -> tuple[float, ...]:
     if count > 10_000:
         raise ValueError(f"makes {count} loads; use a larger step")
     return tuple(round(start + k * step, 10) for k in range(count))
+
+
+def real_list(text: str) -> tuple[float, ...]:
+    """``"0.01,0.3"`` -> (0.01, 0.3)."""
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError("write numbers separated by commas, such as 0.01,0.3") from None
 
 
 def seed_span(text: str) -> int | tuple[int, int]:
@@ -533,10 +544,10 @@ class BrokerConfig:
         _require(not isinstance(self.brokers, str), cls, "brokers", self.brokers,
                  "give the names as a tuple, e.g. BrokerConfig((\"first-fit\",))")
         object.__setattr__(self, "brokers", tuple(self.brokers))
-        choose = f"choose from {', '.join(BROKERS)}"
+        choose = f"choose from {', '.join(BROKERS)} (DeepRM's environment: {', '.join(DEEPRM_ENV_BROKERS)})"
         _require(len(self.brokers) > 0 and all(self.brokers), cls, "brokers", self.brokers,
                  f"give one or more broker names separated by commas; {choose}")
-        unknown = [b for b in self.brokers if b not in BROKERS]
+        unknown = [b for b in self.brokers if b not in BROKERS and b not in DEEPRM_ENV_BROKERS]
         _require(not unknown, cls, "brokers", self.brokers, f"unknown broker(s) {', '.join(unknown)}; {choose}")
         repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
         _require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
@@ -609,10 +620,31 @@ class CompareConfig(RunConfig):
     seeds: int | tuple[int, int] = option(
         1, "--seeds", "seeds per load or episode: N runs --seed, --seed+1, ..., A:B runs seeds A..B-1 (held-out "
         "seeds for learned brokers) (default 1)", parse=seed_span, metavar="N|A:B")
+    env: str = option(
+        "cloudsim", "--env", "cloudsim (the event-driven simulator) or deeprm (DeepRM's own environment, exactly as "
+        "its code behaves: the deeprm workload's jobsets, one per seed; brokers sjf, packer, tetris-star, random, "
+        "deeprm)", choices=ENVIRONMENTS)
+    sizes: str | None = option(
+        None, "--sizes", "--env deeprm: job sizes, paper (section 4.1: loads up to 92 %%) or code (the published "
+        "code's: loads up to 184 %%) (default paper)", choices=("paper", "code"))
+    slots: int | None = option(None, "--slots", "--env deeprm: M, the visible job slots (default 10)", parse=whole,
+                               metavar="M")
+    knobs: tuple[float, ...] | None = option(
+        None, "--knobs", "--env deeprm: Tetris* knobs, one tetris-star row each (default 0.5)", parse=real_list,
+        metavar="K,K")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         cls = type(self)
+        if self.env == "deeprm":
+            self._check_deeprm_env()
+        else:
+            for name in ("sizes", "slots", "knobs"):
+                _require(getattr(self, name) is None, cls, name, getattr(self, name),
+                         "applies to DeepRM's environment; add --env deeprm")
+            only = [b for b in self.brokers.brokers if b in DEEPRM_ENV_ONLY]
+            _require(not only, cls, "brokers", self.brokers.brokers, f"{', '.join(only)} run(s) only in DeepRM's "
+                     "environment; add --env deeprm (with the deeprm workload)")
         if isinstance(self.seeds, tuple):
             first, stop = self.seeds
             _require(_is_whole(first) and _is_whole(stop) and 0 <= first < stop, cls, "seeds", f"{first}:{stop}",
@@ -633,6 +665,37 @@ class CompareConfig(RunConfig):
             _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             _require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
+
+    def _check_deeprm_env(self) -> None:
+        cls = type(self)
+        _require(self.workload.is_generator and self.workload.generator_name == "deeprm", cls, "env", self.env,
+                 "runs the deeprm workload's jobsets; write `cloudsim compare deeprm --env deeprm ...`")
+        other = [b for b in self.brokers.brokers if b not in DEEPRM_ENV_BROKERS]
+        _require(not other, cls, "brokers", self.brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
+                 f"environment; choose from {', '.join(DEEPRM_ENV_BROKERS)}")
+        if self.slots is not None:
+            _check_positive_whole(cls, "slots", self.slots, "job slots")
+        if self.knobs is not None:
+            _require(len(self.knobs) > 0 and all(_is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
+                     self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
+            _require("tetris-star" in self.brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
+        from cloudsim.envs.deeprm import rate_for_load
+
+        params = self.deeprm_params()
+        for load in self.load_list:
+            try:
+                rate_for_load(load, params)
+            except ValueError as err:
+                raise ConfigError("--loads" if self.loads else "--load", load, str(err)) from None
+
+    def deeprm_params(self, load: float | None = None):
+        """DeepRM's environment (`cloudsim.envs.deeprm.DeepRMParams`) of this comparison at ``load``."""
+        from dataclasses import replace
+
+        from cloudsim.envs.deeprm import DeepRMParams, rate_for_load
+
+        base = DeepRMParams(slots=self.slots or 10, mode=self.sizes or "paper")
+        return base if load is None else replace(base, new_job_rate=rate_for_load(load, base))
 
     @property
     def seed_list(self) -> range:

@@ -1,0 +1,112 @@
+"""`compare_deeprm`: `cloudsim compare deeprm --env deeprm`, every broker in DeepRM's own environment.
+
+Each seed is one jobset (`deeprm_jobsets(seed, 1, ...)`: seeds below 1000 are
+never trained on), each load sets the arrival rate, and every broker runs
+every (load, seed) jobset to its end (all jobs done), the seeds of one
+(broker, load) in one lockstep batch. Tetris* runs once per ``--knobs`` value.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from cloudsim import __version__
+from cloudsim.envs.deeprm import DeepRMBatch, deeprm_jobsets
+from cloudsim.run.compare import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
+from cloudsim.run.config import CompareConfig
+from cloudsim.run.output import ResultFolder
+
+__all__ = ["compare_deeprm", "DEEPRM_REPORTED"]
+
+DEEPRM_REPORTED = ("avg_job_slowdown", "avg_job_completion", "total_reward", "end_time", "jobs", "dropped")
+DEFAULT_KNOB = 0.5
+
+
+def _policies(config: CompareConfig) -> list[tuple[str, float | None, Callable[[], Callable]]]:
+    """(broker name, knob, factory) per row kind; tetris-star once per knob."""
+    from agents import make_deeprm_broker
+
+    rows = []
+    for name in config.brokers.brokers:
+        if name == "tetris-star":
+            for knob in config.knobs or (DEFAULT_KNOB,):
+                rows.append((name, knob, lambda knob=knob: make_deeprm_broker("tetris-star", knob=knob)))
+        else:
+            rows.append((name, None, lambda name=name: make_deeprm_broker(name, seed=config.workload.seed,
+                                                                           **config.brokers.options(name))))
+    return rows
+
+
+def run_jobsets(policy: Callable, params, lengths: np.ndarray, sizes: np.ndarray) -> tuple[DeepRMBatch, np.ndarray]:
+    """Run one episode per jobset with ``policy`` to its end; return the finished batch and each total reward."""
+    batch = DeepRMBatch(params, lengths, sizes)
+    total = np.zeros(batch.B)
+    while not batch.done.all():
+        reward, _ = batch.step(policy(batch))
+        total += reward
+    return batch, total
+
+
+def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
+                   ) -> CompareResult:
+    """Every broker on every (load, seed) jobset of DeepRM's environment; one row per (broker, knob, load, seed)."""
+    policies = [(name, knob, factory()) for name, knob, factory in _policies(config)]  # checkpoints checked first
+    seeds = list(config.seed_list)
+    rows = []
+    with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
+        for load in config.load_list:
+            params = config.deeprm_params(load)
+            drawn = [deeprm_jobsets(seed, 1, params) for seed in seeds]
+            lengths = np.concatenate([d[0] for d in drawn])
+            sizes = np.concatenate([d[1] for d in drawn])
+            for name, knob, policy in policies:
+                if name == "deeprm" and hasattr(policy, "params") and policy.params.slots != params.slots:
+                    raise ValueError(f"the deeprm checkpoint is for {policy.params.slots} slots; this comparison "
+                                     f"has {params.slots} (--slots): pass a checkpoint trained with --slots "
+                                     f"{params.slots}")
+                started = time.perf_counter()
+                batch, totals = run_jobsets(policy, params, lengths, sizes)
+                wall = (time.perf_counter() - started) / len(seeds)
+                for b, seed in enumerate(seeds):
+                    summary = batch.summary(b)
+                    row = {"broker": name if knob is None else f"tetris-star({knob:g})", "load": load, "seed": seed,
+                           "knob": knob, "sizes": params.mode, "slots": params.slots,
+                           "avg_job_slowdown": summary["avg_job_slowdown"],
+                           "avg_job_completion": summary["avg_job_completion"],
+                           "total_reward": float(totals[b]), "end_time": summary["end_time"],
+                           "jobs": summary["jobs"], "dropped": summary["dropped"],
+                           "not_allocated": summary["not_allocated"], "wall_s": round(wall, 4)}
+                    rows.append(row)
+                    if on_row is not None:
+                        on_row(row)
+        runs = pd.DataFrame(rows)
+        unplaced = int(runs["not_allocated"].sum())
+        if unplaced:
+            raise RuntimeError(f"{unplaced} job(s) were never allocated although every episode runs to its end; "
+                               "this is a bug in DeepRM's environment")
+        sweep = runs["load"].nunique() > 1
+        table = summarise(runs, ["load", "broker"] if sweep else ["broker"], DEEPRM_REPORTED)
+        total = {"summary": True, "env": "deeprm", "brokers": list(dict.fromkeys(runs["broker"])),
+                 "runs": len(runs), "seeds": seeds, "loads": sorted(runs["load"].unique().tolist()),
+                 "sizes": runs["sizes"].iloc[0], "slots": int(runs["slots"].iloc[0]),
+                 "dropped": int(runs["dropped"].sum()), "table": table.reset_index().to_dict("records"),
+                 "wall_s": round(float((runs["wall_s"]).sum()), 3)}
+        if folder is not None:
+            out = folder.staging
+            runs.to_parquet(out / "runs.parquet", index=False)
+            (out / "summary.md").write_text(f"Made by `cloudsim {shlex.join(argv)}` (cloudsim {__version__}): "
+                                            f"mean ± standard deviation over jobsets.\n\n{markdown_table(table)}")
+            plots = [plot_broker_bars(runs, out / "brokers.png", f"DeepRM's environment: mean ± std over "
+                                      f"{len(seeds)} jobset(s) per broker and load",
+                                      metrics=("avg_job_slowdown", "avg_job_completion", "total_reward"))]
+            if sweep:
+                plots.append(plot_metric_vs_load(runs, out / "slowdown_vs_load.png"))
+            final = folder.commit()
+            total["out"] = str(final)
+            total["plots"] = [str(final / p.name) for p in plots]
+    return CompareResult(runs, table, total, {})
