@@ -130,11 +130,11 @@ def _deeprm_named(name: str) -> Callable:
     return factory
 
 
-def _deeprm(checkpoint: str | None = None) -> Callable:
-    """A trained DeepRM policy (None: the checkpoint shipped with the package)."""
+def _deeprm(checkpoint: str | None = None, seed: int | None = 0) -> Callable:
+    """A trained DeepRM policy (None: the checkpoint shipped with the package), its actions drawn with ``seed``."""
     from agents.deeprm import load_policy, shipped_checkpoint  # torch only when asked for
 
-    return load_policy(checkpoint if checkpoint is not None else shipped_checkpoint())
+    return load_policy(checkpoint if checkpoint is not None else shipped_checkpoint(), seed=seed)
 
 
 DEEPRM_ENV_BROKERS: dict[str, Callable[..., Callable]] = {

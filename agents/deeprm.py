@@ -176,17 +176,20 @@ def slowdowns(batch: DeepRMBatch) -> np.ndarray:
 class DeepRMPolicy:
     """A trained DeepRM network acting in `DeepRMBatch` episodes: ``policy(batch) -> actions``.
 
-    Greedy by default (the most likely action); ``sample=True`` draws from the
-    policy with ``seed``, as the original evaluation script does.
+    By default it draws each action from the policy with ``seed``, as the
+    original evaluation script does. ``sample=False`` takes the most likely
+    action; that can loop for ever: once arrivals stop, a state in which the
+    network prefers to hold its jobs never changes, so the same choice repeats
+    until the time cap (at 70 % load, 68 of 100 held-out jobsets).
     """
 
     name = AGENT
 
-    def __init__(self, net: DeepRMNet, *, sample: bool = False, seed: int = 0) -> None:
+    def __init__(self, net: DeepRMNet, *, sample: bool = True, seed: int | None = 0) -> None:
         self.net = net.eval()
         self.params = net.params
         self.sample = sample
-        self.generator = torch.Generator().manual_seed(seed)
+        self.generator = torch.Generator().manual_seed(0 if seed is None else seed)
 
     def __call__(self, batch: DeepRMBatch) -> np.ndarray:
         if batch.params.image_shape != self.params.image_shape or batch.params.slots != self.params.slots:
