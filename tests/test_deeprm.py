@@ -316,3 +316,33 @@ def test_training_saves_resumes_and_the_policy_schedules(tmp_path):
     assert sum(batch.summary(b)["allocated"] + batch.summary(b)["not_allocated"] for b in range(4)) == len(jobs)
     with pytest.raises(ValueError, match="trained for 5 slots"):
         policy(DeepRMBatch(DeepRMParams(slots=10), lengths, sizes))
+
+
+@pytest.mark.parametrize("slots,rate,backlog", [(5, 0.3, 60), (5, 0.9, 4), (10, 0.7, 60), (10, 1.0, 3)])
+def test_matches_a_plain_model_of_the_code_step_by_step(slots, rate, backlog):
+    from tests.deeprm_reference import ReferenceEpisode
+
+    params = DeepRMParams(slots=slots, new_job_rate=rate, backlog=backlog)
+    lengths, sizes = deeprm_jobsets(17, 6, params)
+    rng = np.random.default_rng(slots)
+    for policy in ("random", "sjf", "tetris-star"):
+        batch = DeepRMBatch(params, lengths, sizes)
+        refs = [ReferenceEpisode(lengths[b], sizes[b], slots=slots, backlog=backlog) for b in range(batch.B)]
+        ended = [False] * batch.B
+        while not batch.done.all():
+            if policy == "random":  # reservations at future offsets, and every kind of void
+                actions = rng.integers(0, slots + 1, batch.B)
+            else:
+                actions = sjf_actions(batch) if policy == "sjf" else tetris_star_actions(batch, 0.3)
+            rewards, done = batch.step(actions)
+            for b, ref in enumerate(refs):
+                if not ended[b]:
+                    reward, ref_done = ref.step(int(actions[b]))
+                    assert rewards[b] == reward and done[b] == ref_done and batch.time[b] == ref.time
+                    ended[b] = ref_done
+        for b, ref in enumerate(refs):
+            assert [(j["enter_time"], j["start_time"], j["finish_time"]) for j in batch.jobs(b)] == \
+                [(j.enter, j.start, j.finish) for j in ref.record]
+            assert batch.dropped[b].sum() == ref.dropped
+    if backlog < 5:
+        assert batch.dropped.sum() > 0  # the full-backlog path was exercised
