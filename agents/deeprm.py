@@ -64,38 +64,45 @@ class DeepRMNet(nn.Module):
         """Logits (B, slots + 1) of images (B, T, width)."""
         return self.out(torch.relu(self.hidden(image.flatten(1))))
 
-    def logits_snapshot(self, snap: dict[str, torch.Tensor]) -> torch.Tensor:
+    def logits_snapshot(self, snap: dict[str, torch.Tensor], tables: dict | None = None) -> torch.Tensor:
         """`forward` of the image a snapshot draws (`DeepRMBatch.snapshot`, as long tensors), without drawing it.
 
         Each image part is a set of filled prefixes: per resource, row r of the
         cluster holds its first ``used[r]`` cells; slot j's block is a rectangle of
         ``len_j`` rows by ``size_j`` columns; the backlog fills its first n cells
         row by row; the last column is constant. A dot product with such a part is
-        a prefix sum of the weights read at one index.
+        a prefix sum of the weights (`prefix_tables`, which a caller whose weights
+        do not change may compute once and pass) read at one index.
         """
+        t = self.prefix_tables() if tables is None else tables
+        B = snap["used"].shape[0]
+        T, M = self.params.horizon, self.params.slots
+        rows, slots = torch.arange(T), torch.arange(M)
+        h = self.hidden.bias.expand(B, -1)
+        for i in range(self.params.resources):
+            h = h + t["canvas"][i][rows[None, :], snap["used"][:, :, i]].sum(1)
+            h = h + t["blocks"][i][slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].sum(1)
+        h = h + t["backlog"][snap["backlog_n"]]
+        h = h + (snap["since_new"].float() / self.params.max_track_since_new)[:, None] * t["since"][None, :]
+        return self.out(torch.relu(h))
+
+    def prefix_tables(self) -> dict:
+        """The hidden layer's weights as prefix sums over each image part (see `logits_snapshot`)."""
         p = self.params
         T, R, M, S, C = p.horizon, p.resources, p.slots, p.max_job_size, p.res_slot
         H = self.hidden.out_features
         W = self.hidden.weight.view(H, T, -1)
-        B = snap["used"].shape[0]
         width = C + M * S
-        h = self.hidden.bias.expand(B, H)
-        rows = torch.arange(T)
-        slots = torch.arange(M)
+        canvas_tables, block_tables = [], []
         for i in range(R):
             canvas = W[:, :, i * width:i * width + C].permute(1, 2, 0)  # (T, C, H)
-            prefix = torch.cat([canvas.new_zeros(T, 1, H), canvas.cumsum(1)], 1)  # (T, C + 1, H)
-            h = h + prefix[rows[None, :], snap["used"][:, :, i]].sum(1)
+            canvas_tables.append(torch.cat([canvas.new_zeros(T, 1, H), canvas.cumsum(1)], 1))  # (T, C + 1, H)
             blocks = W[:, :, i * width + C:(i + 1) * width].reshape(H, T, M, S).permute(2, 1, 3, 0)  # (M, T, S, H)
-            block_prefix = blocks.cumsum(1).cumsum(2)
-            block_prefix = torch.nn.functional.pad(block_prefix, (0, 0, 1, 0, 1, 0))  # (M, T + 1, S + 1, H)
-            h = h + block_prefix[slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].sum(1)
+            block_tables.append(torch.nn.functional.pad(blocks.cumsum(1).cumsum(2), (0, 0, 1, 0, 1, 0)))
         bw = p.backlog_width
         backlog = W[:, :, R * width:R * width + bw].reshape(H, T * bw).T  # row-major cells
-        backlog_prefix = torch.cat([backlog.new_zeros(1, H), backlog.cumsum(0)], 0)
-        h = h + backlog_prefix[snap["backlog_n"]]
-        h = h + (snap["since_new"].float() / p.max_track_since_new)[:, None] * W[:, :, -1].sum(1)[None, :]
-        return self.out(torch.relu(h))
+        return {"canvas": canvas_tables, "blocks": block_tables,
+                "backlog": torch.cat([backlog.new_zeros(1, H), backlog.cumsum(0)], 0), "since": W[:, :, -1].sum(1)}
 
 
 def snapshot_tensors(snap: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
@@ -129,10 +136,11 @@ def rollout(net: DeepRMNet, params: DeepRMParams, lengths: np.ndarray, sizes: np
     episodes, steps, snaps, actions, rewards = [], [], [], [], []
     t = 0
     with torch.no_grad():
+        tables = net.prefix_tables()  # the weights do not change during a rollout
         while not batch.done.all() and (max_actions is None or t < max_actions):
             live = np.flatnonzero(~batch.done)
             snap = {k: v[live] for k, v in batch.snapshot().items()}
-            logits = net.logits_snapshot(snapshot_tensors(snap))
+            logits = net.logits_snapshot(snapshot_tensors(snap), tables)
             if greedy:
                 chosen = logits.argmax(1).numpy()
             else:
@@ -190,6 +198,8 @@ class DeepRMPolicy:
         self.params = net.params
         self.sample = sample
         self.generator = torch.Generator().manual_seed(0 if seed is None else seed)
+        with torch.no_grad():
+            self.tables = self.net.prefix_tables()
 
     def __call__(self, batch: DeepRMBatch) -> np.ndarray:
         if batch.params.image_shape != self.params.image_shape or batch.params.slots != self.params.slots:
@@ -197,7 +207,7 @@ class DeepRMPolicy:
                              f"{self.params.image_shape}; the environment has {batch.params.slots} slots and "
                              f"{batch.params.image_shape}: train one for this environment")
         with torch.no_grad():
-            logits = self.net.logits_snapshot(snapshot_tensors(batch.snapshot()))
+            logits = self.net.logits_snapshot(snapshot_tensors(batch.snapshot()), self.tables)
         if self.sample:
             return torch.multinomial(torch.softmax(logits, 1), 1, generator=self.generator)[:, 0].numpy()
         return logits.argmax(1).numpy()
