@@ -215,7 +215,9 @@ class DeepRMPolicy:
 
 def load_policy(path: str | Path, **options) -> DeepRMPolicy:
     """The `DeepRMPolicy` of a checkpoint `train` wrote (refused, with the reason, if unusable)."""
-    saved = read_checkpoint(path, agent=AGENT, title="DeepRM", config_type=DeepRMConfig, keys=("iteration",))
+    saved = read_checkpoint(path, agent=AGENT, title="DeepRM", config_type=DeepRMConfig, keys=("iteration",),
+                            fix="train one with `cloudsim train deeprm --out DIR` (it writes DIR/policy.pt), or pass "
+                                "another with --checkpoint deeprm=PATH")
     config: DeepRMConfig = saved["config"]
     net = DeepRMNet(config.env_params(), config.hidden)
     net.load_state_dict(saved["model"])

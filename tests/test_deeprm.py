@@ -346,3 +346,60 @@ def test_matches_a_plain_model_of_the_code_step_by_step(slots, rate, backlog):
             assert batch.dropped[b].sum() == ref.dropped
     if backlog < 5:
         assert batch.dropped.sum() > 0  # the full-backlog path was exercised
+
+
+# ------------------------------------------------------------------ command line
+def test_compare_in_deeprms_environment_prints_one_row_per_broker_load_and_seed(capsys):
+    import json
+
+    from cloudsim.cli import main
+
+    assert main(["compare", "deeprm", "--env", "deeprm", "--brokers", "sjf,packer,tetris-star", "--knobs", "0,1",
+                 "--loads", "0.5,0.9", "--seeds", "0:3", "--sizes", "code", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    rows, summary = lines[:-1], lines[-1]
+    assert len(rows) == 4 * 2 * 3 and summary["summary"] and summary["runs"] == 24
+    by = {(r["broker"], r["load"], r["seed"]): r for r in rows}
+    for load in (0.5, 0.9):
+        for seed in range(3):
+            # knob 0 is SJF and knob 1 is Packer, job for job
+            assert by["tetris-star(0)", load, seed]["avg_job_slowdown"] == by["sjf", load, seed]["avg_job_slowdown"]
+            assert by["tetris-star(1)", load, seed]["avg_job_slowdown"] == by["packer", load, seed]["avg_job_slowdown"]
+    # the same jobset as the environment draws for that seed, run by SJF here
+    params = DeepRMParams(slots=10, new_job_rate=rate_for_load(0.9, DeepRMParams()))
+    batch = DeepRMBatch(params, *deeprm_jobsets(2, 1, params))
+    run_all(batch, sjf_actions)
+    assert by["sjf", 0.9, 2]["avg_job_slowdown"] == pytest.approx(batch.summary(0)["avg_job_slowdown"])
+    assert by["sjf", 0.9, 2]["jobs"] == batch.summary(0)["jobs"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["compare", "deeprm", "--env", "deeprm", "--brokers", "first-fit"], "cannot act in DeepRM's environment"),
+    (["compare", "deeprm", "--brokers", "deeprm"], "add --env deeprm"),
+    (["compare", "alibaba-like", "--env", "deeprm"], "runs the deeprm workload"),
+    (["compare", "deeprm", "--env", "deeprm", "--load", "1.3"], "out of reach in mode 'paper'"),
+    (["compare", "deeprm", "--knobs", "0.3"], "add --env deeprm"),
+    (["compare", "deeprm", "--env", "deeprm", "--brokers", "tetris-star", "--knobs", "2"], "in \\[0, 1\\]"),
+    (["train", "deeprm", "--load", "0"], "out of reach"),
+    (["train", "deeprm", "--jobsets", "0"], "jobsets"),
+    (["train", "deeprm", "--sizes", "paper", "--load", "1.3"], "code's job sizes"),
+])
+def test_command_line_mistakes_name_the_option(argv, message, capsys, tmp_path):
+    from cloudsim.cli import main
+
+    assert main(argv + (["--out", str(tmp_path / "run")] if argv[0] == "train" else [])) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and pytest.importorskip("re").search(message, err)
+
+
+def test_train_resume_refuses_other_settings(tmp_path, capsys):
+    from cloudsim.cli import main
+
+    out = str(tmp_path / "run")
+    small = ["--slots", "5", "--jobsets", "2", "--episodes", "2", "--out", out]
+    assert main(["train", "deeprm", *small, "--iterations", "1"]) == 0
+    assert main(["train", "deeprm", *small, "--iterations", "1"]) == 2
+    assert "already holds a trained policy" in capsys.readouterr().err
+    assert main(["train", "deeprm", "--out", out, "--resume", "--load", "0.5", "--iterations", "2"]) == 2
+    assert "differs from the training being resumed" in capsys.readouterr().err
+    assert main(["train", "deeprm", "--out", out, "--resume", "--iterations", "2"]) == 0

@@ -36,7 +36,9 @@ def run(namespace: argparse.Namespace) -> int:
         print(f"\n{len(runs)} run(s) in DeepRM's environment ({config.sizes or 'paper'} job sizes, "
               f"{result.total['slots']} slots): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} "
               f"jobset(s)" + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
-              + f"; every job ran to its end, {result.total['dropped']} dropped at a full backlog")
+              + (f"; {int(runs['truncated'].sum())} episode(s) cut at the time cap with jobs never allocated"
+                 if runs["truncated"].any() else "; every job ran to its end")
+              + f", {result.total['dropped']} dropped at a full backlog")
     else:
         print(f"\n{len(runs)} run(s): {len(config.brokers.brokers)} broker(s) x {config.seeds} seed(s)"
               + (f" x {runs['load'].nunique()} load(s)" if sweep else "")

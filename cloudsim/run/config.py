@@ -58,6 +58,8 @@ UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
 ENVIRONMENTS = ("cloudsim", "deeprm")
 """Where `cloudsim compare` runs: the event-driven simulator, or DeepRM's own environment."""
 DEEPRM_ENV_ONLY = tuple(name for name in DEEPRM_ENV_BROKERS if name not in BROKERS)
+DEEPRM_DEFAULT_BROKERS = ("sjf", "packer", "tetris-star", "random", "deeprm")
+"""`cloudsim compare deeprm --env deeprm`'s brokers unless --brokers names others."""
 """Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 """Every hand-written broker: what compare runs by default."""
@@ -623,7 +625,7 @@ class CompareConfig(RunConfig):
     env: str = option(
         "cloudsim", "--env", "cloudsim (the event-driven simulator) or deeprm (DeepRM's own environment, exactly as "
         "its code behaves: the deeprm workload's jobsets, one per seed; brokers sjf, packer, tetris-star, random, "
-        "deeprm)", choices=ENVIRONMENTS)
+        "deeprm, which are also the default)", choices=ENVIRONMENTS)
     sizes: str | None = option(
         None, "--sizes", "--env deeprm: job sizes, paper (section 4.1: loads up to 92 %%) or code (the published "
         "code's: loads up to 184 %%) (default paper)", choices=("paper", "code"))
@@ -643,7 +645,7 @@ class CompareConfig(RunConfig):
                 _require(getattr(self, name) is None, cls, name, getattr(self, name),
                          "applies to DeepRM's environment; add --env deeprm")
             only = [b for b in self.brokers.brokers if b in DEEPRM_ENV_ONLY]
-            _require(not only, cls, "brokers", self.brokers.brokers, f"{', '.join(only)} run(s) only in DeepRM's "
+            _require(not only, BrokerConfig, "brokers", self.brokers.brokers, f"{', '.join(only)} run(s) only in DeepRM's "
                      "environment; add --env deeprm (with the deeprm workload)")
         if isinstance(self.seeds, tuple):
             first, stop = self.seeds
@@ -668,10 +670,13 @@ class CompareConfig(RunConfig):
 
     def _check_deeprm_env(self) -> None:
         cls = type(self)
+        if self.brokers.brokers == HEURISTICS:  # compare's default list: DeepRM's own brokers instead
+            object.__setattr__(self, "brokers", BrokerConfig(DEEPRM_DEFAULT_BROKERS, self.brokers.checkpoint,
+                                                             self.brokers.window))
         _require(self.workload.is_generator and self.workload.generator_name == "deeprm", cls, "env", self.env,
                  "runs the deeprm workload's jobsets; write `cloudsim compare deeprm --env deeprm ...`")
         other = [b for b in self.brokers.brokers if b not in DEEPRM_ENV_BROKERS]
-        _require(not other, cls, "brokers", self.brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
+        _require(not other, BrokerConfig, "brokers", self.brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
                  f"environment; choose from {', '.join(DEEPRM_ENV_BROKERS)}")
         if self.slots is not None:
             _check_positive_whole(cls, "slots", self.slots, "job slots")
