@@ -403,3 +403,35 @@ def test_train_resume_refuses_other_settings(tmp_path, capsys):
     assert main(["train", "deeprm", "--out", out, "--resume", "--load", "0.5", "--iterations", "2"]) == 2
     assert "differs from the training being resumed" in capsys.readouterr().err
     assert main(["train", "deeprm", "--out", out, "--resume", "--iterations", "2"]) == 0
+
+
+# ------------------------------------------------------------------ DeepRM_Plus
+def test_table_one_cnn_shapes():
+    from agents.deeprm_plus import DeepRMPlusNet
+
+    net = DeepRMPlusNet(DeepRMParams(slots=10))
+    image = torch.zeros(3, 20, 224)
+    assert net.features[:3](image[:, None]).shape == (3, 8, 10, 112)  # conv 5x5 x 8 (same size), pool 2x2
+    assert net.features(image[:, None]).shape == (3, 16 * 5 * 56)     # conv 5x5 x 16, pool: 5 x 56 x 16
+    assert net.hidden.out_features == 69 and net(image).shape == (3, 11)
+
+
+def test_expert_pairs_are_distinct_and_cloning_learns_an_expert():
+    from agents.deeprm_plus import DeepRMPlusNet, clone, expert_pairs
+
+    params = DeepRMParams(slots=5, new_job_rate=0.7, simu_len=30)
+    lengths, sizes = deeprm_jobsets(2, 4, params)
+    states, actions = expert_pairs(params, lengths, sizes)
+    twice, again = expert_pairs(params, np.concatenate([lengths] * 2), np.concatenate([sizes] * 2))
+    assert again.size == actions.size  # the same jobsets twice add no new pair
+    rows = np.concatenate([v.reshape(actions.size, -1) for v in states.values()] + [actions[:, None]], axis=1)
+    assert len(np.unique(rows, axis=0)) == actions.size
+
+    def first_slot(batch):  # an expert simple enough to be learnt exactly: slot 0 when it holds a job
+        return np.where(batch.slot[:, 0] >= 0, 0, params.slots)
+
+    states, actions = expert_pairs(params, lengths, sizes, expert=first_slot)
+    torch.manual_seed(0)
+    result = clone(DeepRMPlusNet(params), states, actions, accuracy=0.95, max_epochs=40, learning_rate=3e-3)
+    assert result.accuracy > 0.95 and len(result.accuracies) < 40
+    assert result.test_pairs == max(1, actions.size // 10) and result.train_pairs + result.test_pairs == actions.size

@@ -1,0 +1,142 @@
+"""DeepRM_Plus (Guo et al., IEEE IoT-J 2021): DeepRM's environment, a CNN, and behaviour cloning of SJF.
+
+The network is Table I's: the 20 x 224 image -> 5x5 convolution, 8 filters,
+ReLU -> 2x2 average pooling -> 5x5 convolution, 16 filters, ReLU -> 2x2 average
+pooling -> 69 tanh units -> softmax over the 10 slots and void (the
+convolutions keep the image's size, as Table I's shapes say).
+
+Algorithm 2 (behaviour cloning): the expert (SJF) schedules n random jobsets;
+every (state, action) pair it meets is kept once (the expert is deterministic,
+so a repeated state has one action); 9/10 of the pairs train the network by
+cross-entropy, 1/10 test it, and training stops when the test accuracy passes
+a threshold. Algorithm 3 then trains the cloned network by DeepRM's REINFORCE
+(`agents.deeprm.train` with ``init``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image, sjf_actions
+
+__all__ = ["DeepRMPlusNet", "CloneResult", "expert_pairs", "clone"]
+
+
+class DeepRMPlusNet(nn.Module):
+    """Table I's CNN on DeepRM's image; the same interface as `agents.deeprm.DeepRMNet`."""
+
+    def __init__(self, params: DeepRMParams, hidden: int = 69) -> None:
+        super().__init__()
+        self.params = params
+        height, width = params.image_shape
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 8, 5, padding=2), nn.ReLU(), nn.AvgPool2d(2),
+            nn.Conv2d(8, 16, 5, padding=2), nn.ReLU(), nn.AvgPool2d(2), nn.Flatten())
+        self.hidden = nn.Linear(16 * (height // 4) * (width // 4), hidden)
+        self.out = nn.Linear(hidden, params.slots + 1)
+
+    def forward(self, image: torch.Tensor) -> torch.Tensor:
+        """Logits (B, slots + 1) of images (B, T, width)."""
+        return self.out(torch.tanh(self.hidden(self.features(image[:, None]))))
+
+    def prefix_tables(self) -> None:
+        """Nothing to precompute: a convolution needs the drawn image."""
+        return None
+
+    def logits_snapshot(self, snap: dict[str, torch.Tensor], tables: None = None) -> torch.Tensor:
+        """`forward` of the image a snapshot (`DeepRMBatch.snapshot`, as tensors) draws."""
+        arrays = {k: v.numpy() for k, v in snap.items()}
+        return self(torch.from_numpy(render_image(arrays, self.params)))
+
+
+def expert_pairs(params: DeepRMParams, lengths: np.ndarray, sizes: np.ndarray,
+                 expert: Callable[[DeepRMBatch], np.ndarray] = sjf_actions) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The distinct (state, action) pairs ``expert`` meets scheduling the jobsets (Algorithm 2, lines 5-11).
+
+    Returns the states as a snapshot dict (arrays with a leading pair axis) and the actions.
+    """
+    batch = DeepRMBatch(params, lengths, sizes)
+    snaps, actions = [], []
+    while not batch.done.all():
+        live = np.flatnonzero(~batch.done)
+        action = expert(batch)
+        snap = batch.snapshot()
+        snaps.append({k: v[live] for k, v in snap.items()})
+        actions.append(action[live])
+        batch.step(action)
+    states = {k: np.concatenate([s[k] for s in snaps]) for k in snaps[0]}
+    actions = np.concatenate(actions)
+    # one row per pair: the state's numbers and the action, so duplicates compare equal
+    rows = np.concatenate([v.reshape(len(actions), -1).astype(np.int64) for v in states.values()]
+                          + [actions[:, None]], axis=1)
+    _, first = np.unique(rows, axis=0, return_index=True)
+    keep = np.sort(first)
+    return {k: v[keep] for k, v in states.items()}, actions[keep]
+
+
+@dataclasses.dataclass
+class CloneResult:
+    """What behaviour cloning reached: the test accuracy after each epoch, and the pairs used."""
+
+    accuracies: list[float]
+    train_pairs: int
+    test_pairs: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.accuracies[-1] if self.accuracies else float("nan")
+
+
+def clone(net: nn.Module, states: dict[str, np.ndarray], actions: np.ndarray, *, accuracy: float = 0.9,
+          max_epochs: int = 50, learning_rate: float = 1e-3, batch_size: int = 256, seed: int = 0,
+          on_epoch: Callable[[int, float, float], None] | None = None) -> CloneResult:
+    """Train ``net`` to predict ``actions`` from ``states`` (Algorithm 2, lines 12-22).
+
+    The pairs are shuffled with ``seed`` and split 9:1; each epoch is one pass
+    over the training pairs in minibatches (Adam, cross-entropy); training
+    stops after the first epoch whose test accuracy exceeds ``accuracy``, or
+    after ``max_epochs``.
+    """
+    from agents.deeprm import snapshot_tensors
+
+    n = actions.size
+    if n < 10:
+        raise ValueError(f"behaviour cloning needs at least 10 distinct (state, action) pairs, got {n}; "
+                         "give more or longer jobsets")
+    order = np.random.default_rng(seed).permutation(n)
+    split = n - max(1, n // 10)
+    train_idx, test_idx = order[:split], order[split:]
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    target = torch.from_numpy(actions.astype(np.int64))
+
+    def logits(idx: np.ndarray) -> torch.Tensor:
+        return net.logits_snapshot(snapshot_tensors({k: v[idx] for k, v in states.items()}))
+
+    accuracies = []
+    for epoch in range(1, max_epochs + 1):
+        net.train()
+        perm = train_idx[torch.randperm(train_idx.size, generator=generator).numpy()]
+        total = 0.0
+        for lo in range(0, perm.size, batch_size):
+            idx = perm[lo:lo + batch_size]
+            loss = nn.functional.cross_entropy(logits(idx), target[idx])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += float(loss.detach()) * idx.size
+        net.eval()
+        with torch.no_grad():
+            hits = sum(int((logits(test_idx[lo:lo + 4096]).argmax(1) == target[test_idx[lo:lo + 4096]]).sum())
+                       for lo in range(0, test_idx.size, 4096))
+        accuracies.append(hits / test_idx.size)
+        if on_epoch is not None:
+            on_epoch(epoch, total / perm.size, accuracies[-1])
+        if accuracies[-1] > accuracy:
+            break
+    return CloneResult(accuracies, int(train_idx.size), int(test_idx.size))
