@@ -435,3 +435,18 @@ def test_expert_pairs_are_distinct_and_cloning_learns_an_expert():
     result = clone(DeepRMPlusNet(params), states, actions, accuracy=0.95, max_epochs=40, learning_rate=3e-3)
     assert result.accuracy > 0.95 and len(result.accuracies) < 40
     assert result.test_pairs == max(1, actions.size // 10) and result.train_pairs + result.test_pairs == actions.size
+
+
+@pytest.mark.parametrize("objective", ["slowdown", "completion"])
+def test_shipped_checkpoints_load_and_schedule(objective):
+    from agents import make_deeprm_broker
+    from agents.deeprm import load_policy, shipped_checkpoint
+
+    policy = load_policy(shipped_checkpoint(objective))
+    assert policy.params.slots == 10 and policy.params.objective == objective
+    broker = make_deeprm_broker("deeprm", seed=1) if objective == "slowdown" else policy
+    params = DeepRMParams(slots=10, new_job_rate=0.5)
+    batch = DeepRMBatch(params, *deeprm_jobsets(3, 4, params))
+    run_all(batch, broker)
+    assert not batch.truncated.any()
+    assert all(job["start_time"] >= job["enter_time"] for b in range(4) for job in batch.jobs(b))
