@@ -39,6 +39,7 @@ __all__ = [
     "TetrisStar",
     "Windowed",
     "DEEPRM_ENV_BROKERS",
+    "DEEPRM_TETRIS_STAR_KNOB",
     "make_broker",
     "make_deeprm_broker",
 ]
@@ -104,7 +105,11 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
 
 
 # ------------------------------------------------ brokers of DeepRM's environment
-def _deeprm_tetris_star(knob: float = 0.5) -> Callable:
+DEEPRM_TETRIS_STAR_KNOB = 0.5
+"""Tetris*'s knob in DeepRM's environment unless one is given (the paper gives none)."""
+
+
+def _deeprm_tetris_star(knob: float = DEEPRM_TETRIS_STAR_KNOB) -> Callable:
     from cloudsim.envs.deeprm import tetris_star_actions
 
     if not 0.0 <= knob <= 1.0:

@@ -201,11 +201,15 @@ class DeepRMPolicy:
         with torch.no_grad():
             self.tables = self.net.prefix_tables()
 
-    def __call__(self, batch: DeepRMBatch) -> np.ndarray:
-        if batch.params.image_shape != self.params.image_shape or batch.params.slots != self.params.slots:
+    def check_params(self, params: DeepRMParams) -> None:
+        """Refuse an environment whose slots or image differ from the training's."""
+        if params.image_shape != self.params.image_shape or params.slots != self.params.slots:
             raise ValueError(f"this DeepRM policy was trained for {self.params.slots} slots and images "
-                             f"{self.params.image_shape}; the environment has {batch.params.slots} slots and "
-                             f"{batch.params.image_shape}: train one for this environment")
+                             f"{self.params.image_shape}; the environment has {params.slots} slots and "
+                             f"{params.image_shape}: train one for this environment")
+
+    def __call__(self, batch: DeepRMBatch) -> np.ndarray:
+        self.check_params(batch.params)
         with torch.no_grad():
             logits = self.net.logits_snapshot(snapshot_tensors(batch.snapshot()), self.tables)
         if self.sample:

@@ -27,17 +27,16 @@ __all__ = ["compare_deeprm", "DEEPRM_REPORTED"]
 
 DEEPRM_REPORTED = ("avg_job_slowdown", "avg_job_completion", "total_reward", "end_time", "jobs", "dropped",
                    "not_allocated")
-DEFAULT_KNOB = 0.5
 
 
 def _policies(config: CompareConfig) -> list[tuple[str, float | None, Callable[[], Callable]]]:
     """(broker name, knob, factory) per row kind; tetris-star once per knob."""
-    from agents import make_deeprm_broker
+    from agents import DEEPRM_TETRIS_STAR_KNOB, make_deeprm_broker
 
     rows = []
     for name in config.brokers.brokers:
         if name == "tetris-star":
-            for knob in config.knobs or (DEFAULT_KNOB,):
+            for knob in config.knobs or (DEEPRM_TETRIS_STAR_KNOB,):
                 rows.append((name, knob, lambda knob=knob: make_deeprm_broker("tetris-star", knob=knob)))
         else:
             rows.append((name, None, lambda name=name: make_deeprm_broker(name, seed=config.workload.seed,
@@ -59,6 +58,10 @@ def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Call
                    ) -> CompareResult:
     """Every broker on every (load, seed) jobset of DeepRM's environment; one row per (broker, knob, load, seed)."""
     policies = [(name, knob, factory()) for name, knob, factory in _policies(config)]  # checkpoints checked first
+    for _, _, policy in policies:  # a learned policy refuses another environment before any run
+        check = getattr(policy, "check_params", None)
+        if check is not None:
+            check(config.deeprm_params())
     seeds = list(config.seed_list)
     rows = []
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
@@ -68,10 +71,6 @@ def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Call
             lengths = np.concatenate([d[0] for d in drawn])
             sizes = np.concatenate([d[1] for d in drawn])
             for name, knob, policy in policies:
-                if name == "deeprm" and hasattr(policy, "params") and policy.params.slots != params.slots:
-                    raise ValueError(f"the deeprm checkpoint is for {policy.params.slots} slots; this comparison "
-                                     f"has {params.slots} (--slots): pass a checkpoint trained with --slots "
-                                     f"{params.slots}")
                 started = time.perf_counter()
                 batch, totals = run_jobsets(policy, params, lengths, sizes)
                 wall = (time.perf_counter() - started) / len(seeds)

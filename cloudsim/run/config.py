@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED
-from cloudsim.run.output import folder_problem
+from agents import BROKERS, DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, LEARNED
+from cloudsim.run.output import folder_problem, parent_problem
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
 from cloudsim.specs import parse_capacity
@@ -176,6 +176,32 @@ def load_list(text: str) -> tuple[float, ...]:
     if count > 10_000:
         raise ValueError(f"makes {count} loads; use a larger step")
     return tuple(round(start + k * step, 10) for k in range(count))
+
+
+def check_training_folder(out: str, *, resume: bool, state: Path, what: str) -> None:
+    """Refuse an --out that cannot hold a training: a bad parent or a file; with --resume, a folder without
+    the ``state`` file of ``what`` training; without it, a folder that already holds a trained policy."""
+    problem = parent_problem(out)
+    if problem:
+        raise ConfigError("--out", out, problem)
+    if Path(out).exists() and not Path(out).is_dir():
+        raise ConfigError("--out", out, "is a file; give a folder")
+    if resume and not state.is_file():
+        raise ConfigError("--resume", out, f"there is no {what} training to resume in it ({state.name} is missing); "
+                          "leave out --resume to start one")
+    if not resume and (Path(out) / "policy.pt").exists():
+        raise ConfigError("--out", out, "already holds a trained policy; add --resume to continue it, or give "
+                          "another folder")
+
+
+def check_resumed_settings(given: frozenset[str], saved: Any, current: Any,
+                           flags: Mapping[str, str] | None = None) -> None:
+    """Refuse a setting given on --resume (other than --iterations) that differs from the saved training's."""
+    for name in sorted(given - {"iterations"}):
+        if getattr(saved, name) != getattr(current, name):
+            flag = (flags or {}).get(name, f"--{name.replace('_', '-')}")
+            raise ConfigError(flag, getattr(current, name), f"differs from the training being resumed "
+                              f"({getattr(saved, name)!r}); leave it out to keep the saved value")
 
 
 def real_list(text: str) -> tuple[float, ...]:
@@ -632,7 +658,7 @@ class CompareConfig(RunConfig):
     slots: int | None = option(None, "--slots", "--env deeprm: M, the visible job slots (default 10)", parse=whole,
                                metavar="M")
     knobs: tuple[float, ...] | None = option(
-        None, "--knobs", "--env deeprm: Tetris* knobs, one tetris-star row each (default 0.5)", parse=real_list,
+        None, "--knobs", f"--env deeprm: Tetris* knobs, one tetris-star row each (default {DEEPRM_TETRIS_STAR_KNOB:g})", parse=real_list,
         metavar="K,K")
 
     def __post_init__(self) -> None:

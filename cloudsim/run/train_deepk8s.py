@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.deepk8s_config import ALGORITHMS, OPTIMIZERS, Deepk8sConfig
-from cloudsim.run.config import ConfigError, option, real, whole
-from cloudsim.run.output import parent_problem
+from cloudsim.run.config import ConfigError, check_resumed_settings, check_training_folder, option, real, whole
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
 
@@ -76,26 +75,10 @@ class Deepk8sTrainConfig:
                 raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")
             if not Path(self.init).is_file():
                 raise ConfigError("--init", self.init, "no such file; give a policy.pt from cloudsim train deepk8s")
-        problem = parent_problem(self.out)
-        if problem:
-            raise ConfigError("--out", self.out, problem)
-        out = Path(self.out)
-        if out.exists() and not out.is_dir():
-            raise ConfigError("--out", self.out, "is a file; give a folder")
-        state = out / ("dagger.pt" if self.algo == "dagger" else "model.zip")
-        if self.resume and not state.is_file():
-            raise ConfigError("--resume", self.out, f"there is no {self.algo} training to resume in it "
-                              f"({state.name} is missing); leave out --resume to start one")
-        if not self.resume and (out / "policy.pt").exists():
-            raise ConfigError("--out", self.out, "already holds a trained policy; add --resume to continue it, "
-                              "or give another folder")
+        state = Path(self.out) / ("dagger.pt" if self.algo == "dagger" else "model.zip")
+        check_training_folder(self.out, resume=self.resume, state=state, what=self.algo)
         if self.resume:
-            saved = self.saved_agent
-            for name in sorted(self.given - {"iterations"}):
-                if getattr(saved, name) != getattr(self, name):
-                    raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name),
-                                      f"differs from the training being resumed ({getattr(saved, name)!r}); "
-                                      f"leave it out to keep the saved value")
+            check_resumed_settings(self.given, self.saved_agent, self)
 
     @property
     def saved_agent(self) -> Deepk8sConfig:

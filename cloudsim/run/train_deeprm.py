@@ -17,13 +17,13 @@ from pathlib import Path
 
 from agents.deeprm_config import DeepRMConfig
 from cloudsim.envs.deeprm import MODES, OBJECTIVES
-from cloudsim.run.config import ConfigError, option, real, whole
-from cloudsim.run.output import parent_problem
+from cloudsim.run.config import ConfigError, check_resumed_settings, check_training_folder, option, real, whole
 
 __all__ = ["DeepRMTrainConfig", "train_deeprm"]
 
 AGENT_DEFAULTS = DeepRMConfig()
 RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
+FLAGS = {"mode": "--sizes"}  # the agent settings whose flag is not their name
 
 
 @dataclass(frozen=True)
@@ -67,29 +67,13 @@ class DeepRMTrainConfig:
             except ValueError as err:
                 text = str(err)
                 name = text.split(" ", 1)[0].removeprefix("DeepRMConfig.")
-                flag = {"mode": "--sizes"}.get(name, f"--{name.replace('_', '-')}")
+                flag = FLAGS.get(name, f"--{name.replace('_', '-')}")
                 if "load" in text and "out of reach" in text:
                     flag, name = "--load", "load"
                 raise ConfigError(flag, getattr(self, name, None), text) from None
-        problem = parent_problem(self.out)
-        if problem:
-            raise ConfigError("--out", self.out, problem)
-        out = Path(self.out)
-        if out.exists() and not out.is_dir():
-            raise ConfigError("--out", self.out, "is a file; give a folder")
-        if self.resume and not (out / "policy.pt").is_file():
-            raise ConfigError("--resume", self.out, "there is no DeepRM training to resume in it (policy.pt is "
-                              "missing); leave out --resume to start one")
-        if not self.resume and (out / "policy.pt").exists():
-            raise ConfigError("--out", self.out, "already holds a trained policy; add --resume to continue it, "
-                              "or give another folder")
+        check_training_folder(self.out, resume=self.resume, state=Path(self.out) / "policy.pt", what="DeepRM")
         if self.resume:
-            saved = self.saved_agent
-            for name in sorted(self.given - {"iterations"}):
-                if getattr(saved, name) != getattr(self, name):
-                    flag = {"mode": "--sizes"}.get(name, f"--{name.replace('_', '-')}")
-                    raise ConfigError(flag, getattr(self, name), f"differs from the training being resumed "
-                                      f"({getattr(saved, name)!r}); leave it out to keep the saved value")
+            check_resumed_settings(self.given, self.saved_agent, self, FLAGS)
 
     @property
     def saved_agent(self) -> DeepRMConfig:
