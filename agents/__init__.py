@@ -9,6 +9,7 @@ from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
+    EasyBackfilling,
     FirstComeFirstServed,
     FirstFit,
     HighestResponseRatioNext,
@@ -67,6 +68,7 @@ BROKERS: dict[str, Callable[..., object]] = {
         TetrisStar,
         LeastLoad,
         RoundRobin,
+        EasyBackfilling,
     )
 }
 BROKERS["deepjs"] = _deepjs
@@ -86,7 +88,7 @@ for _algo, _name in DEEPK8S_BROKERS.items():
     BROKERS[_name] = _deepk8s(_algo)
 """Broker factories by command-line name; each class's ``name`` is its key."""
 
-LEARNED = ("deepjs", *DEEPK8S_BROKERS.values(), "deeprm")
+LEARNED = ("deepjs", *DEEPK8S_BROKERS.values(), "deeprm", "deeprm-plus")
 """The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
 
 
@@ -142,12 +144,22 @@ def _deeprm(checkpoint: str | None = None, seed: int | None = 0) -> Callable:
     return load_policy(checkpoint if checkpoint is not None else shipped_checkpoint(), seed=seed)
 
 
+def _deeprm_plus(checkpoint: str | None = None, seed: int | None = 0) -> Callable:
+    """A trained DeepRM_Plus policy (None: the checkpoint shipped with the package), its actions drawn with ``seed``."""
+    from agents.deeprm import load_policy, shipped_checkpoint
+
+    return load_policy(checkpoint if checkpoint is not None else shipped_checkpoint(agent="deeprm-plus"), seed=seed)
+
+
 DEEPRM_ENV_BROKERS: dict[str, Callable[..., Callable]] = {
     "sjf": _deeprm_named("sjf"),
     "packer": _deeprm_named("packer"),
+    "fcfs": _deeprm_named("fcfs"),
+    "hrrn": _deeprm_named("hrrn"),
     "tetris-star": _deeprm_tetris_star,
     "random": _deeprm_random,
     "deeprm": _deeprm,
+    "deeprm-plus": _deeprm_plus,
 }
 """Policies of DeepRM's environment (`cloudsim.envs.deeprm`) by name: ``policy(batch) -> actions``.
 The heuristics act as DeepRM's code defines them (over the M visible slots)."""

@@ -33,18 +33,20 @@ from torch import nn
 from agents.deeprm_config import DeepRMConfig
 from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, returns_to_go, rng_state,
                         save_checkpoint, trim_log)
-from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, deeprm_jobsets, render_image
+from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
-__all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "load_policy", "rollout", "train"]
+__all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "make_net", "load_policy",
+           "rollout", "train"]
 
 AGENT = "deeprm"
 POLICY_FILE = "policy.pt"
 SHIPPED = Path(__file__).resolve().parent / "checkpoints"
 
 
-def shipped_checkpoint(objective: str = "slowdown") -> Path:
-    """The checkpoint shipped for ``objective``: trained at 70 % load, M = 10, the code's job sizes."""
-    return SHIPPED / ("deeprm.pt" if objective == "slowdown" else f"deeprm-{objective}.pt")
+def shipped_checkpoint(objective: str = "slowdown", agent: str = AGENT) -> Path:
+    """The checkpoint shipped for ``agent`` ("deeprm": trained at 70 % load, M = 10, the code's job
+    sizes; "deeprm-plus": at 140 % on DeepRM_Plus's Poisson workload) and ``objective``."""
+    return SHIPPED / (f"{agent}.pt" if objective == "slowdown" else f"{agent}-{objective}.pt")
 
 
 class DeepRMNet(nn.Module):
@@ -125,14 +127,16 @@ class Rollout:
     batch: DeepRMBatch
 
 
-def rollout(net: DeepRMNet, params: DeepRMParams, lengths: np.ndarray, sizes: np.ndarray, *,
-            generator: torch.Generator | None = None, greedy: bool = False, max_actions: int | None = None) -> Rollout:
-    """Run every jobset of ``lengths``/``sizes`` as one episode, all in lockstep, acting with ``net``.
+def rollout(net: DeepRMNet, params: DeepRMParams, lengths: np.ndarray, sizes: np.ndarray,
+            arrivals: np.ndarray | None = None, *, generator: torch.Generator | None = None, greedy: bool = False,
+            max_actions: int | None = None) -> Rollout:
+    """Run every jobset of ``lengths``/``sizes``/``arrivals`` (see `DeepRMBatch`) as one episode, all in
+    lockstep, acting with ``net``.
 
     Actions are sampled from the policy (``greedy``: its most likely action);
     an episode ends when the environment ends it or after ``max_actions`` actions.
     """
-    batch = DeepRMBatch(params, lengths, sizes)
+    batch = DeepRMBatch(params, lengths, sizes, arrivals)
     episodes, steps, snaps, actions, rewards = [], [], [], [], []
     t = 0
     with torch.no_grad():
@@ -194,6 +198,8 @@ class DeepRMPolicy:
     name = AGENT
 
     def __init__(self, net: DeepRMNet, *, sample: bool = True, seed: int | None = 0) -> None:
+        if not isinstance(net, DeepRMNet):
+            self.name = "deeprm-plus"
         self.net = net.eval()
         self.params = net.params
         self.sample = sample
@@ -217,13 +223,22 @@ class DeepRMPolicy:
         return logits.argmax(1).numpy()
 
 
+def make_net(config: DeepRMConfig) -> nn.Module:
+    """The network ``config`` names: DeepRM's dense one or DeepRM_Plus's CNN."""
+    if config.network == "cnn":
+        from agents.deeprm_plus import DeepRMPlusNet
+
+        return DeepRMPlusNet(config.env_params(), config.hidden)
+    return DeepRMNet(config.env_params(), config.hidden)
+
+
 def load_policy(path: str | Path, **options) -> DeepRMPolicy:
     """The `DeepRMPolicy` of a checkpoint `train` wrote (refused, with the reason, if unusable)."""
     saved = read_checkpoint(path, agent=AGENT, title="DeepRM", config_type=DeepRMConfig, keys=("iteration",),
                             fix="train one with `cloudsim train deeprm --out DIR` (it writes DIR/policy.pt), or pass "
                                 "another with --checkpoint deeprm=PATH")
     config: DeepRMConfig = saved["config"]
-    net = DeepRMNet(config.env_params(), config.hidden)
+    net = make_net(config)
     net.load_state_dict(saved["model"])
     return DeepRMPolicy(net, **options)
 
@@ -243,7 +258,7 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     params = config.env_params()
-    net = DeepRMNet(params, config.hidden)
+    net = make_net(config)
     optimiser = torch.optim.RMSprop(net.parameters(), lr=config.learning_rate, alpha=config.rms_decay,
                                     eps=config.rms_eps)
     generator = torch.Generator().manual_seed(config.seed)
@@ -265,22 +280,27 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
         done = int(saved["iteration"])
         trim_log(out, done)
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
-    lengths, sizes = deeprm_jobsets(config.jobset_seed, config.jobsets, params)
-    lengths = np.repeat(lengths, config.episodes, axis=0)  # jobset j's N episodes are rows jN .. jN + N - 1
-    sizes = np.repeat(sizes, config.episodes, axis=0)
+    if not resume and config.clone_jobsets:
+        from agents.deeprm_plus import clone_sjf
+
+        clone_sjf(net, config, out, progress=progress)
+    # jobset j's N episodes are rows jN .. jN + N - 1
+    jobsets = [None if a is None else np.repeat(a, config.episodes, axis=0)
+               for a in config.draw_jobsets(config.jobset_seed, config.jobsets)]
 
     def save(iteration: int) -> None:
         save_checkpoint(policy_file, agent=AGENT, config=config, model=net.state_dict(),
                         optimizer=optimiser.state_dict(), rng=rng_state(),
                         extra={"iteration": iteration, "sampler": generator.get_state()})
 
-    bar = tqdm(total=config.iterations, initial=done, unit="it", desc="deeprm", disable=not progress)
+    bar = tqdm(total=config.iterations, initial=done, unit="it", desc=f"deeprm ({config.network})",
+               disable=not progress)
     with TrainingLog(out, tensorboard=tensorboard) as log:
         try:
             for iteration in range(done + 1, config.iterations + 1):
                 start = time.perf_counter()
                 net.train()
-                roll = rollout(net, params, lengths, sizes, generator=generator, max_actions=config.max_actions)
+                roll = rollout(net, params, *jobsets, generator=generator, max_actions=config.max_actions)
                 rollout_s = time.perf_counter() - start
                 adv, totals = advantages(roll, config.episodes, config.gamma)
                 entropy = update(net, optimiser, roll, adv)

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from cloudsim.envs.deeprm import MODES, OBJECTIVES, DeepRMParams, rate_for_load
+from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, jobsets_at_load, rate_for_load
 
-__all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED"]
+__all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
+
+NETWORKS = ("dense", "cnn")
+"""``dense``: DeepRM's one hidden layer; ``cnn``: DeepRM_Plus's Table I network."""
+
+HIDDEN = {"dense": 20, "cnn": 69}
+"""The hidden units each network has in its paper."""
 
 TRAINING_JOBSET_SEED = 1_000
 """Training jobsets come from this seed (all ``jobsets`` in one draw, as the code does);
@@ -41,6 +47,14 @@ class DeepRMConfig:
             included (the code's episode_max_length, 200), and the environment's time cap.
         jobset_seed: the seed the training jobsets are drawn from.
         seed: torch's and the action sampler's seed.
+        network: ``"dense"`` (DeepRM) or ``"cnn"`` (DeepRM_Plus, Table I).
+        workload: ``"bernoulli"`` (DeepRM's jobsets of ``simu_len`` steps) or
+            ``"poisson"`` (DeepRM_Plus's jobsets of 5-50 jobs; ``simu_len`` unused).
+        clone_jobsets: DeepRM_Plus's Algorithm 2 before REINFORCE: the jobsets
+            (drawn from ``jobset_seed + 1``) on which SJF's state-action pairs are
+            collected to clone it; 0 starts from random weights.
+        clone_accuracy: cloning stops once the test accuracy passes this.
+        clone_epochs: cloning stops after this many epochs at the latest.
     """
 
     slots: int = 10
@@ -54,13 +68,30 @@ class DeepRMConfig:
     learning_rate: float = 1e-3
     rms_decay: float = 0.9
     rms_eps: float = 1e-9
-    hidden: int = 20
+    hidden: int | None = None
     gamma: float = 1.0
     max_actions: int = 200
     jobset_seed: int = TRAINING_JOBSET_SEED
     seed: int = 0
+    network: str = "dense"
+    workload: str = "bernoulli"
+    clone_jobsets: int = 0
+    clone_accuracy: float = 0.9
+    clone_epochs: int = 30
 
     def __post_init__(self) -> None:
+        if self.network not in NETWORKS:
+            raise ValueError(f"DeepRMConfig.network must be one of {NETWORKS}, got {self.network!r}")
+        if self.workload not in ARRIVALS:
+            raise ValueError(f"DeepRMConfig.workload must be one of {ARRIVALS}, got {self.workload!r}")
+        if self.hidden is None:
+            object.__setattr__(self, "hidden", HIDDEN[self.network])
+        if not (isinstance(self.clone_jobsets, int) and self.clone_jobsets >= 0):
+            raise ValueError(f"DeepRMConfig.clone_jobsets must be a whole number >= 0, got {self.clone_jobsets!r}")
+        if self.clone_jobsets and self.network != "cnn":
+            raise ValueError("cloning SJF (clone_jobsets > 0) is DeepRM_Plus's first stage: use network 'cnn'")
+        if not (0 < self.clone_accuracy <= 1 and isinstance(self.clone_epochs, int) and self.clone_epochs >= 1):
+            raise ValueError("clone_accuracy must be in (0, 1] and clone_epochs a whole number >= 1")
         for name in ("slots", "simu_len", "jobsets", "episodes", "iterations", "hidden", "max_actions"):
             value = getattr(self, name)
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
@@ -79,4 +110,11 @@ class DeepRMConfig:
         """The environment this agent trains in (time capped at ``max_actions``)."""
         base = DeepRMParams(slots=self.slots, mode=self.mode, objective=self.objective, simu_len=self.simu_len,
                             max_time=self.max_actions)
+        if self.workload == "poisson":
+            jobsets_at_load("poisson", 0, 1, base, self.load)  # checks the load
+            return base
         return replace(base, new_job_rate=rate_for_load(self.load, base))
+
+    def draw_jobsets(self, seed: int, count: int):
+        """``count`` jobsets of this workload drawn from ``seed``: (lengths, sizes, arrivals or None)."""
+        return jobsets_at_load(self.workload, seed, count, self.env_params(), self.load)

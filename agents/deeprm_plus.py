@@ -16,7 +16,9 @@ a threshold. Algorithm 3 then trains the cloned network by DeepRM's REINFORCE
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import torch
@@ -24,7 +26,13 @@ from torch import nn
 
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image, sjf_actions
 
-__all__ = ["DeepRMPlusNet", "CloneResult", "expert_pairs", "clone"]
+if TYPE_CHECKING:
+    from agents.deeprm_config import DeepRMConfig
+
+__all__ = ["DeepRMPlusNet", "CloneResult", "expert_pairs", "clone", "clone_sjf", "CLONE_FILE"]
+
+CLONE_FILE = "clone.json"
+"""What `clone_sjf` reached, written beside the training's log."""
 
 
 class DeepRMPlusNet(nn.Module):
@@ -54,13 +62,13 @@ class DeepRMPlusNet(nn.Module):
         return self(torch.from_numpy(render_image(arrays, self.params)))
 
 
-def expert_pairs(params: DeepRMParams, lengths: np.ndarray, sizes: np.ndarray,
+def expert_pairs(params: DeepRMParams, lengths: np.ndarray, sizes: np.ndarray, arrivals: np.ndarray | None = None,
                  expert: Callable[[DeepRMBatch], np.ndarray] = sjf_actions) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The distinct (state, action) pairs ``expert`` meets scheduling the jobsets (Algorithm 2, lines 5-11).
 
     Returns the states as a snapshot dict (arrays with a leading pair axis) and the actions.
     """
-    batch = DeepRMBatch(params, lengths, sizes)
+    batch = DeepRMBatch(params, lengths, sizes, arrivals)
     snaps, actions = [], []
     while not batch.done.all():
         live = np.flatnonzero(~batch.done)
@@ -140,3 +148,31 @@ def clone(net: nn.Module, states: dict[str, np.ndarray], actions: np.ndarray, *,
         if accuracies[-1] > accuracy:
             break
     return CloneResult(accuracies, int(train_idx.size), int(test_idx.size))
+
+
+def clone_sjf(net: nn.Module, config: DeepRMConfig, out: str | Path, *, progress: bool = True) -> CloneResult:
+    """Algorithm 2 as DeepRM_Plus's training starts it: clone SJF on ``config.clone_jobsets`` jobsets.
+
+    The jobsets are drawn from ``config.jobset_seed + 1`` (not the REINFORCE
+    jobsets, and never an evaluation seed); the epochs' test accuracies go to
+    ``out/clone.json``.
+    """
+    from tqdm.auto import tqdm
+
+    lengths, sizes, arrivals = config.draw_jobsets(config.jobset_seed + 1, config.clone_jobsets)
+    states, actions = expert_pairs(config.env_params(), lengths, sizes, arrivals)
+    bar = tqdm(total=config.clone_epochs, unit="epoch", desc="cloning SJF", disable=not progress)
+
+    def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss:.3f}", test_accuracy=f"{accuracy:.3f}")
+
+    try:
+        result = clone(net, states, actions, accuracy=config.clone_accuracy, max_epochs=config.clone_epochs,
+                       seed=config.seed, on_epoch=on_epoch)
+    finally:
+        bar.close()
+    (Path(out) / CLONE_FILE).write_text(json.dumps(
+        {"pairs": int(actions.size), "train_pairs": result.train_pairs, "test_pairs": result.test_pairs,
+         "test_accuracy": result.accuracies, "reached": result.accuracy > config.clone_accuracy}, indent=2) + "\n")
+    return result

@@ -14,7 +14,8 @@ First-fit (DeepJS's, machine-major) and random stand on their own. Every rule
 is vectorised over the view's arrays; none loops over machines x tasks in
 Python. All of them are work-conserving: they wait (answer None) only when no
 waiting task fits any up machine, except FCFS, which waits for the head of its
-queue.
+queue, and EASY backfilling, which reserves the head's earliest start and
+starts later tasks now only where they do not delay it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from cloudsim.broker import ClusterView, Decision
 __all__ = [
     "BestFit",
     "DominantResourceFairness",
+    "EasyBackfilling",
     "FirstComeFirstServed",
     "FirstFit",
     "HighestResponseRatioNext",
@@ -265,6 +267,44 @@ class HighestResponseRatioNext(QueuePolicy):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(duration > 0, (waited + duration) / duration, np.inf)
         return -ratio
+
+
+class EasyBackfilling:
+    """EASY backfilling (Lifka, 1995), the baseline of HPC scheduling that RLScheduler and
+    sched-rl-gym compare with.
+
+    Tasks are served in arrival order. The head of the queue starts on the first
+    machine that fits it now; if none does, one of its instances gets a
+    reservation at its earliest start over all machines (the first machine on
+    ties), computed from the ends of running instances (`ClusterView.earliest_start`).
+    While that reservation is pending, any later task (and the head's other
+    instances) starts now on the first machine where it fits for its whole
+    duration without taking what the reservation holds (`ClusterView.fits_from`):
+    it ends before the reserved start, or uses resources the head does not need.
+    One reservation at a time, as EASY does; the next head reserves once it has started.
+    """
+
+    name = "easy"
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        if view.num_tasks == 0:
+            return None
+        fits = view.fits
+        if not view.reservations:
+            machines = np.flatnonzero(fits[:, 0])
+            if machines.size:
+                return Decision(int(machines[0]), 0, view.fit_count(int(machines[0]), 0))
+            starts = np.array([view.earliest_start(m, 0) for m in range(view.num_machines)])
+            machine = int(np.argmin(starts))
+            if not np.isfinite(starts[machine]):
+                return None  # no machine up can hold it: wait for a repair
+            return Decision(machine, 0, 1, at=float(starts[machine]))
+        # backfilling: task-major (arrival order first, then machines), around the pending reservation
+        tasks, machines = np.nonzero(fits.T)
+        for task, machine in zip(tasks.tolist(), machines.tolist()):
+            if view.fits_from(machine, task):
+                return Decision(machine, task, 1)
+        return None
 
 
 class DominantResourceFairness(QueuePolicy):

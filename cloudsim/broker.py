@@ -27,6 +27,7 @@ from cloudsim.cluster import frozen
 
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
+    from cloudsim.reservations import Reservation, Timeline
     from cloudsim.tasks import TaskTable
 
 __all__ = [
@@ -48,11 +49,17 @@ class Decision:
     ``machine`` indexes the cluster's machines; ``task`` indexes the view's ready
     tasks (the rows of `ClusterView.demand`). A plain tuple ``(machine, task)`` or
     ``(machine, task, count)`` is accepted too.
+
+    ``at`` (a time later than now) makes it a reservation: the instances leave
+    the waiting set now and start at ``at``; the machine must be up and they
+    must fit its free profile (`ClusterView.free_profile`) for their whole
+    duration from then, or the decision is refused. None (or now) starts them now.
     """
 
     machine: int
     task: int
     count: int = 1
+    at: float | None = None
 
 
 @runtime_checkable
@@ -123,10 +130,12 @@ class ClusterView:
     window is a decision on the full view.
     """
 
-    def __init__(self, time: float, state: "ClusterState", tasks: "TaskTable", window: int | None = None) -> None:
+    def __init__(self, time: float, state: "ClusterState", tasks: "TaskTable", window: int | None = None,
+                 timeline: "Timeline | None" = None) -> None:
         self._state = state
         self._tasks = tasks
         self._window = window
+        self._timeline = timeline
         self._fit_counts: dict[tuple[int, int], int] = {}
         self.time: float = time
         self.resources: tuple[str, ...] = state.spec.resources
@@ -146,7 +155,7 @@ class ClusterView:
         """This instant with only the first ``size`` waiting tasks visible; the rest are the backlog."""
         if not (isinstance(size, (int, np.integer)) and size >= 1):
             raise ValueError(f"a task window holds at least 1 task, got {size!r}")
-        return ClusterView(self.time, self._state, self._tasks, int(size))
+        return ClusterView(self.time, self._state, self._tasks, int(size), self._timeline)
 
     @property
     def num_machines(self) -> int:
@@ -183,9 +192,9 @@ class ClusterView:
 
     @cached_property
     def waiting(self) -> np.ndarray:
-        """Instances of each ready task not yet started."""
+        """Instances of each ready task neither started nor reserved."""
         t = self._tasks
-        return frozen(t.task_instances[self.task_index] - t.task_started[self.task_index])
+        return frozen(t.waiting_counts(self.task_index))
 
     @cached_property
     def running(self) -> np.ndarray:
@@ -225,6 +234,41 @@ class ClusterView:
     def job_length(self) -> np.ndarray:
         """Each job's critical-path duration (its time on an empty, unbounded cluster), by arrival position."""
         return self._tasks.job_length()
+
+    # ----------------------------------------------------------- the future
+    @property
+    def reservations(self) -> tuple["Reservation", ...]:
+        """The reservations not yet started, by start time (see `cloudsim.reservations`)."""
+        return tuple(self._future().pending)
+
+    def free_profile(self, machine: int) -> tuple[np.ndarray, np.ndarray]:
+        """(times, free) of ``machine``: ``free[k]`` holds on ``[times[k], times[k+1])`` from now on,
+        counting the ends of running instances and the reservations."""
+        return self._future().free_profile(int(machine), self.time)
+
+    def earliest_start(self, machine: int, task: int, count: int = 1) -> float:
+        """The earliest time >= now at which ``count`` instances of ``task`` fit ``machine`` for
+        their whole duration (``inf``: never, the machine is down or too small)."""
+        demand, duration = self._stay(task, count)
+        return self._future().earliest_start(int(machine), demand, duration, self.time)
+
+    def fits_from(self, machine: int, task: int, count: int = 1, at: float | None = None) -> bool:
+        """Whether ``count`` instances of ``task`` fit ``machine`` from ``at`` (None: now) for their
+        whole duration without taking what a reservation holds: the test a start or reservation must pass."""
+        demand, duration = self._stay(task, count)
+        start = self.time if at is None else float(at)
+        return self._future().fits(int(machine), demand, start, start + duration, self.time)
+
+    def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
+        g = int(self.task_index[task])
+        durations = self._tasks.next_durations(g, count)
+        return self._tasks.task_demand[g] * count, max(durations, default=0.0)
+
+    def _future(self) -> "Timeline":
+        if self._timeline is None:
+            raise RuntimeError("this view has no timeline: reservations and free profiles need a view from "
+                               "Simulation.next_decision()")
+        return self._timeline
 
     def task_key(self, task: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the view's task ``task``, for messages and logs."""
@@ -298,6 +342,11 @@ def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[in
     if count == 1 and view.fits[machine, task]:
         return machine, task, count
     waiting = view.waiting_instances(task)
+    if isinstance(decision, Decision) and decision.at is not None and decision.at != view.time:
+        if not 1 <= count <= waiting:  # a reservation: the engine checks it against the free profile
+            raise InvalidDecisionError(f"broker {broker!r} at t={view.time}: reservation of machine {machine}, "
+                                       f"task {task}: count {count} not in 1..{waiting} waiting instances")
+        return machine, task, count
     if 1 < count <= waiting and view.up[machine] and view.fit_count(machine, task) >= count:
         return machine, task, count
     job_id, task_id = view.task_key(task)

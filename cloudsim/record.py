@@ -56,7 +56,9 @@ class EpisodeRecord:
             scheduler tick at which every job had finished (fixed tick).
         broker: the broker's name.
         tick: the scheduler's period, or None for event-driven scheduling.
-        decisions: how many decisions were applied.
+        decisions: how many decisions were applied (reservations included).
+        cancelled_reservations: reservations whose machine could not hold them when
+            due (it had failed); their instances waited again.
     """
 
     cluster: ClusterSpec
@@ -68,3 +70,4 @@ class EpisodeRecord:
     broker: str = ""
     tick: float | None = None
     decisions: int = 0
+    cancelled_reservations: int = 0

@@ -51,10 +51,11 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ClusterView, broker_name, check_decision
+from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, check_decision
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord, InstanceGroup
+from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from cloudsim.tasks import TaskTable
 
@@ -202,7 +203,7 @@ class Simulation:
             except BaseException:
                 self._fail()
                 raise
-        self._view = ClusterView(self.env.now, self.state, self.tasks)
+        self._view = ClusterView(self.env.now, self.state, self.tasks, timeline=self._timeline)
         return self._view
 
     def apply(self, decision: object, wake_after: float | None = None) -> None:
@@ -220,7 +221,16 @@ class Simulation:
         self._view = None
         if decision is not None:
             machine, task, count = check_decision(decision, view, self.record.broker)
-            self._start(machine, int(view.task_index[task]), count)
+            at = decision.at if isinstance(decision, Decision) else None
+            if at is not None and at != self.env.now:
+                self._reserve(view, machine, task, count, at)
+            else:
+                if self._timeline.has_reservations(machine) and not view.fits_from(machine, task, count):
+                    raise InvalidDecisionError(
+                        f"broker {self.record.broker!r} at t={view.time}: machine {machine}, task {task}: "
+                        f"{count} instance(s) started now would take resources reserved on the machine for later "
+                        f"(view.reservations); start them elsewhere, or reserve them at view.earliest_start(...)")
+                self._start(machine, int(view.task_index[task]), count)
             self._made += 1
             self.record.decisions += 1
             return
@@ -260,10 +270,52 @@ class Simulation:
             raise
         return self.result()
 
+    def _reserve(self, view: ClusterView, machine: int, task: int, count: int, at: object) -> None:
+        """Hold ``count`` instances of the view's ``task`` on ``machine`` to start at ``at`` (checked first)."""
+        now = self.env.now
+        where = f"broker {self.record.broker!r} at t={now}: reservation of machine {machine}, task {task} at {at!r}"
+        if isinstance(at, bool) or not isinstance(at, (int, float, np.integer, np.floating)) or not math.isfinite(at):
+            raise InvalidDecisionError(f"{where}: 'at' must be a finite time, or None to start now")
+        at = float(at)
+        if at < now:
+            raise InvalidDecisionError(f"{where}: the time has passed; reserve at a time >= {now}")
+        if self.tick is not None and not math.isclose((at - now) / self.tick, round((at - now) / self.tick),
+                                                      abs_tol=1e-9):
+            raise InvalidDecisionError(f"{where}: with a scheduler tick of {self.tick}, a reservation starts at a "
+                                       "tick; reserve a whole number of ticks ahead")
+        if not view.fits_from(machine, task, count, at):
+            times, free = view.free_profile(machine)
+            raise InvalidDecisionError(
+                f"{where}: {count} instance(s) do not fit the machine's free profile for their whole duration "
+                f"(profile from now: times {times.tolist()}, free {free.tolist()}); reserve at "
+                f"view.earliest_start(machine, task) = {view.earliest_start(machine, task, count)} or elsewhere")
+        g = int(view.task_index[task])
+        duration = max(self.tasks.next_durations(g, count))
+        self.tasks.reserve(g, count)
+        self._timeline.add(Reservation(machine, g, count, at, at + duration,
+                                       tuple((self.tasks.task_demand[g] * count).tolist())))
+        if self.tick is None:  # a round opens at that instant, where the instances start
+            self.env.timeout(at - now).callbacks.append(lambda _event: self._request_round())
+
+    def _start_due_reservations(self) -> None:
+        """Start the reservations due now; one whose machine no longer holds it (it failed) is
+        cancelled, and its instances wait again."""
+        for r in self._timeline.pop_due(self.env.now):
+            demand = self.tasks.task_demand[r.task] * r.count
+            slack = FIT_TOLERANCE * self.state.capacity[r.machine]
+            if self.state.up[r.machine] and np.all(self.state.free[r.machine] + slack >= demand):
+                self.state.change_free(r.machine, self.tasks.task_demand[r.task], r.count, np.subtract)
+                for first, n, duration in self.tasks.start(r.task, r.count, self.env.now, reserved=True):
+                    self._add_to_group(r.machine, r.task, first, n, duration)
+            else:
+                self.tasks.cancel_reservation(r.task, r.count)
+                self.record.cancelled_reservations += 1
+
     # --------------------------------------------------------- the episode
     def _start_episode(self) -> None:
         self._phase = "running"
         self._running_on: list[set[int]] = [set() for _ in range(self.cluster.machines)]
+        self._timeline = Timeline(self.state, self.tasks, self.record.groups, self._running_on)
         self._launch_queue: list[int] = []
         self._round_last_group: dict[int, int] = {}
         self._arrivals_done = False
@@ -324,6 +376,8 @@ class Simulation:
         self._rounds_opened += 1
         self._made = 0
         self._round_last_group.clear()
+        if self._timeline.pending:
+            self._start_due_reservations()
 
     def _close_round(self, wake_after: float | None) -> None:
         self._count_idle_round(self._made)
@@ -366,7 +420,7 @@ class Simulation:
         if started:
             self._idle_rounds = 0
             return
-        if self.tasks.running_instances or not self._arrivals_done:
+        if self.tasks.running_instances or self._timeline.pending or not self._arrivals_done:
             return
         can_be_repaired = self._machine_event_pending and not self.state.up.all()
         if not can_be_repaired or (len(self.tasks.ready) and self.state.fit_matrix()[1].any()):
@@ -450,7 +504,7 @@ class Simulation:
 
     def _stall_message(self) -> str:
         t = self.tasks
-        waiting = int((t.task_instances - t.task_started).sum())
+        waiting = int((t.task_instances - t.task_started - t.task_reserved).sum())
         down = int((~self.state.up).sum())
         machines = f" {down} of {len(self.state.up)} machine(s) are down;" if down else ""
         return (

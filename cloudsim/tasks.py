@@ -61,6 +61,7 @@ class TaskTable:
             base += len(job.tasks)
         self.job_first_task[len(jobs)] = base
         self.task_started = np.zeros(n, dtype=np.int64)  # running or ended (a re-queued start is undone)
+        self.task_reserved = np.zeros(n, dtype=np.int64)  # held for a later start: neither waiting nor started
         self.task_finished = np.zeros(n, dtype=np.int64)
         self.task_failed = np.zeros(n, dtype=np.int64)
         self.task_restarts = np.zeros(n, dtype=np.int64)
@@ -93,8 +94,24 @@ class TaskTable:
         return self._job_length
 
     def waiting_instances(self, g: int) -> int:
-        """Instances of task ``g`` not started (fresh or re-queued)."""
-        return int(self.task_instances[g] - self.task_started[g])
+        """Instances of task ``g`` neither started nor reserved (fresh or re-queued)."""
+        return int(self.task_instances[g] - self.task_started[g] - self.task_reserved[g])
+
+    def waiting_counts(self, g: np.ndarray) -> np.ndarray:
+        """`waiting_instances` of every global task index in ``g``."""
+        return self.task_instances[g] - self.task_started[g] - self.task_reserved[g]
+
+    def next_durations(self, g: int, count: int) -> list[float]:
+        """The durations of the ``count`` instances of task ``g`` that start next (re-queued ones first)."""
+        per_instance = self.instance_durations[g]
+        if per_instance is None:
+            return [float(self.task_duration[g])] * count
+        numbers = []
+        for first, n in self._requeued.get(g, []):
+            numbers.extend(range(first, first + n))
+        fresh = int(self._next_fresh[g])
+        numbers.extend(range(fresh, fresh + max(count - len(numbers), 0)))
+        return [float(per_instance[i]) for i in numbers[:count]]
 
     # ------------------------------------------------------ the waiting set
     def _set_ready(self, ready: np.ndarray) -> None:
@@ -123,8 +140,9 @@ class TaskTable:
         # Later jobs have larger task indices: appending keeps `ready` sorted.
         self._set_ready(np.concatenate([self.ready, roots]))
 
-    def start(self, g: int, count: int, now: float) -> list[tuple[int, int, float]]:
-        """Start ``count`` waiting instances of task ``g``; return their (first, n, duration) runs.
+    def start(self, g: int, count: int, now: float, reserved: bool = False) -> list[tuple[int, int, float]]:
+        """Start ``count`` waiting instances of task ``g`` (``reserved``: instances it reserved);
+        return their (first, n, duration) runs.
 
         Re-queued instances start before fresh ones; instances with durations
         of their own each make a run of one.
@@ -134,8 +152,10 @@ class TaskTable:
         self.task_started[g] += count
         self.running_instances += count
         self._change_job_usage(g, count)
-        if self.task_started[g] == self.task_instances[g]:
-            self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
+        if reserved:  # they had left the waiting set when reserved
+            self.task_reserved[g] -= count
+        else:
+            self._leave_if_none_waiting(g)
         per_instance = self.instance_durations[g]
         runs = []
         for first, n in self._take_instances(g, count):
@@ -144,6 +164,21 @@ class TaskTable:
             else:
                 runs.extend((i, 1, per_instance[i]) for i in range(first, first + n))
         return runs
+
+    def reserve(self, g: int, count: int) -> None:
+        """Hold ``count`` waiting instances of task ``g`` for a later start (`start` with ``reserved``)."""
+        self.task_reserved[g] += count
+        self._leave_if_none_waiting(g)
+
+    def cancel_reservation(self, g: int, count: int) -> None:
+        """``count`` reserved instances of task ``g`` wait again."""
+        self.task_reserved[g] -= count
+        if self.waiting_instances(g) == count:  # it had left the waiting set
+            self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
+
+    def _leave_if_none_waiting(self, g: int) -> None:
+        if self.waiting_instances(g) == 0:
+            self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
 
     def _take_instances(self, g: int, count: int) -> list[tuple[int, int]]:
         """(first, n) ranges of instance numbers to start: re-queued ones first, then fresh ones."""
@@ -174,7 +209,7 @@ class TaskTable:
             self.task_started[g] -= count
             self.task_restarts[g] += count
             self._requeued.setdefault(g, []).append([first, count])
-            if self.task_started[g] + count == self.task_instances[g]:  # it had left the waiting set
+            if self.waiting_instances(g) == count:  # it had left the waiting set
                 self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
             return False
         (self.task_finished if outcome == "finished" else self.task_failed)[g] += count

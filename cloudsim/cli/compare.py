@@ -33,7 +33,8 @@ def run(namespace: argparse.Namespace) -> int:
         print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))
     sweep = runs["load"].nunique() > 1
     if config.env == "deeprm":
-        print(f"\n{len(runs)} run(s) in DeepRM's environment ({config.sizes or 'paper'} job sizes, "
+        print(f"\n{len(runs)} run(s) in DeepRM's environment ({result.total['sizes']} job sizes, "
+              f"{result.total['arrivals']} arrivals, "
               f"{result.total['slots']} slots): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} "
               f"jobset(s)" + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
               + (f"; {int(runs['truncated'].sum())} episode(s) cut at the time cap with jobs never allocated"

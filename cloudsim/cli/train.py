@@ -1,4 +1,4 @@
-"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm), one subcommand per agent."""
+"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm, deeprm-plus), one subcommand per agent."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cloudsim.run import strict_json
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
 from cloudsim.run.train_deepk8s import RUN_FIELDS, Deepk8sTrainConfig, train_deepk8s
 from cloudsim.run.train_deeprm import RUN_FIELDS as DEEPRM_RUN_FIELDS
-from cloudsim.run.train_deeprm import DeepRMTrainConfig, train_deeprm
+from cloudsim.run.train_deeprm import DeepRMPlusTrainConfig, DeepRMTrainConfig, train_deeprm
 
 __all__ = ["add_parser", "run"]
 
@@ -25,9 +25,9 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "train", allow_abbrev=False, help="train a learned broker",
         description="Train a learned broker: deepjs (REINFORCE on sliding chunks, DeepJS's Algorithm 2) or "
-                    "deepk8s (PPO, A2C or DAgger on Alibaba task sequences) or deeprm (REINFORCE in DeepRM's "
-                    "environment). `cloudsim train AGENT --help` lists "
-                    "each agent's options.")
+                    "deepk8s (PPO, A2C or DAgger on Alibaba task sequences), deeprm (REINFORCE in DeepRM's "
+                    "environment) or deeprm-plus (SJF cloned into a CNN, then REINFORCE). `cloudsim train AGENT "
+                    "--help` lists each agent's options.")
     agents = parser.add_subparsers(dest="agent", metavar="AGENT", required=True)
     deepjs = agents.add_parser(
         "deepjs", parents=parents, allow_abbrev=False, help="DeepJS (REINFORCE, Algorithm 2)",
@@ -51,18 +51,31 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "DIR/policy.pt (use it with --checkpoint deeprm=DIR/policy.pt), config.json and a log of every "
                     "iteration (mean and maximum total reward, mean slowdown).")
     add_section(deeprm, "deeprm", DeepRMTrainConfig, "DeepRM")
-    deeprm.set_defaults(run=run_deeprm)
+    deeprm.set_defaults(run=run_deeprm(DeepRMTrainConfig, "deeprm", "DeepRM"))
+    plus = agents.add_parser(
+        "deeprm-plus", parents=parents, allow_abbrev=False, help="DeepRM_Plus (SJF cloned into a CNN, then REINFORCE)",
+        description="Train DeepRM_Plus in DeepRM's environment: Table I's CNN first clones SJF on its state-action "
+                    "pairs (Algorithm 2), then REINFORCE with DeepRM's per-step baseline improves it (Algorithm 3), "
+                    "on the paper's Poisson workload (jobsets of 5-50 jobs). Writes DIR/policy.pt (use it with "
+                    "--checkpoint deeprm-plus=DIR/policy.pt), config.json, clone.json and a log of every iteration.")
+    add_section(plus, "deeprm-plus", DeepRMPlusTrainConfig, "DeepRM_Plus")
+    plus.set_defaults(run=run_deeprm(DeepRMPlusTrainConfig, "deeprm-plus", "DeepRM_Plus"))
 
 
-def run_deeprm(namespace: argparse.Namespace) -> int:
-    chosen = frozenset(given(namespace, "deeprm")) - DEEPRM_RUN_FIELDS
-    config = dataclasses.replace(build(namespace, "deeprm", DeepRMTrainConfig()), given=chosen)
-    agent = config.agent
-    print(f"training DeepRM ({agent.objective}, load {agent.load:g}, {agent.mode} sizes, {agent.jobsets} jobsets x "
-          f"{agent.episodes} episodes) for {agent.iterations} iterations into {config.out}"
-          f"{' (resumed)' if config.resume else ''}", file=sys.stderr)
-    print(strict_json(train_deeprm(config)), flush=True)
-    return 0
+def run_deeprm(section: type, key: str, title: str):
+    """The command of ``cloudsim train deeprm`` (or deeprm-plus, with its config ``section``)."""
+
+    def run(namespace: argparse.Namespace) -> int:
+        chosen = frozenset(given(namespace, key)) - DEEPRM_RUN_FIELDS
+        config = dataclasses.replace(build(namespace, key, section()), given=chosen)
+        agent = config.agent
+        print(f"training {title} ({agent.objective}, load {agent.load:g}, {agent.workload} workload, {agent.mode} "
+              f"sizes, {agent.jobsets} jobsets x {agent.episodes} episodes) for {agent.iterations} iterations into "
+              f"{config.out}{' (resumed)' if config.resume else ''}", file=sys.stderr)
+        print(strict_json(train_deeprm(config)), flush=True)
+        return 0
+
+    return run
 
 
 def run_deepk8s(namespace: argparse.Namespace) -> int:

@@ -52,8 +52,9 @@ import numpy as np
 
 from cloudsim.envs.base import TRAINING_SEEDS
 
-__all__ = ["DeepRMParams", "DeepRMBatch", "DeepRMEnv", "deeprm_jobsets", "rate_for_load", "load_for_rate",
-           "sjf_actions", "packer_actions", "tetris_star_actions", "random_actions", "DEEPRM_HEURISTICS",
+__all__ = ["DeepRMParams", "DeepRMBatch", "DeepRMEnv", "deeprm_jobsets", "poisson_jobsets", "rate_for_load",
+           "load_for_rate", "poisson_rate_for_load", "POISSON_JOBS", "ARRIVALS", "jobsets_at_load", "sjf_actions", "packer_actions",
+           "tetris_star_actions", "fcfs_actions", "hrrn_actions", "random_actions", "DEEPRM_HEURISTICS",
            "MODES", "OBJECTIVES", "ENDS"]
 
 MODES = ("code", "paper")
@@ -224,6 +225,76 @@ def deeprm_jobsets(seed: int, count: int, params: DeepRMParams) -> tuple[np.ndar
     return lengths.reshape(count, params.simu_len), sizes.reshape(count, params.simu_len, r)
 
 
+ARRIVALS = ("bernoulli", "poisson")
+"""How jobs arrive: ``bernoulli`` (DeepRM: a job or none in each of ``simu_len`` steps,
+`deeprm_jobsets`) or ``poisson`` (DeepRM_Plus: 5-50 jobs, Poisson arrivals, `poisson_jobsets`)."""
+
+
+def jobsets_at_load(arrivals: str, seed: int, count: int, params: DeepRMParams, load: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``count`` jobsets offering ``load`` under ``params``' sizes, drawn from ``seed``:
+    (lengths, sizes, arrival times or None for the code's form), ready for `DeepRMBatch`."""
+    if arrivals == "poisson":
+        return poisson_jobsets(seed, count, params, poisson_rate_for_load(load, params))
+    if arrivals == "bernoulli":
+        return (*deeprm_jobsets(seed, count, replace(params, new_job_rate=rate_for_load(load, params))), None)
+    raise ValueError(f"arrivals must be one of {ARRIVALS}, got {arrivals!r}")
+
+
+POISSON_JOBS = (5, 50)
+"""DeepRM_Plus's jobsets (section V-B) hold between 5 and 50 jobs."""
+
+
+def poisson_rate_for_load(load: float, params: DeepRMParams) -> float:
+    """The Poisson arrival rate (jobs per step) giving ``load`` under ``params``' job sizes; any load > 0."""
+    if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
+        raise ValueError(f"load must be a number > 0 (1.0 = 100 % of a resource), got {load!r}")
+    return float(load) / params.load_per_rate()
+
+
+def poisson_jobsets(seed: int, count: int, params: DeepRMParams, rate: float,
+                    jobs: tuple[int, int] = POISSON_JOBS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DeepRM_Plus's workload (section V-B): ``count`` jobsets of ``jobs[0]``..``jobs[1]`` jobs
+    arriving as a Poisson process of ``rate`` jobs per step.
+
+    Each jobset draws its number of jobs uniformly, then exponential gaps of
+    mean ``1 / rate`` between arrivals (the first from time 0), each arrival at
+    the whole step it falls in; lengths and sizes are drawn as DeepRM's code
+    draws them (80 % short jobs; a random dominant resource), which are the
+    sizes section V-B gives (0.5r-1r and 0.1r-0.2r with the code's ``mode``).
+
+    Returns:
+        ``lengths`` (count, jobs[1]), ``sizes`` (count, jobs[1], resources) and
+        ``arrivals`` (count, jobs[1]); a jobset with fewer jobs is padded with
+        length 0 at its last arrival. Give them to `DeepRMBatch` as they are.
+    """
+    lo, hi = jobs
+    if not (isinstance(count, (int, np.integer)) and count >= 1):
+        raise ValueError(f"count must be a whole number >= 1, got {count!r}")
+    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer)) and 1 <= lo <= hi):
+        raise ValueError(f"jobs must be (fewest, most) whole numbers with 1 <= fewest <= most, got {jobs!r}")
+    if not (isinstance(rate, (int, float, np.number)) and math.isfinite(rate) and rate > 0):
+        raise ValueError(f"rate must be a number of jobs per step > 0, got {rate!r}")
+    (s_lo, s_hi), (b_lo, b_hi) = params.length_ranges()
+    (d_lo, d_hi), (o_lo, o_hi) = params.size_ranges()
+    rng = np.random.default_rng(int(seed))
+    r = params.resources
+    n = rng.integers(lo, hi + 1, size=count)
+    gaps = rng.exponential(1.0 / rate, size=(count, hi))
+    arrivals = np.floor(np.cumsum(gaps, axis=1)).astype(np.int64)
+    short = rng.random((count, hi)) < SMALL_JOB_CHANCE
+    lengths = np.where(short, rng.integers(s_lo, s_hi + 1, (count, hi)), rng.integers(b_lo, b_hi + 1, (count, hi)))
+    dominant = rng.integers(0, r, (count, hi))
+    sizes = np.where(np.arange(r)[None, None, :] == dominant[:, :, None],
+                     rng.integers(d_lo, d_hi + 1, (count, hi, r)), rng.integers(o_lo, o_hi + 1, (count, hi, r)))
+    absent = np.arange(hi)[None, :] >= n[:, None]
+    lengths[absent] = 0
+    sizes[absent] = 0
+    last = arrivals[np.arange(count), n - 1]
+    arrivals = np.where(absent, last[:, None], arrivals)
+    return lengths, sizes, arrivals
+
+
 def _check_jobsets(lengths, sizes, params: DeepRMParams) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.asarray(lengths)
     sizes = np.asarray(sizes)
@@ -247,13 +318,34 @@ def _check_jobsets(lengths, sizes, params: DeepRMParams) -> tuple[np.ndarray, np
     return lengths, sizes
 
 
+def _check_arrivals(arrivals, shape: tuple[int, int]) -> np.ndarray:
+    if arrivals is None:
+        return np.broadcast_to(np.arange(shape[1], dtype=np.int64), shape)
+    arrivals = np.asarray(arrivals)
+    if arrivals.ndim == 1:
+        arrivals = arrivals[None]
+    if arrivals.shape != shape:
+        raise ValueError(f"arrivals must have the lengths' shape {shape}, got {arrivals.shape}")
+    if not np.issubdtype(arrivals.dtype, np.number) or np.any(arrivals != np.round(arrivals)) \
+            or (arrivals.size and arrivals.min() < 0):
+        raise ValueError("arrivals must be whole time steps >= 0")
+    arrivals = arrivals.astype(np.int64)
+    if np.any(np.diff(arrivals, axis=1) < 0):
+        raise ValueError("arrivals must not decrease along a jobset: list its jobs in arrival order")
+    return arrivals
+
+
 class DeepRMBatch:
     """``B`` DeepRM episodes stepped in lockstep, one jobset each.
 
     Args:
         params: the environment's parameters.
-        lengths, sizes: the jobsets, (B, steps) and (B, steps, resources), in the
-            code's form: index t is the job arriving at time t, length 0 = no job.
+        lengths, sizes: the jobsets, (B, jobs) and (B, jobs, resources); length 0 = no job.
+        arrivals: None for the code's form (index t is the job arriving at time t;
+            in ``mode="code"`` index 0 never arrives), or (B, jobs) whole arrival
+            times, non-decreasing along each row, for workloads where several jobs
+            may arrive in one step (DeepRM_Plus's Poisson arrivals). Jobs arriving
+            in the same step join in index order.
 
     ``step(actions)`` advances every episode not yet done by one action each and
     returns ``(rewards, done)``; episodes already done ignore their action.
@@ -262,10 +354,11 @@ class DeepRMBatch:
     ``since_new``, ``done``, ``truncated``, ``dropped``, ``enter``, ``start``, ``finish``.
     """
 
-    def __init__(self, params: DeepRMParams, lengths, sizes) -> None:
+    def __init__(self, params: DeepRMParams, lengths, sizes, arrivals=None) -> None:
         self.params = p = params
         self.lengths, self.sizes = _check_jobsets(lengths, sizes, p)
         self.B, self.S = self.lengths.shape
+        self.arrivals = _check_arrivals(arrivals, self.lengths.shape)
         # job tables with one all-zero column at the end, so that job id -1 (no job) reads as zeros
         self._len = np.concatenate([self.lengths, np.zeros((self.B, 1), dtype=np.int64)], axis=1)
         self._size = np.concatenate([self.sizes, np.zeros((self.B, 1, p.resources), dtype=np.int64)], axis=1)
@@ -273,7 +366,7 @@ class DeepRMBatch:
             self._neg_inv_len = np.where(self._len > 0, -1.0 / self._len, 0.0)
         B, T, R = self.B, p.horizon, p.resources
         self.time = np.zeros(B, dtype=np.int64)
-        self.seq_idx = np.zeros(B, dtype=np.int64)
+        self.next_job = np.zeros(B, dtype=np.int64)  # the first job that has not arrived yet
         self.avbl = np.full((B, T, R), p.res_slot, dtype=np.int64)
         self.slot = np.full((B, p.slots), -1, dtype=np.int64)
         self.backlog = np.full((B, p.backlog), -1, dtype=np.int64)
@@ -288,8 +381,10 @@ class DeepRMBatch:
         self.start = np.full((B, self.S), -1, dtype=np.int64)
         self.finish = np.full((B, self.S), -1, dtype=np.int64)
         self._rows = np.arange(B)
-        if p.mode == "paper":  # index 0 arrives at time 0
-            self._admit(self._rows)
+        if p.mode == "code" and arrivals is None:  # the code's index 0 never arrives
+            self.next_job[:] = 1
+        else:
+            self._admit_due(self._rows)
 
     # ------------------------------------------------------------------ queries
     def slot_lengths(self) -> np.ndarray:
@@ -299,6 +394,10 @@ class DeepRMBatch:
     def slot_sizes(self) -> np.ndarray:
         """(B, slots, resources) demand of each slot's job, 0 when empty."""
         return self._size[self._rows[:, None], self.slot]
+
+    def slot_enter_times(self) -> np.ndarray:
+        """(B, slots) the time each slot's job arrived, -1 when empty."""
+        return np.where(self.slot >= 0, self.enter[self._rows[:, None], np.maximum(self.slot, 0)], -1)
 
     def fits_now(self) -> np.ndarray:
         """(B, slots): the slot holds a job that fits from now for its whole length."""
@@ -393,8 +492,7 @@ class DeepRMBatch:
         self.avbl[rows, -1] = p.res_slot
         self._remove_finished(rows)
         self.since_new[rows] = np.minimum(self.since_new[rows] + 1, p.max_track_since_new)
-        self.seq_idx[rows] += 1
-        past = self.seq_idx[rows] >= self.S
+        past = self.next_job[rows] >= self.S
         if p.end == "no_new_job":
             ending = past
         else:
@@ -404,19 +502,28 @@ class DeepRMBatch:
             self.truncated[rows[forced]] = True
             ending = ending | forced
         self.done[rows[ending]] = True
-        arriving = rows[~ending & ~past]
-        arriving = arriving[self.lengths[arriving, self.seq_idx[arriving]] > 0]
-        self._admit(arriving)
+        self._admit_due(rows[~ending & ~past])
         # the code charges the state after the step's arrivals and removals (its first
         # step, at time 0, holds no job: index 0 never arrives)
         return reward if p.mode == "paper" else self._reward(rows)
 
-    def _admit(self, rows: np.ndarray) -> None:
-        """The job at each row's current sequence index arrives (rows whose job has length > 0)."""
-        rows = rows[self.lengths[rows, self.seq_idx[rows]] > 0]
+    def _admit_due(self, rows: np.ndarray) -> None:
+        """Every job of ``rows`` whose arrival time has come arrives, in index order."""
+        while True:
+            rows = rows[self.next_job[rows] < self.S]
+            job = self.next_job[rows]
+            due = self.arrivals[rows, job] <= self.time[rows]
+            rows, job = rows[due], job[due]
+            if rows.size == 0:
+                return
+            self.next_job[rows] += 1
+            real = self.lengths[rows, job] > 0
+            self._admit(rows[real], job[real])
+
+    def _admit(self, rows: np.ndarray, job: np.ndarray) -> None:
+        """Job ``job[i]`` of row ``rows[i]`` arrives: to the first empty slot, else the backlog, else dropped."""
         if rows.size == 0:
             return
-        job = self.seq_idx[rows]
         empty = self.slot[rows] < 0
         to_slot = empty.any(1)
         r = rows[to_slot]
@@ -587,12 +694,32 @@ def tetris_star_actions(batch: DeepRMBatch, knob: float) -> np.ndarray:
     return _argmax_or_void(score, ok, batch.params.slots)
 
 
+def fcfs_actions(batch: DeepRMBatch) -> np.ndarray:
+    """First come, first served: the oldest job (always in a slot: the backlog is FIFO and
+    fills only when the slots are full) if it fits now, else void; the jobs behind it wait."""
+    enter = batch.slot_enter_times()
+    held = batch.slot >= 0
+    oldest = np.where(held, enter * (batch.S + 1) + batch.slot, np.iinfo(np.int64).max).argmin(1)
+    ok = batch.fits_now()[np.arange(batch.B), oldest]
+    return np.where(held.any(1) & ok, oldest, batch.params.slots)
+
+
+def hrrn_actions(batch: DeepRMBatch) -> np.ndarray:
+    """Highest response ratio next: among slot jobs that fit now, the highest
+    ``(time waited + length) / length`` (the first slot on ties), else void."""
+    length = batch.slot_lengths()
+    waited = batch.time[:, None] - batch.slot_enter_times()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (waited + length) / length
+    return _argmax_or_void(ratio, batch.fits_now(), batch.params.slots)
+
+
 def random_actions(batch: DeepRMBatch, rng: np.random.Generator) -> np.ndarray:
     """Uniform over the slots and void; an empty slot or a job that fits nowhere acts as void."""
     return rng.integers(0, batch.params.slots + 1, size=batch.B)
 
 
-DEEPRM_HEURISTICS = {"sjf": sjf_actions, "packer": packer_actions}
+DEEPRM_HEURISTICS = {"sjf": sjf_actions, "packer": packer_actions, "fcfs": fcfs_actions, "hrrn": hrrn_actions}
 
 
 class DeepRMEnv(gym.Env):
@@ -616,7 +743,8 @@ class DeepRMEnv(gym.Env):
     ``length``, and ``info["summary"]`` the averages.
 
     ``reset(options={"jobset": {"lengths": L, "sizes": S}})`` replays a jobset in
-    the code's form (index t arrives at time t, length 0 = no job);
+    the code's form (index t arrives at time t, length 0 = no job), and with
+    ``"arrivals": A`` one whose job i arrives at time A[i] (`poisson_jobsets`);
     ``{"jobset_seed": s}`` the jobset `deeprm_jobsets` draws from ``s``;
     otherwise a seed is drawn from `TRAINING_SEEDS`.
     """
@@ -650,14 +778,16 @@ class DeepRMEnv(gym.Env):
             raise ValueError(f"unknown reset options {sorted(unknown)}; use 'jobset' or 'jobset_seed'")
         if "jobset" in options:
             jobset = options["jobset"]
-            if not (isinstance(jobset, dict) and {"lengths", "sizes"} <= set(jobset)):
-                raise ValueError("options['jobset'] must be a dict with 'lengths' and 'sizes'")
-            lengths, sizes = jobset["lengths"], jobset["sizes"]
+            if not (isinstance(jobset, dict) and {"lengths", "sizes"} <= set(jobset) <= {"lengths", "sizes", "arrivals"}):
+                raise ValueError("options['jobset'] must be a dict with 'lengths' and 'sizes' (and 'arrivals', "
+                                 "optional)")
+            lengths, sizes, arrivals = jobset["lengths"], jobset["sizes"], jobset.get("arrivals")
             self.jobset_seed = None
         else:
             self.jobset_seed = int(options.get("jobset_seed", self.np_random.integers(*TRAINING_SEEDS)))
             lengths, sizes = deeprm_jobsets(self.jobset_seed, 1, self.params)
-        self.batch = DeepRMBatch(self.params, lengths, sizes)
+            arrivals = None
+        self.batch = DeepRMBatch(self.params, lengths, sizes, arrivals)
         if self.batch.B != 1:
             raise ValueError(f"options['jobset'] holds {self.batch.B} jobsets; give one")
         return self._obs(), {"time": 0, "dropped": 0, "jobset_seed": self.jobset_seed,

@@ -1,7 +1,7 @@
 """`compare_deeprm`: `cloudsim compare deeprm --env deeprm`, every broker in DeepRM's own environment.
 
-Each seed is one jobset (`deeprm_jobsets(seed, 1, ...)`: seeds below 1000 are
-never trained on), each load sets the arrival rate, and every broker runs
+Each seed is one jobset (`jobsets_at_load(arrivals, seed, 1, ...)`: seeds below
+1000 are never trained on), each load sets the arrival rate, and every broker runs
 every (load, seed) jobset to its end (all jobs done), the seeds of one
 (broker, load) in one lockstep batch. Tetris* runs once per ``--knobs`` value.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from cloudsim import __version__
-from cloudsim.envs.deeprm import DeepRMBatch, deeprm_jobsets
+from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
 from cloudsim.run.compare import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
 from cloudsim.run.config import CompareConfig
 from cloudsim.run.episode import RunWarning
@@ -44,9 +44,10 @@ def _policies(config: CompareConfig) -> list[tuple[str, float | None, Callable[[
     return rows
 
 
-def run_jobsets(policy: Callable, params, lengths: np.ndarray, sizes: np.ndarray) -> tuple[DeepRMBatch, np.ndarray]:
+def run_jobsets(policy: Callable, params, lengths: np.ndarray, sizes: np.ndarray,
+                arrivals: np.ndarray | None = None) -> tuple[DeepRMBatch, np.ndarray]:
     """Run one episode per jobset with ``policy`` to its end; return the finished batch and each total reward."""
-    batch = DeepRMBatch(params, lengths, sizes)
+    batch = DeepRMBatch(params, lengths, sizes, arrivals)
     total = np.zeros(batch.B)
     while not batch.done.all():
         reward, _ = batch.step(policy(batch))
@@ -65,19 +66,19 @@ def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Call
     seeds = list(config.seed_list)
     rows = []
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
+        params = config.deeprm_params()
         for load in config.load_list:
-            params = config.deeprm_params(load)
-            drawn = [deeprm_jobsets(seed, 1, params) for seed in seeds]
-            lengths = np.concatenate([d[0] for d in drawn])
-            sizes = np.concatenate([d[1] for d in drawn])
+            drawn = [jobsets_at_load(config.deeprm_arrivals, seed, 1, params, load) for seed in seeds]
+            jobsets = [None if part[0] is None else np.concatenate(part) for part in zip(*drawn)]
             for name, knob, policy in policies:
                 started = time.perf_counter()
-                batch, totals = run_jobsets(policy, params, lengths, sizes)
+                batch, totals = run_jobsets(policy, params, *jobsets)
                 wall = (time.perf_counter() - started) / len(seeds)
                 for b, seed in enumerate(seeds):
                     summary = batch.summary(b)
                     row = {"broker": name if knob is None else f"tetris-star({knob:g})", "load": load, "seed": seed,
-                           "knob": knob, "sizes": params.mode, "slots": params.slots,
+                           "knob": knob, "arrivals": config.deeprm_arrivals, "sizes": params.mode,
+                           "slots": params.slots,
                            "avg_job_slowdown": summary["avg_job_slowdown"],
                            "avg_job_completion": summary["avg_job_completion"],
                            "total_reward": float(totals[b]), "end_time": summary["end_time"],
@@ -96,7 +97,8 @@ def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Call
         table = summarise(runs, ["load", "broker"] if sweep else ["broker"], DEEPRM_REPORTED)
         total = {"summary": True, "env": "deeprm", "brokers": list(dict.fromkeys(runs["broker"])),
                  "runs": len(runs), "seeds": seeds, "loads": sorted(runs["load"].unique().tolist()),
-                 "sizes": runs["sizes"].iloc[0], "slots": int(runs["slots"].iloc[0]),
+                 "arrivals": config.deeprm_arrivals, "sizes": runs["sizes"].iloc[0],
+                 "slots": int(runs["slots"].iloc[0]),
                  "dropped": int(runs["dropped"].sum()), "table": table.reset_index().to_dict("records"),
                  "wall_s": round(float((runs["wall_s"]).sum()), 3)}
         if folder is not None:

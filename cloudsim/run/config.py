@@ -660,6 +660,10 @@ class CompareConfig(RunConfig):
     knobs: tuple[float, ...] | None = option(
         None, "--knobs", f"--env deeprm: Tetris* knobs, one tetris-star row each (default {DEEPRM_TETRIS_STAR_KNOB:g})", parse=real_list,
         metavar="K,K")
+    arrivals: str | None = option(
+        None, "--arrivals", "--env deeprm: bernoulli (DeepRM's jobsets: 50 steps, at most one arrival each) or "
+        "poisson (DeepRM_Plus's: 5-50 jobs, Poisson arrivals, the code's sizes unless --sizes) (default bernoulli)",
+        choices=("bernoulli", "poisson"))
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -667,7 +671,7 @@ class CompareConfig(RunConfig):
         if self.env == "deeprm":
             self._check_deeprm_env()
         else:
-            for name in ("sizes", "slots", "knobs"):
+            for name in ("sizes", "slots", "knobs", "arrivals"):
                 _require(getattr(self, name) is None, cls, name, getattr(self, name),
                          "applies to DeepRM's environment; add --env deeprm")
             only = [b for b in self.brokers.brokers if b in DEEPRM_ENV_ONLY]
@@ -710,23 +714,27 @@ class CompareConfig(RunConfig):
             _require(len(self.knobs) > 0 and all(_is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
                      self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
             _require("tetris-star" in self.brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
-        from cloudsim.envs.deeprm import rate_for_load
+        from cloudsim.envs.deeprm import jobsets_at_load
 
         params = self.deeprm_params()
         for load in self.load_list:
             try:
-                rate_for_load(load, params)
+                jobsets_at_load(self.deeprm_arrivals, 0, 1, params, load)
             except ValueError as err:
                 raise ConfigError("--loads" if self.loads else "--load", load, str(err)) from None
 
-    def deeprm_params(self, load: float | None = None):
-        """DeepRM's environment (`cloudsim.envs.deeprm.DeepRMParams`) of this comparison at ``load``."""
-        from dataclasses import replace
+    @property
+    def deeprm_arrivals(self) -> str:
+        """--env deeprm: how jobs arrive (`cloudsim.envs.deeprm.ARRIVALS`)."""
+        return self.arrivals or "bernoulli"
 
-        from cloudsim.envs.deeprm import DeepRMParams, rate_for_load
+    def deeprm_params(self):
+        """DeepRM's environment (`cloudsim.envs.deeprm.DeepRMParams`) of this comparison; the load
+        sets only the jobsets (`cloudsim.envs.deeprm.jobsets_at_load`)."""
+        from cloudsim.envs.deeprm import DeepRMParams
 
-        base = DeepRMParams(slots=self.slots or 10, mode=self.sizes or "paper")
-        return base if load is None else replace(base, new_job_rate=rate_for_load(load, base))
+        default_sizes = "code" if self.deeprm_arrivals == "poisson" else "paper"
+        return DeepRMParams(slots=self.slots or 10, mode=self.sizes or default_sizes)
 
     @property
     def seed_list(self) -> range:

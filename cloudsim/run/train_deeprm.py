@@ -1,8 +1,11 @@
-"""`train_deeprm`: `cloudsim train deeprm`, DeepRM trained by REINFORCE in DeepRM's own environment.
+"""`train_deeprm`: `cloudsim train deeprm|deeprm-plus`, DeepRM and DeepRM_Plus trained by REINFORCE
+in DeepRM's own environment.
 
 The agent's hyper-parameters are `agents.deeprm_config.DeepRMConfig`'s;
 `DeepRMTrainConfig` holds the ones the command line sets, each defaulting to
-the agent's own value, and where the run writes. Training jobsets are drawn
+the agent's own value, and where the run writes; `DeepRMPlusTrainConfig` is the
+same with DeepRM_Plus's defaults (Table I's CNN, SJF cloned first, its Poisson
+workload at 140 %). Training jobsets are drawn
 from seed `TRAINING_JOBSET_SEED` (1000), held-out evaluations use single
 jobsets of seeds below it (``cloudsim compare deeprm --env deeprm --seeds 0:100``).
 """
@@ -16,14 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.deeprm_config import DeepRMConfig
-from cloudsim.envs.deeprm import MODES, OBJECTIVES
+from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES
 from cloudsim.run.config import ConfigError, check_resumed_settings, check_training_folder, option, real, whole
 
-__all__ = ["DeepRMTrainConfig", "train_deeprm"]
+__all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
 
 AGENT_DEFAULTS = DeepRMConfig()
+PLUS_DEFAULTS = DeepRMConfig(network="cnn", workload="poisson", load=1.4, jobsets=25, episodes=5, iterations=300,
+                             learning_rate=1e-4, clone_jobsets=200, clone_epochs=20)
+"""DeepRM_Plus: section V-B's 25 jobsets at 140 %; 5 episodes per jobset and 300 iterations keep a training
+within hours on two cores (the CNN's step costs 100 times the dense network's); rmsprop at 1e-4 moves the
+cloned weights gently (the paper gives neither)."""
 RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
-FLAGS = {"mode": "--sizes"}  # the agent settings whose flag is not their name
+FLAGS = {"mode": "--sizes", "workload": "--arrivals"}  # the agent settings whose flag is not their name
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,9 @@ class DeepRMTrainConfig:
                             choices=OBJECTIVES)
     load: float = option(AGENT_DEFAULTS.load, "--load", "expected load per resource of the training jobsets "
                          "(0.7 = 70 %%)", parse=real, metavar="X")
+    workload: str = option(AGENT_DEFAULTS.workload, "--arrivals", "bernoulli (DeepRM's jobsets: 50 steps, at most "
+                           "one arrival per step) or poisson (DeepRM_Plus's: 5-50 jobs, Poisson arrivals)",
+                           choices=ARRIVALS)
     mode: str = option(AGENT_DEFAULTS.mode, "--sizes", "job sizes: code (the published code's, loads up to 184 %%) "
                        "or paper (section 4.1's, loads up to 92 %%)", choices=MODES)
     slots: int = option(AGENT_DEFAULTS.slots, "--slots", "M, the visible job slots", parse=whole, metavar="M")
@@ -75,6 +86,9 @@ class DeepRMTrainConfig:
         if self.resume:
             check_resumed_settings(self.given, self.saved_agent, self, FLAGS)
 
+    agent_defaults = AGENT_DEFAULTS  # class attribute, not a field: the agent this command trains
+    agent_name = "deeprm"
+
     @property
     def saved_agent(self) -> DeepRMConfig:
         """The config of the training saved in ``out`` (its config.json)."""
@@ -92,8 +106,37 @@ class DeepRMTrainConfig:
         if self.resume:
             return dataclasses.replace(self.saved_agent, iterations=self.iterations)
         names = {f.name for f in dataclasses.fields(DeepRMConfig)}
-        return dataclasses.replace(AGENT_DEFAULTS, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                                                      if f.name in names})
+        return dataclasses.replace(self.agent_defaults, **{f.name: getattr(self, f.name)
+                                                           for f in dataclasses.fields(self) if f.name in names})
+
+
+@dataclass(frozen=True)
+class DeepRMPlusTrainConfig(DeepRMTrainConfig):
+    """`cloudsim train deeprm-plus`: DeepRM_Plus's defaults, and how many jobsets SJF is cloned on."""
+
+    agent_defaults = PLUS_DEFAULTS
+    agent_name = "deeprm-plus"
+
+    out: str = option("deeprm-plus-run", "--out", "folder for policy.pt (also the state to resume from), "
+                      "config.json, clone.json (the cloning's test accuracy) and the log", metavar="DIR")
+    load: float = option(PLUS_DEFAULTS.load, "--load", "expected load per resource (1.4 = the paper's 140 %%, "
+                         "a Poisson rate of 0.76 jobs per step)", parse=real, metavar="X")
+    workload: str = option(PLUS_DEFAULTS.workload, "--arrivals", "poisson (DeepRM_Plus's jobsets: 5-50 jobs) or "
+                           "bernoulli (DeepRM's)", choices=ARRIVALS)
+    jobsets: int = option(PLUS_DEFAULTS.jobsets, "--jobsets", "training jobsets", parse=whole, metavar="N")
+    episodes: int = option(PLUS_DEFAULTS.episodes, "--episodes", "episodes per jobset and iteration",
+                           parse=whole, metavar="N")
+    iterations: int = option(PLUS_DEFAULTS.iterations, "--iterations", "REINFORCE iterations after cloning",
+                             parse=whole, metavar="N")
+    learning_rate: float = option(PLUS_DEFAULTS.learning_rate, "--learning-rate", "rmsprop's learning rate",
+                                  parse=real, metavar="LR")
+    clone_jobsets: int = option(PLUS_DEFAULTS.clone_jobsets, "--clone-jobsets", "jobsets on which SJF's "
+                                "state-action pairs are collected (Algorithm 2); 0 skips cloning",
+                                parse=whole, metavar="N")
+    clone_accuracy: float = option(PLUS_DEFAULTS.clone_accuracy, "--clone-accuracy", "cloning stops once the "
+                                   "test accuracy passes this", parse=real, metavar="X")
+    clone_epochs: int = option(PLUS_DEFAULTS.clone_epochs, "--clone-epochs", "cloning stops after this many epochs",
+                               parse=whole, metavar="N")
 
 
 def train_deeprm(config: DeepRMTrainConfig) -> dict:
@@ -106,7 +149,10 @@ def train_deeprm(config: DeepRMTrainConfig) -> dict:
                    progress=config.progress, save_every=config.save_every)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
-    return {"agent": "deeprm", "objective": agent.objective, "load": agent.load, "iterations": agent.iterations,
+    clone = Path(config.out) / "clone.json"
+    cloned = json.loads(clone.read_text()) if clone.is_file() else {}
+    return {"agent": config.agent_name, "objective": agent.objective, "load": agent.load, "iterations": agent.iterations,
             "policy": str(policy), "wall_s": round(time.perf_counter() - started, 3),
             "mean_reward": last.get("mean_reward"), "max_reward": last.get("max_reward"),
-            "mean_slowdown": last.get("mean_slowdown")}
+            "mean_slowdown": last.get("mean_slowdown"),
+            **({"clone_test_accuracy": cloned["test_accuracy"][-1]} if cloned.get("test_accuracy") else {})}

@@ -1,0 +1,142 @@
+"""Reservations: instances that start at a later time, and each machine's free resources over time.
+
+DeepRM places a job at the earliest offset of its horizon at which it fits for
+its whole duration, and EASY backfilling reserves the earliest start of the
+head of the queue; both need the cluster's future, not only its present. The
+future of a machine is known: every running instance ends at its start plus
+its duration (unless the machine fails), and every reservation holds its
+resources from its start to its end. `Timeline` keeps the pending reservations
+and answers, per machine, the free resources as a step function of time (the
+*free profile*), whether a demand fits it over an interval, and the earliest
+time it does.
+
+The engine (`cloudsim.simulation.Simulation`) validates a reservation against
+the profile when the broker makes it, refuses a start now that would take
+resources a reservation holds, and starts reserved instances when their time
+comes, at the decision round of that instant, after the instant's completions.
+A reservation whose machine failed in the meantime is cancelled: its instances
+wait again. Brokers that never reserve see no change at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from cloudsim.cluster import ClusterState
+    from cloudsim.record import InstanceGroup
+    from cloudsim.tasks import TaskTable
+
+__all__ = ["Reservation", "Timeline", "FIT_TOLERANCE"]
+
+FIT_TOLERANCE = 1e-9
+"""Relative slack (of a machine's capacity) when reserved instances start: the profile
+adds the same numbers as the engine, in another order, so the last bit may differ."""
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """``count`` instances of the global task ``task`` held on ``machine`` from ``start`` to ``end``.
+
+    ``end`` is the start plus the longest duration among the instances; ``demand``
+    is what they take together (per-instance demand times ``count``).
+    """
+
+    machine: int
+    task: int
+    count: int
+    start: float
+    end: float
+    demand: tuple[float, ...]
+
+
+class Timeline:
+    """The pending reservations and every machine's free resources over time.
+
+    Args:
+        state: the machines (free resources now, up or down).
+        tasks: the tasks (demands).
+        groups: every instance group of the episode (`EpisodeRecord.groups`).
+        running_on: per machine, the ids of its running groups.
+    """
+
+    def __init__(self, state: "ClusterState", tasks: "TaskTable", groups: list["InstanceGroup"],
+                 running_on: list[set[int]]) -> None:
+        self._state = state
+        self._tasks = tasks
+        self._groups = groups
+        self._running_on = running_on
+        self.pending: list[Reservation] = []
+        """Reservations not yet started, by start time (then in the order made)."""
+        self._machines_reserved: dict[int, int] = {}  # machine -> pending reservations on it
+
+    # ------------------------------------------------------------- queries
+    def has_reservations(self, machine: int) -> bool:
+        return self._machines_reserved.get(machine, 0) > 0
+
+    def free_profile(self, machine: int, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """(times, free): ``free[k]`` is the machine's free resources on ``[times[k], times[k+1])``,
+        from ``times[0] = now`` on; the last row holds for ever after."""
+        changes: list[tuple[float, np.ndarray]] = []
+        demand = self._tasks.task_demand
+        for gid in self._running_on[machine]:
+            group = self._groups[gid]
+            changes.append((group.start + group.duration, demand[group.task] * group.instances))
+        for r in self.pending:
+            if r.machine == machine:
+                taken = np.asarray(r.demand)
+                changes.append((r.start, -taken))
+                changes.append((r.end, taken))
+        times = np.array(sorted({now, *(t for t, _ in changes if t > now)}))
+        free = np.repeat(self._state.free[machine][None, :], times.size, axis=0)
+        for t, delta in changes:
+            if t > now:
+                free[np.searchsorted(times, t):] += delta
+        return times, free
+
+    def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float) -> bool:
+        """Whether ``demand`` fits the machine's free profile over ``[start, end)`` (and the machine is up)."""
+        if not self._state.up[machine]:
+            return False
+        if not self.has_reservations(machine) and start == now:  # free only rises from now on
+            return bool(np.all(self._state.free[machine] >= demand))
+        times, free = self.free_profile(machine, now)
+        after = np.append(times[1:], np.inf)
+        # the pieces [times[k], after[k]) that meet [start, end); a zero-length stay needs the piece holding start
+        overlap = (after > start) & ((times < end) if end > start else (times <= start))
+        return bool(np.all(free[overlap] >= demand))
+
+    def earliest_start(self, machine: int, demand: np.ndarray, duration: float, now: float) -> float:
+        """The earliest time >= ``now`` from which ``demand`` fits the machine for ``duration``;
+        ``inf`` when never (the machine is down or too small)."""
+        if not self._state.up[machine]:
+            return float("inf")
+        times, free = self.free_profile(machine, now)
+        ok = np.all(free >= demand, axis=1)
+        after = np.append(times[1:], np.inf)
+        for k in np.flatnonzero(ok):  # a start can only be a breakpoint: free rises only there
+            end = times[k] + duration
+            window = (after > times[k]) & (times < end)
+            if np.all(ok[window]):
+                return float(times[k])
+        return float("inf")
+
+    # ------------------------------------------------------------- changes
+    def add(self, reservation: Reservation) -> None:
+        starts = [r.start for r in self.pending]
+        self.pending.insert(int(np.searchsorted(starts, reservation.start, side="right")), reservation)
+        m = reservation.machine
+        self._machines_reserved[m] = self._machines_reserved.get(m, 0) + 1
+
+    def pop_due(self, now: float) -> list[Reservation]:
+        """The reservations whose start has come, removed from the pending ones, in start order."""
+        due = 0
+        while due < len(self.pending) and self.pending[due].start <= now:
+            due += 1
+        popped, self.pending = self.pending[:due], self.pending[due:]
+        for r in popped:
+            self._machines_reserved[r.machine] -= 1
+        return popped

@@ -1,0 +1,161 @@
+"""Reservations in the core (a decision that starts instances later) and EASY backfilling.
+
+Every expected time below is worked out by hand on one machine of 4 cpu
+(memory never binds): the free profile is the free cpu now, plus what running
+instances give back when they end, minus what reservations hold while they hold it.
+"""
+
+import numpy as np
+import pytest
+
+from agents import make_broker
+from cloudsim import ClusterSpec, Decision, InvalidDecisionError, JobSpec, MachineEvent, Simulation, TaskSpec
+
+ONE_MACHINE = ClusterSpec(("cpu", "memory"), ((4.0, 100.0),))
+
+
+def job(name, cpu, duration, submit=0.0):
+    return JobSpec(name, submit, (TaskSpec("t", 1, {"cpu": cpu, "memory": 0.0}, duration),))
+
+
+def times(sim):
+    """(start, finish) of every task, in job order."""
+    t = sim.tasks
+    return [(float(s), float(f)) for s, f in zip(t.task_start_time, t.task_finish_time)]
+
+
+def position(view, name):
+    return [view.task_key(i)[0] for i in range(view.num_tasks)].index(name)
+
+
+def test_a_reserved_task_leaves_the_queue_and_starts_at_its_time():
+    sim = Simulation(ONE_MACHINE, [job("A", 2, 10.0), job("B", 3, 5.0)])
+    view = sim.next_decision()
+    sim.apply(Decision(0, position(view, "A")))
+    view = sim.next_decision()
+    assert view.earliest_start(0, position(view, "B")) == 10.0  # A gives its 2 cpu back at 10
+    sim.apply(Decision(0, position(view, "B"), at=10.0))
+    view = sim.next_decision()
+    assert view.num_tasks == 0  # B is held, not waiting
+    assert [(r.task, r.start, r.end) for r in view.reservations] == [(1, 10.0, 15.0)]
+    profile_times, free = view.free_profile(0)
+    assert profile_times.tolist() == [0.0, 10.0, 15.0]
+    assert free[:, 0].tolist() == [2.0, 1.0, 4.0]  # A runs; A ends and B starts; B ends
+    sim.apply(None)
+    while (view := sim.next_decision()) is not None:
+        sim.apply(None)
+    assert times(sim) == [(0.0, 10.0), (10.0, 15.0)]
+    assert sim.result().makespan == 15.0
+
+
+def reserved_b_then(sim):
+    """A (2 cpu) runs 0-10; B (3 cpu, 5 s) is reserved for 10-15; return the view after."""
+    view = sim.next_decision()
+    sim.apply(Decision(0, position(view, "A")))
+    view = sim.next_decision()
+    sim.apply(Decision(0, position(view, "B"), at=10.0))
+    return sim.next_decision()
+
+
+def test_a_reservation_that_no_longer_fits_is_refused():
+    jobs = [job("A", 2, 10.0), job("B", 3, 5.0), job("C", 2, 5.0)]
+    sim = Simulation(ONE_MACHINE, jobs)
+    view = reserved_b_then(sim)
+    c = position(view, "C")
+    with pytest.raises(InvalidDecisionError, match="free profile"):
+        sim.apply(Decision(0, c, at=12.0))  # only 1 cpu is free while B holds 3 of 4
+    view = sim.next_decision()  # the refused decision changed nothing
+    assert view.num_tasks == 1 and len(view.reservations) == 1
+    sim.apply(Decision(0, c, at=15.0))  # once B is done
+    while (view := sim.next_decision()) is not None:
+        sim.apply(None)
+    assert times(sim) == [(0.0, 10.0), (10.0, 15.0), (15.0, 20.0)]
+
+
+def test_a_start_now_may_not_take_what_a_reservation_holds():
+    jobs = [job("A", 2, 10.0), job("B", 3, 5.0), job("long", 2, 20.0), job("short", 2, 10.0)]
+    sim = Simulation(ONE_MACHINE, jobs)
+    view = reserved_b_then(sim)
+    with pytest.raises(InvalidDecisionError, match="reserved"):
+        sim.apply(Decision(0, position(view, "long")))  # fits now, but would still run at 10
+    view = sim.next_decision()
+    assert view.fits_from(0, position(view, "short"))  # it ends at 10, as B starts
+    sim.apply(Decision(0, position(view, "short")))
+    view = sim.next_decision()
+    assert view.earliest_start(0, position(view, "long")) == 15.0
+    sim.apply(None)
+    while (view := sim.next_decision()) is not None:
+        sim.apply(Decision(0, 0) if view.num_tasks and view.fits[0, 0] else None)
+    assert times(sim) == [(0.0, 10.0), (10.0, 15.0), (15.0, 35.0), (0.0, 10.0)]
+
+
+@pytest.mark.parametrize("at, message", [(-1.0, "has passed"), (float("nan"), "finite"), ("soon", "finite")])
+def test_reservation_times_that_make_no_sense_are_refused(at, message):
+    sim = Simulation(ONE_MACHINE, [job("A", 2, 10.0)])
+    view = sim.next_decision()
+    with pytest.raises(InvalidDecisionError, match=message):
+        sim.apply(Decision(0, 0, at=at))
+
+
+def test_with_a_scheduler_tick_a_reservation_starts_at_a_tick():
+    sim = Simulation(ONE_MACHINE, [job("A", 4, 3.0), job("B", 4, 2.0)], tick=1.0)
+    while (view := sim.next_decision()).num_tasks == 0:  # the tick at 0 comes before the arrivals
+        sim.apply(None)
+    assert view.time == 1.0
+    sim.apply(Decision(0, 0))
+    view = sim.next_decision()
+    with pytest.raises(InvalidDecisionError, match="tick"):
+        sim.apply(Decision(0, 0, at=4.5))
+    view = sim.next_decision()
+    sim.apply(Decision(0, 0, at=4.0))
+    while (view := sim.next_decision()) is not None:
+        sim.apply(None)
+    assert times(sim) == [(1.0, 4.0), (4.0, 6.0)]
+
+
+def test_a_reservation_on_a_machine_that_failed_is_cancelled_and_its_task_waits_again():
+    events = [MachineEvent(5.0, 0, "failed"), MachineEvent(20.0, 0, "up")]
+    sim = Simulation(ONE_MACHINE, [job("A", 2, 3.0), job("B", 4, 2.0)], machine_events=events)
+    view = sim.next_decision()
+    sim.apply(Decision(0, 0))
+    view = sim.next_decision()
+    sim.apply(Decision(0, 0, at=10.0))  # the machine is down from 5 to 20
+    while (view := sim.next_decision()) is not None:
+        sim.apply(Decision(0, 0) if view.num_tasks and view.fits[0, 0] else None)
+    assert sim.record.cancelled_reservations == 1
+    assert times(sim) == [(0.0, 3.0), (20.0, 22.0)]
+
+
+def test_easy_backfilling_on_the_textbook_example():
+    # 4 cpu. J1 (2 cpu, 10 s) starts; the head J2 needs all 4: it is reserved for t = 10;
+    # J3 (1 cpu, 5 s) ends before 10 and is backfilled now; J4 (1 cpu, 20 s) fits now
+    # but would delay J2, so it waits until J2 is done at 15.
+    jobs = [job("J1", 2, 10.0), job("J2", 4, 5.0), job("J3", 1, 5.0), job("J4", 1, 20.0)]
+    expected = {
+        "easy": [(0.0, 10.0), (10.0, 15.0), (0.0, 5.0), (15.0, 35.0)],
+        "fcfs": [(0.0, 10.0), (10.0, 15.0), (15.0, 20.0), (15.0, 35.0)],  # J3 waits behind J2
+        "first-fit": [(0.0, 10.0), (20.0, 25.0), (0.0, 5.0), (0.0, 20.0)],  # J4 delays J2 to 20
+    }
+    for name, want in expected.items():
+        sim = Simulation(ONE_MACHINE, jobs, make_broker(name))
+        sim.run()
+        assert times(sim) == want, name
+
+
+def test_easy_picks_the_machine_where_the_head_starts_first():
+    cluster = ClusterSpec(("cpu", "memory"), ((4.0, 100.0), (4.0, 100.0)))
+    jobs = [job("long", 3, 30.0), job("short", 3, 10.0), job("head", 2, 5.0)]
+    sim = Simulation(cluster, jobs, make_broker("easy"))
+    result = sim.run()
+    # long on machine 0 (free 1 till 30), short on machine 1 (free 1 till 10): head reserved on 1 at 10
+    assert times(sim) == [(0.0, 30.0), (0.0, 10.0), (10.0, 15.0)]
+    assert result.makespan == 30.0
+    assert [g.machine for g in sim.record.groups] == [0, 1, 1]
+
+
+def test_work_conserving_brokers_never_see_a_reservation():
+    jobs = [job(f"j{i}", 1 + i % 3, 1.0 + i) for i in range(8)]
+    sim = Simulation(ONE_MACHINE, jobs, make_broker("first-fit"))
+    sim.run()
+    assert sim.record.cancelled_reservations == 0
+    assert np.all(sim.tasks.task_reserved == 0)
