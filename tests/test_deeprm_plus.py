@@ -128,3 +128,27 @@ def test_cloning_belongs_to_the_cnn():
     with pytest.raises(ValueError, match="cnn"):
         DeepRMConfig(network="dense", clone_jobsets=5)
     assert DeepRMConfig(network="cnn").hidden == 69 and DeepRMConfig().hidden == 20
+
+
+def test_trace_tasks_become_deeprm_jobsets_by_hand():
+    from cloudsim import JobSpec, TaskSpec
+    from traces.deeprm import deeprm_jobsets_from_trace
+    from traces.workload import Workload
+
+    def task(name, seconds, cpu, memory):
+        return TaskSpec(name, 1, {"cpu": cpu, "memory": memory}, seconds)
+
+    workload = Workload([JobSpec("A", 0.0, (task("a1", 20.0, 1.0, 0.25), task("a2", 400.0, 0.5, 0.125))),
+                         JobSpec("B", 100.0, (task("b1", 45.0, 2.0, 0.5),)),
+                         JobSpec("C", 300.0, (task("c1", 1.0, 0.5, 0.0625),))])
+    made = deeprm_jobsets_from_trace(workload, DeepRMParams(slots=2), tasks=4, load=1.0, step_s=20.0, per_jobset=2)
+    # lengths: ceil(seconds / 20), 400 s capped at 15 steps
+    assert made.lengths.tolist() == [[1, 15], [3, 1]] and made.capped == 1
+    # sizes: fractions of the largest demand (2 cpu, 0.5 memory) x 10 units, rounded up
+    assert made.sizes.tolist() == [[[5, 5], [3, 3]], [[10, 10], [3, 2]]]
+    # work: mean(len x size) = (5 + 45 + 30 + 3 + 5 + 45 + 30 + 2) / 8 = 20.625 per task and resource;
+    # 4 tasks x 20.625 / 10 units = 8.25 steps of a full pool, over the 300 s the submits span:
+    # 0.0275 steps a second, so submits 0, 0, 100, 300 arrive at steps 0, 0, 2, 8; each jobset from 0
+    assert made.arrivals.tolist() == [[0, 0], [0, 6]]
+    with pytest.raises(ValueError, match="fewer than"):
+        deeprm_jobsets_from_trace(workload, DeepRMParams(slots=2), tasks=5)
