@@ -152,3 +152,16 @@ def test_trace_tasks_become_deeprm_jobsets_by_hand():
     assert made.arrivals.tolist() == [[0, 0], [0, 6]]
     with pytest.raises(ValueError, match="fewer than"):
         deeprm_jobsets_from_trace(workload, DeepRMParams(slots=2), tasks=5)
+
+
+def test_the_shipped_deeprm_plus_checkpoint_loads_and_schedules():
+    from agents import make_deeprm_broker
+
+    policy = make_deeprm_broker("deeprm-plus", seed=1)
+    assert policy.name == "deeprm-plus" and policy.params.slots == 10
+    batch = DeepRMBatch(policy.params, *jobsets_at_load("poisson", 5, 3, policy.params, 1.4))
+    while not batch.done.all():
+        batch.step(policy(batch))
+    assert not batch.truncated.any()
+    arrived = batch.enter >= 0
+    assert np.all(batch.start[arrived] >= batch.enter[arrived])
