@@ -31,6 +31,7 @@ __all__ = [
     "FirstFit",
     "HighestResponseRatioNext",
     "LEARNED",
+    "TRAINED_BY",
     "LeastLoad",
     "Packer",
     "RandomFit",
@@ -88,7 +89,10 @@ for _algo, _name in DEEPK8S_BROKERS.items():
     BROKERS[_name] = _deepk8s(_algo)
 """Broker factories by command-line name; each class's ``name`` is its key."""
 
-LEARNED = ("deepjs", *DEEPK8S_BROKERS.values(), "deeprm", "deeprm-plus")
+TRAINED_BY = {"deepjs": "deepjs", **{name: "deepk8s" for name in DEEPK8S_BROKERS.values()}, "deeprm": "deeprm",
+              "deeprm-plus": "deeprm-plus"}
+"""Each learned broker, and the `cloudsim train` command that makes its checkpoints."""
+LEARNED = tuple(TRAINED_BY)
 """The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
 
 

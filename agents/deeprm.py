@@ -235,8 +235,8 @@ def make_net(config: DeepRMConfig) -> nn.Module:
 def load_policy(path: str | Path, **options) -> DeepRMPolicy:
     """The `DeepRMPolicy` of a checkpoint `train` wrote (refused, with the reason, if unusable)."""
     saved = read_checkpoint(path, agent=AGENT, title="DeepRM", config_type=DeepRMConfig, keys=("iteration",),
-                            fix="train one with `cloudsim train deeprm --out DIR` (it writes DIR/policy.pt), or pass "
-                                "another with --checkpoint deeprm=PATH")
+                            fix="train one with `cloudsim train deeprm --out DIR` (or deeprm-plus; it writes "
+                                "DIR/policy.pt), or pass another with --checkpoint deeprm=PATH (or deeprm-plus=PATH)")
     config: DeepRMConfig = saved["config"]
     net = make_net(config)
     net.load_state_dict(saved["model"])

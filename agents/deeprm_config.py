@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, jobsets_at_load, rate_for_load
+from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
 __all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
 
@@ -110,10 +110,8 @@ class DeepRMConfig:
         """The environment this agent trains in (time capped at ``max_actions``)."""
         base = DeepRMParams(slots=self.slots, mode=self.mode, objective=self.objective, simu_len=self.simu_len,
                             max_time=self.max_actions)
-        if self.workload == "poisson":
-            jobsets_at_load("poisson", 0, 1, base, self.load)  # checks the load
-            return base
-        return replace(base, new_job_rate=rate_for_load(self.load, base))
+        rate = arrival_rate(self.workload, self.load, base)  # checks the load
+        return base if self.workload == "poisson" else replace(base, new_job_rate=rate)
 
     def draw_jobsets(self, seed: int, count: int):
         """``count`` jobsets of this workload drawn from ``seed``: (lengths, sizes, arrivals or None)."""

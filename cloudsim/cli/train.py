@@ -44,22 +44,22 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "--checkpoint deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.")
     add_section(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
     deepk8s.set_defaults(run=run_deepk8s)
-    deeprm = agents.add_parser(
-        "deeprm", parents=parents, allow_abbrev=False, help="DeepRM (REINFORCE on the cluster image)",
-        description="Train DeepRM by REINFORCE with a per-step baseline in DeepRM's environment (M slots, a "
-                    "20-step image, jobsets of 50 steps): the jobsets' N episodes run in lockstep. Writes "
-                    "DIR/policy.pt (use it with --checkpoint deeprm=DIR/policy.pt), config.json and a log of every "
-                    "iteration (mean and maximum total reward, mean slowdown).")
-    add_section(deeprm, "deeprm", DeepRMTrainConfig, "DeepRM")
-    deeprm.set_defaults(run=run_deeprm(DeepRMTrainConfig, "deeprm", "DeepRM"))
-    plus = agents.add_parser(
-        "deeprm-plus", parents=parents, allow_abbrev=False, help="DeepRM_Plus (SJF cloned into a CNN, then REINFORCE)",
-        description="Train DeepRM_Plus in DeepRM's environment: Table I's CNN first clones SJF on its state-action "
-                    "pairs (Algorithm 2), then REINFORCE with DeepRM's per-step baseline improves it (Algorithm 3), "
-                    "on the paper's Poisson workload (jobsets of 5-50 jobs). Writes DIR/policy.pt (use it with "
-                    "--checkpoint deeprm-plus=DIR/policy.pt), config.json, clone.json and a log of every iteration.")
-    add_section(plus, "deeprm-plus", DeepRMPlusTrainConfig, "DeepRM_Plus")
-    plus.set_defaults(run=run_deeprm(DeepRMPlusTrainConfig, "deeprm-plus", "DeepRM_Plus"))
+    deeprm_commands = (
+        ("deeprm", DeepRMTrainConfig, "DeepRM", "DeepRM (REINFORCE on the cluster image)",
+         "Train DeepRM by REINFORCE with a per-step baseline in DeepRM's environment (M slots, a 20-step image, "
+         "jobsets of 50 steps): the jobsets' N episodes run in lockstep. Writes DIR/policy.pt (use it with "
+         "--checkpoint deeprm=DIR/policy.pt), config.json and a log of every iteration (mean and maximum total "
+         "reward, mean slowdown)."),
+        ("deeprm-plus", DeepRMPlusTrainConfig, "DeepRM_Plus", "DeepRM_Plus (SJF cloned into a CNN, then REINFORCE)",
+         "Train DeepRM_Plus in DeepRM's environment: Table I's CNN first clones SJF on its state-action pairs "
+         "(Algorithm 2), then REINFORCE with DeepRM's per-step baseline improves it (Algorithm 3), on the paper's "
+         "Poisson workload (jobsets of 5-50 jobs). Writes DIR/policy.pt (use it with --checkpoint "
+         "deeprm-plus=DIR/policy.pt), config.json, clone.json and a log of every iteration."),
+    )
+    for key, section, title, summary, description in deeprm_commands:
+        command = agents.add_parser(key, parents=parents, allow_abbrev=False, help=summary, description=description)
+        add_section(command, key, section, title)
+        command.set_defaults(run=run_deeprm(section, key, title))
 
 
 def run_deeprm(section: type, key: str, title: str):

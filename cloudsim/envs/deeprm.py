@@ -44,7 +44,7 @@ The model in brief (``B`` episodes at once, each on its own jobset):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gymnasium as gym
@@ -53,7 +53,7 @@ import numpy as np
 from cloudsim.envs.base import TRAINING_SEEDS
 
 __all__ = ["DeepRMParams", "DeepRMBatch", "DeepRMEnv", "deeprm_jobsets", "poisson_jobsets", "rate_for_load",
-           "load_for_rate", "poisson_rate_for_load", "POISSON_JOBS", "ARRIVALS", "jobsets_at_load", "sjf_actions", "packer_actions",
+           "load_for_rate", "poisson_rate_for_load", "POISSON_JOBS", "ARRIVALS", "arrival_rate", "jobsets_at_load", "sjf_actions", "packer_actions",
            "tetris_star_actions", "fcfs_actions", "hrrn_actions", "random_actions", "DEEPRM_HEURISTICS",
            "MODES", "OBJECTIVES", "ENDS"]
 
@@ -230,15 +230,24 @@ ARRIVALS = ("bernoulli", "poisson")
 `deeprm_jobsets`) or ``poisson`` (DeepRM_Plus: 5-50 jobs, Poisson arrivals, `poisson_jobsets`)."""
 
 
+def arrival_rate(arrivals: str, load: float, params: DeepRMParams) -> float:
+    """The rate (jobs per step) at which ``arrivals`` offer ``load``; ValueError, with the reason,
+    for a load out of reach."""
+    if arrivals == "poisson":
+        return poisson_rate_for_load(load, params)
+    if arrivals == "bernoulli":
+        return rate_for_load(load, params)
+    raise ValueError(f"arrivals must be one of {ARRIVALS}, got {arrivals!r}")
+
+
 def jobsets_at_load(arrivals: str, seed: int, count: int, params: DeepRMParams, load: float
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``count`` jobsets offering ``load`` under ``params``' sizes, drawn from ``seed``:
     (lengths, sizes, arrival times or None for the code's form), ready for `DeepRMBatch`."""
+    rate = arrival_rate(arrivals, load, params)
     if arrivals == "poisson":
-        return poisson_jobsets(seed, count, params, poisson_rate_for_load(load, params))
-    if arrivals == "bernoulli":
-        return (*deeprm_jobsets(seed, count, replace(params, new_job_rate=rate_for_load(load, params))), None)
-    raise ValueError(f"arrivals must be one of {ARRIVALS}, got {arrivals!r}")
+        return poisson_jobsets(seed, count, params, rate)
+    return (*deeprm_jobsets(seed, count, replace(params, new_job_rate=rate)), None)
 
 
 POISSON_JOBS = (5, 50)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agents import BROKERS, DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, LEARNED
+from agents import BROKERS, DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, LEARNED, TRAINED_BY
 from cloudsim.run.output import folder_problem, parent_problem
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
@@ -176,6 +176,13 @@ def load_list(text: str) -> tuple[float, ...]:
     if count > 10_000:
         raise ValueError(f"makes {count} loads; use a larger step")
     return tuple(round(start + k * step, 10) for k in range(count))
+
+
+def check_training_numbers(save_every: object, seed: object) -> None:
+    """A training's --save-every (>= 1) and --seed (>= 0), as whole numbers."""
+    for flag, value, low in (("--save-every", save_every, 1), ("--seed", seed, 0)):
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= low):
+            raise ConfigError(flag, value, f"must be a whole number >= {low}")
 
 
 def check_training_folder(out: str, *, resume: bool, state: Path, what: str) -> None:
@@ -595,7 +602,7 @@ class BrokerConfig:
             _require(name in learned, cls, "checkpoint", f"{name}={path}",
                      f"{name} is not a learned broker in --brokers ({', '.join(learned) or 'none'}); add it to "
                      f"--brokers or leave this checkpoint out")
-            _check_file(cls, "checkpoint", path, f"a {name} checkpoint (cloudsim train {name.split('-')[0]})")
+            _check_file(cls, "checkpoint", path, f"a {name} checkpoint (cloudsim train {TRAINED_BY[name]})")
             pairs.append((name, path))
         names = [name for name, _ in pairs]
         _require(len(set(names)) == len(names), cls, "checkpoint", self.checkpoint,
@@ -714,12 +721,12 @@ class CompareConfig(RunConfig):
             _require(len(self.knobs) > 0 and all(_is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
                      self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
             _require("tetris-star" in self.brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
-        from cloudsim.envs.deeprm import jobsets_at_load
+        from cloudsim.envs.deeprm import arrival_rate
 
         params = self.deeprm_params()
         for load in self.load_list:
             try:
-                jobsets_at_load(self.deeprm_arrivals, 0, 1, params, load)
+                arrival_rate(self.deeprm_arrivals, load, params)
             except ValueError as err:
                 raise ConfigError("--loads" if self.loads else "--load", load, str(err)) from None
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.deepk8s_config import ALGORITHMS, OPTIMIZERS, Deepk8sConfig
-from cloudsim.run.config import ConfigError, check_resumed_settings, check_training_folder, option, real, whole
+from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
+                                 real, whole)
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
 
@@ -59,11 +60,7 @@ class Deepk8sTrainConfig:
     given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
 
     def __post_init__(self) -> None:
-        for name in ("save_every", "seed"):
-            value = getattr(self, name)
-            low = 0 if name == "seed" else 1
-            if not (isinstance(value, int) and value >= low):
-                raise ConfigError(f"--{name.replace('_', '-')}", value, f"must be a whole number >= {low}")
+        check_training_numbers(self.save_every, self.seed)
         if not self.resume:
             try:
                 self.agent

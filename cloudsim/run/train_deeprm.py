@@ -20,7 +20,8 @@ from pathlib import Path
 
 from agents.deeprm_config import DeepRMConfig
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES
-from cloudsim.run.config import ConfigError, check_resumed_settings, check_training_folder, option, real, whole
+from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
+                                 real, whole)
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
 
@@ -68,10 +69,7 @@ class DeepRMTrainConfig:
     given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.save_every, int) and self.save_every >= 1):
-            raise ConfigError("--save-every", self.save_every, "must be a whole number >= 1")
-        if not (isinstance(self.seed, int) and self.seed >= 0):
-            raise ConfigError("--seed", self.seed, "must be a whole number >= 0")
+        check_training_numbers(self.save_every, self.seed)
         if not self.resume:
             try:
                 self.agent
