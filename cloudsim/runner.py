@@ -150,17 +150,25 @@ class Runner:
         ray = self._start_ray()
         remote = ray.remote(num_cpus=1)(function)
         refs = [remote.remote(item) for item in items]
+        received = 0
         try:
             for ref in refs:
                 try:
-                    yield ray.get(ref)
+                    result = ray.get(ref)
                 except ray.exceptions.RayTaskError as err:
                     # Ray wraps the function's exception; hand the caller the original one.
                     cause = getattr(err, "cause", None)
                     raise (cause if isinstance(cause, BaseException) else err) from None
+                received += 1
+                yield result
         finally:
-            for ref in refs:
-                ray.cancel(ref)
+            # Cancel only the work still pending: Ray 2.60 aborts the whole process ("Tried to
+            # complete task that was not pending") when a task is cancelled as it completes.
+            rest = refs[received:]
+            if rest:
+                _, pending = ray.wait(rest, num_returns=len(rest), timeout=0)
+                for ref in pending:
+                    ray.cancel(ref)
 
     def _start_ray(self):
         if self._ray is not None:
