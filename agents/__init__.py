@@ -6,6 +6,9 @@ import inspect
 from typing import Callable
 
 from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
+from agents.federation import DISPATCHERS as RLSK_DISPATCHERS
+from agents.federation import FederatedBroker, make_dispatcher
+from cloudsim.envs.rlsk import DEFAULT_POSTPONE
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -41,6 +44,10 @@ __all__ = [
     "TetrisStar",
     "Windowed",
     "DEEPRM_ENV_BROKERS",
+    "FederatedBroker",
+    "RLSK_DISPATCHERS",
+    "make_dispatcher",
+    "make_federated_broker",
     "DEEPRM_TETRIS_STAR_KNOB",
     "make_broker",
     "make_deeprm_broker",
@@ -87,10 +94,23 @@ def _deepk8s(algo: str) -> Callable[..., object]:
 
 for _algo, _name in DEEPK8S_BROKERS.items():
     BROKERS[_name] = _deepk8s(_algo)
+
+
+def _rlsk(checkpoint: str | None = None, seed: int | None = 0) -> object:
+    """The trained RLSK agent dispatching jobs to its clusters (None: the checkpoint shipped with the package),
+    as a broker of the core: the machines split into the clusters it was trained for."""
+    from agents.rlsk import load_policy  # torch only when asked for
+
+    policy = load_policy(checkpoint)
+    config = policy.config
+    return FederatedBroker(policy, config.clusters, config.postpone, seed=seed, name="rlsk")
+
+
+BROKERS["rlsk"] = _rlsk
 """Broker factories by command-line name; each class's ``name`` is its key."""
 
 TRAINED_BY = {"deepjs": "deepjs", **{name: "deepk8s" for name in DEEPK8S_BROKERS.values()}, "deeprm": "deeprm",
-              "deeprm-plus": "deeprm-plus"}
+              "deeprm-plus": "deeprm-plus", "rlsk": "rlsk"}
 """Each learned broker, and the `cloudsim train` command that makes its checkpoints."""
 LEARNED = tuple(TRAINED_BY)
 """The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
@@ -108,6 +128,15 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
     if "seed" in inspect.signature(factory).parameters:
         options["seed"] = seed
     return factory(**options)
+
+
+def make_federated_broker(name: str, *, clusters: int = 3, seed: int | None = None, **options) -> FederatedBroker:
+    """The cluster-level policy ``name`` of RLSK's federation (`RLSK_DISPATCHERS`) as a broker of the core,
+    on ``clusters`` clusters; ``seed`` seeds its random draws and the postponements."""
+    dispatcher = make_dispatcher(name, seed=seed, **options)
+    trained = getattr(dispatcher, "config", None)  # a trained agent postpones as it did in training
+    postpone = trained.postpone if trained is not None else DEFAULT_POSTPONE
+    return FederatedBroker(dispatcher, clusters, postpone, seed=seed, name=name)
 
 
 # ------------------------------------------------ brokers of DeepRM's environment

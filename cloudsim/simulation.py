@@ -92,7 +92,8 @@ class Simulation:
         broker: an object with ``decide(view) -> Decision | None``; needed by
             `run`, not when the simulation is driven with `next_decision` and `apply`.
             In event-driven mode, a broker with a ``wake_after`` attribute (a
-            number) is asked again at most that long after it waits.
+            number, or None for no wake; read each time it waits) is asked
+            again at most that long after it waits.
         tick: ``None`` for event-driven scheduling, or the period of a fixed
             scheduler tick (``1.0`` for CloudSimPy-compatible replays).
         machine_events: `MachineEvent`s to apply (a trace's failures and
@@ -259,12 +260,15 @@ class Simulation:
                             "next_decision() and apply()")
         if self._phase != "new":
             raise RuntimeError("a Simulation runs once; build a new one for another episode")
-        decide, next_decision, apply = self.broker.decide, self.next_decision, self.apply
-        # A broker may ask to be woken after waiting even if nothing happens (event-driven mode).
-        wake_after = getattr(self.broker, "wake_after", None) if self.tick is None else None
+        broker = self.broker
+        decide, next_decision, apply = broker.decide, self.next_decision, self.apply
+        # A broker may ask to be woken after waiting even if nothing happens (event-driven mode);
+        # its wake_after is read each time it waits, so it may change during the run.
+        wakes = self.tick is None and hasattr(broker, "wake_after")
         try:
             while (view := next_decision()) is not None:
-                apply(decide(view), wake_after)
+                decision = decide(view)
+                apply(decision, broker.wake_after if wakes and decision is None else None)
         except BaseException:
             self._fail()  # the broker raised, or Ctrl-C: close the progress bar
             raise

@@ -41,7 +41,8 @@ def run(namespace: argparse.Namespace) -> int:
                  if runs["truncated"].any() else "; every job ran to its end")
               + f", {result.total['dropped']} dropped at a full backlog")
     else:
-        print(f"\n{len(runs)} run(s): {len(config.brokers.brokers)} broker(s) x {config.seeds} seed(s)"
+        where = " in RLSK's federation (each job sent to a cluster's queue or postponed)" if config.federated else ""
+        print(f"\n{len(runs)} run(s){where}: {len(config.brokers.brokers)} broker(s) x {len(config.seed_list)} seed(s)"
               + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
               + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
               + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")

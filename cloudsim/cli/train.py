@@ -1,4 +1,4 @@
-"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm, deeprm-plus), one subcommand per agent."""
+"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm, deeprm-plus, rlsk), one subcommand per agent."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deep
 from cloudsim.run.train_deepk8s import RUN_FIELDS, Deepk8sTrainConfig, train_deepk8s
 from cloudsim.run.train_deeprm import RUN_FIELDS as DEEPRM_RUN_FIELDS
 from cloudsim.run.train_deeprm import DeepRMPlusTrainConfig, DeepRMTrainConfig, train_deeprm
+from cloudsim.run.train_rlsk import RUN_FIELDS as RLSK_RUN_FIELDS
+from cloudsim.run.train_rlsk import RLSKTrainConfig, train_rlsk
 
 __all__ = ["add_parser", "run"]
 
@@ -26,8 +28,8 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
         "train", allow_abbrev=False, help="train a learned broker",
         description="Train a learned broker: deepjs (REINFORCE on sliding chunks, DeepJS's Algorithm 2) or "
                     "deepk8s (PPO, A2C or DAgger on Alibaba task sequences), deeprm (REINFORCE in DeepRM's "
-                    "environment) or deeprm-plus (SJF cloned into a CNN, then REINFORCE). `cloudsim train AGENT "
-                    "--help` lists each agent's options.")
+                    "environment), deeprm-plus (SJF cloned into a CNN, then REINFORCE) or rlsk (DQN dispatching jobs "
+                    "to federated clusters). `cloudsim train AGENT --help` lists each agent's options.")
     agents = parser.add_subparsers(dest="agent", metavar="AGENT", required=True)
     deepjs = agents.add_parser(
         "deepjs", parents=parents, allow_abbrev=False, help="DeepJS (REINFORCE, Algorithm 2)",
@@ -60,6 +62,26 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
         command = agents.add_parser(key, parents=parents, allow_abbrev=False, help=summary, description=description)
         add_section(command, key, section, title)
         command.set_defaults(run=run_deeprm(section, key, title))
+    rlsk = agents.add_parser(
+        "rlsk", parents=parents, allow_abbrev=False, help="RLSK (DQN over federated clusters)",
+        description="Train RLSK's deep Q-network (replay memory, target network, epsilon-greedy) to send each "
+                    "arriving job to one of M clusters or postpone it, on a fixed set of RLSK job sequences "
+                    "(section IV-A: Bernoulli arrivals, 3 clusters of 1 cpu and 1 memory, 70 % load). Writes "
+                    "DIR/policy.pt (use it with --checkpoint rlsk=DIR/policy.pt), the state to resume from, "
+                    "config.json and a log of every epoch (one episode per sequence).")
+    add_section(rlsk, "rlsk", RLSKTrainConfig, "RLSK")
+    rlsk.set_defaults(run=run_rlsk)
+
+
+def run_rlsk(namespace: argparse.Namespace) -> int:
+    chosen = frozenset(given(namespace, "rlsk")) - RLSK_RUN_FIELDS
+    config = dataclasses.replace(build(namespace, "rlsk", RLSKTrainConfig()), given=chosen)
+    agent = config.agent
+    print(f"training RLSK by DQN for {agent.timesteps} steps on {agent.sequences} sequences of {agent.jobs} jobs "
+          f"(load {agent.load:g}, {agent.clusters} clusters of {agent.nodes} node(s)) into {config.out}"
+          f"{' (resumed)' if config.resume else ''}", file=sys.stderr)
+    print(strict_json(train_rlsk(config)), flush=True)
+    return 0
 
 
 def run_deeprm(section: type, key: str, title: str):

@@ -15,14 +15,17 @@ import gymnasium
 from cloudsim.envs.base import TRAINING_SEEDS, SchedulingEnv
 from cloudsim.envs.deepk8s import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMEnv, DeepRMParams, deeprm_jobsets
+from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, federation_cluster, federation_metrics
 
-__all__ = ["ENVIRONMENTS", "DeepRMBatch", "DeepRMEnv", "DeepRMParams", "Deepk8sEncoding", "Deepk8sEnv", "deeprm_jobsets", "SchedulingEnv", "TRAINING_SEEDS", "deepk8s_cluster",
+__all__ = ["ENVIRONMENTS", "DeepRMBatch", "DeepRMEnv", "DeepRMParams", "Deepk8sEncoding", "Deepk8sEnv", "deeprm_jobsets", "Federation", "RLSKEnv", "RLSKWeights", "SchedulingEnv", "TRAINING_SEEDS", "deepk8s_cluster",
+           "federation_cluster", "federation_metrics",
            "register_environments"]
 
 # id -> entry point
 ENVIRONMENTS = {
     "cloudsim/Deepk8s-v0": "cloudsim.run.environments:make_deepk8s",
     "cloudsim/DeepRM-v0": "cloudsim.envs.deeprm:DeepRMEnv",
+    "cloudsim/RLSK-v0": "cloudsim.run.environments:make_rlsk",
 }
 
 

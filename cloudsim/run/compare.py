@@ -26,6 +26,7 @@ from cloudsim.runner import Runner
 
 __all__ = [
     "REPORTED",
+    "RLSK_REPORTED",
     "CompareResult",
     "compare",
     "markdown_table",
@@ -53,6 +54,21 @@ turnaround (DeepRM's slowdown). The task-level ``avg_completion`` and
 ``avg_slowdown`` (CloudSimPy's, which leave out the wait before a task's first
 start) stay in the runs but not in the table.
 """
+
+
+RLSK_REPORTED = (
+    "makespan",
+    "total_reward",
+    "imbalance_machines",
+    "imbalance_resources",
+    "mean_utilisation",
+    "diff_within_cluster",
+    "avg_job_completion",
+    "postponements",
+    "forced",
+)
+"""What `compare --env rlsk` tables (`cloudsim.envs.rlsk.federation_metrics`): imbalance_machines is
+eq. 8 between clusters, imbalance_resources eq. 7 within them, both averaged over time."""
 
 
 def summarise(runs: pd.DataFrame, by: Sequence[str], columns: Sequence[str] = REPORTED) -> pd.DataFrame:
@@ -239,8 +255,11 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
         check_accounted(rows)
         runs_frame = pd.DataFrame(rows)
         sweep = config.workload.is_generator and runs_frame["load"].nunique() > 1
-        columns = list(REPORTED) + [f"utilisation_{r}" for r in cluster.resources]
-        columns += ["imbalance_resources", "imbalance_machines"]
+        if config.federated:  # RLSK's Table 1 and section IV-A's metrics, over clusters
+            columns = list(RLSK_REPORTED)
+        else:
+            columns = list(REPORTED) + [f"utilisation_{r}" for r in cluster.resources]
+            columns += ["imbalance_resources", "imbalance_machines"]
         if config.simulation.mtbf is not None or (runs_frame["instance_restarts"].sum()
                                                  + runs_frame["instances_failed"].sum()) > 0:
             columns += ["instances_failed", "instance_restarts"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agents import BROKERS, DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, LEARNED, TRAINED_BY
+from agents import BROKERS, DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
 from cloudsim.run.output import folder_problem, parent_problem
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
@@ -55,8 +55,11 @@ MAX_SEEDS = 1_000_000
 HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
 GENERATOR_WINDOWS = {"deepk8s": 10}
 UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
-ENVIRONMENTS = ("cloudsim", "deeprm")
-"""Where `cloudsim compare` runs: the event-driven simulator, or DeepRM's own environment."""
+ENVIRONMENTS = ("cloudsim", "deeprm", "rlsk")
+"""Where `cloudsim compare` runs: the event-driven simulator, DeepRM's own environment, or RLSK's
+federation (the simulator with each job dispatched to a cluster's queue)."""
+RLSK_DEFAULT_BROKERS = ("first-fit", "random", "round-robin", "least-load", "rlsk")
+"""`cloudsim compare rlsk`'s brokers (in RLSK's federation) unless --brokers names others: RLSK's Table 1."""
 DEEPRM_ENV_ONLY = tuple(name for name in DEEPRM_ENV_BROKERS if name not in BROKERS)
 DEEPRM_DEFAULT_BROKERS = ("sjf", "packer", "tetris-star", "random", "deeprm")
 """`cloudsim compare deeprm --env deeprm`'s brokers unless --brokers names others."""
@@ -202,9 +205,10 @@ def check_training_folder(out: str, *, resume: bool, state: Path, what: str) -> 
 
 
 def check_resumed_settings(given: frozenset[str], saved: Any, current: Any,
-                           flags: Mapping[str, str] | None = None) -> None:
-    """Refuse a setting given on --resume (other than --iterations) that differs from the saved training's."""
-    for name in sorted(given - {"iterations"}):
+                           flags: Mapping[str, str] | None = None, length: str = "iterations") -> None:
+    """Refuse a setting given on --resume (other than the training's length, ``length``: --iterations, or
+    --timesteps) that differs from the saved training's."""
+    for name in sorted(given - {length}):
         if getattr(saved, name) != getattr(current, name):
             flag = (flags or {}).get(name, f"--{name.replace('_', '-')}")
             raise ConfigError(flag, getattr(current, name), f"differs from the training being resumed "
@@ -629,6 +633,11 @@ class RunConfig:
     report: ReportConfig = field(default_factory=ReportConfig)
 
     @property
+    def federated(self) -> bool:
+        """Whether brokers act as RLSK's cluster-level dispatchers (`compare --env rlsk`)."""
+        return False
+
+    @property
     def window(self) -> int | None:
         """The task window heuristics see: --window, else the workload's own (`GENERATOR_WINDOWS`)."""
         if self.brokers.window is not None:
@@ -655,10 +664,16 @@ class CompareConfig(RunConfig):
     seeds: int | tuple[int, int] = option(
         1, "--seeds", "seeds per load or episode: N runs --seed, --seed+1, ..., A:B runs seeds A..B-1 (held-out "
         "seeds for learned brokers) (default 1)", parse=seed_span, metavar="N|A:B")
-    env: str = option(
-        "cloudsim", "--env", "cloudsim (the event-driven simulator) or deeprm (DeepRM's own environment, exactly as "
+    env: str | None = option(
+        None, "--env", "cloudsim (the event-driven simulator), deeprm (DeepRM's own environment, exactly as "
         "its code behaves: the deeprm workload's jobsets, one per seed; brokers sjf, packer, tetris-star, random, "
-        "deeprm, which are also the default)", choices=ENVIRONMENTS)
+        "deeprm, which are also the default) or rlsk (RLSK's federation: each job sent to a cluster's queue or "
+        "postponed; brokers first-fit, random, round-robin, least-load over clusters and rlsk, which are also the "
+        "default) (default: rlsk for the rlsk workload, else cloudsim)", choices=ENVIRONMENTS)
+    nodes: int | None = option(
+        None, "--nodes", "--env rlsk: nodes per cluster, the cluster's capacity split evenly; a queued job starts "
+        "on the least-allocated node that holds it (default 1: a cluster is one resource pool)", parse=whole,
+        metavar="N")
     sizes: str | None = option(
         None, "--sizes", "--env deeprm: job sizes, paper (section 4.1: loads up to 92 %%) or code (the published "
         "code's: loads up to 184 %%) (default paper)", choices=("paper", "code"))
@@ -675,6 +690,13 @@ class CompareConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         cls = type(self)
+        if self.env is None:
+            rlsk = self.workload.is_generator and self.workload.generator_name == "rlsk"
+            object.__setattr__(self, "env", "rlsk" if rlsk else "cloudsim")
+        _require(self.nodes is None or self.env == "rlsk", cls, "nodes", self.nodes,
+                 "applies to RLSK's federation; add --env rlsk (with the rlsk workload)")
+        if self.env == "rlsk":
+            self._check_rlsk_env()
         if self.env == "deeprm":
             self._check_deeprm_env()
         else:
@@ -729,6 +751,37 @@ class CompareConfig(RunConfig):
                 arrival_rate(self.deeprm_arrivals, load, params)
             except ValueError as err:
                 raise ConfigError("--loads" if self.loads else "--load", load, str(err)) from None
+
+    def _check_rlsk_env(self) -> None:
+        cls = type(self)
+        if self.brokers.brokers == HEURISTICS:  # compare's default list: RLSK's Table 1 instead
+            object.__setattr__(self, "brokers", BrokerConfig(RLSK_DEFAULT_BROKERS, self.brokers.checkpoint,
+                                                             self.brokers.window))
+        _require(self.workload.is_generator and self.workload.generator_name == "rlsk", cls, "env", self.env,
+                 "runs RLSK's federation on the rlsk workload; write `cloudsim compare rlsk ...`")
+        other = [b for b in self.brokers.brokers if b not in RLSK_DISPATCHERS]
+        _require(not other, BrokerConfig, "brokers", self.brokers.brokers,
+                 f"{', '.join(other)} cannot dispatch jobs to clusters; in RLSK's federation choose from "
+                 f"{', '.join(RLSK_DISPATCHERS)}, or add --env cloudsim to run machine-level brokers on the "
+                 f"rlsk workload")
+        _require(self.brokers.window is None, BrokerConfig, "window", self.brokers.window,
+                 "applies to brokers that pick among waiting tasks; RLSK's federation dispatches each job as it "
+                 "arrives")
+        if self.nodes is not None:
+            _check_positive_whole(cls, "nodes", self.nodes, "nodes per cluster")
+
+    @property
+    def federated(self) -> bool:
+        return self.env == "rlsk"
+
+    def federation_cluster(self, cluster):
+        """--env rlsk: the workload's clusters (one machine each), each split into --nodes equal nodes."""
+        from cloudsim.envs.rlsk import federation_cluster
+
+        nodes = self.nodes or 1
+        if nodes == 1:
+            return cluster
+        return federation_cluster(cluster.machines, nodes, dict(zip(cluster.resources, cluster.capacities[0])))
 
     @property
     def deeprm_arrivals(self) -> str:

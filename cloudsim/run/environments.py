@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from cloudsim.envs import Deepk8sEnv
+from cloudsim.envs import Deepk8sEnv, RLSKEnv
 from cloudsim.specs import JobSpec
 
-__all__ = ["make_deepk8s"]
+__all__ = ["make_deepk8s", "make_rlsk"]
 
 
 def make_deepk8s(workload: Callable[[int], Sequence[JobSpec]] | None = None, **options) -> Deepk8sEnv:
@@ -21,3 +21,16 @@ def make_deepk8s(workload: Callable[[int], Sequence[JobSpec]] | None = None, **o
 
         workload = deepk8s_workload
     return Deepk8sEnv(workload, **options)
+
+
+def make_rlsk(workload: Callable[[int], Sequence[JobSpec]] | None = None, load: float = 0.7, jobs: int = 1000,
+              **options) -> RLSKEnv:
+    """`RLSKEnv` on ``workload`` (default: `traces.rlsk_workload` of ``jobs`` jobs at ``load``, by seed,
+    over the environment's clusters)."""
+    if workload is None:
+        import functools
+
+        from traces import rlsk_workload
+
+        workload = functools.partial(rlsk_workload, load, jobs, clusters=options.get("clusters", 3))
+    return RLSKEnv(workload, **options)

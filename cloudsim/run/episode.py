@@ -12,7 +12,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import LEARNED, Windowed, make_broker
+from agents import LEARNED, Windowed, make_broker, make_federated_broker
+from cloudsim.envs.rlsk import federation_metrics
 from cloudsim.faults import RandomFaults
 from cloudsim.metrics import EpisodeResult
 from cloudsim.run.config import RunConfig
@@ -70,16 +71,28 @@ def run_one(spec: RunSpec) -> RunOutcome:
     simulation = spec.config.simulation
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
-    broker = make_run_broker(spec.config, spec.broker, spec.seed)
+    clusters = cluster.machines  # --env rlsk: the workload's machines are the federation's clusters
+    if spec.config.federated:
+        cluster = spec.config.federation_cluster(cluster)
+    broker = make_run_broker(spec.config, spec.broker, spec.seed, clusters)
     result = Simulation(cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                         on_failure=simulation.on_failure, progress=spec.progress).run()
-    summary = {**result.summary, "wall_s": round(time.perf_counter() - started, 4)}
+    summary = dict(result.summary)
+    if spec.config.federated:  # RLSK's numbers, over clusters (each pooled over its nodes)
+        federation = broker.federation
+        summary.update(federation_metrics(result, clusters),
+                       postponements=federation.postponements if federation else 0,
+                       forced=federation.forced if federation else 0)
+    summary["wall_s"] = round(time.perf_counter() - started, 4)
     return RunOutcome(summary, result if spec.keep == "result" else None,
                       result.machine_utilisation() if spec.keep == "curve" else None)
 
 
-def make_run_broker(config: RunConfig, name: str, seed: int) -> object:
-    """The broker ``name`` as the run configures it: its checkpoint, and the task window for heuristics."""
+def make_run_broker(config: RunConfig, name: str, seed: int, clusters: int) -> object:
+    """The broker ``name`` as the run configures it: its checkpoint, and the task window for heuristics;
+    with --env rlsk, the dispatcher ``name`` over ``clusters`` clusters."""
+    if config.federated:
+        return make_federated_broker(name, clusters=clusters, seed=seed, **config.brokers.options(name))
     broker = make_broker(name, seed=seed, **config.brokers.options(name))
     window = config.window
     return Windowed(broker, window) if window is not None and name not in LEARNED else broker
@@ -88,8 +101,11 @@ def make_run_broker(config: RunConfig, name: str, seed: int) -> object:
 def build_brokers(config: RunConfig, cluster: ClusterSpec) -> None:
     """Build each broker once before any run, so that a bad checkpoint or a checkpoint trained for
     another cluster is refused up front; what a broker says about the cluster is a `RunWarning`."""
+    clusters = cluster.machines
+    if config.federated:
+        cluster = config.federation_cluster(cluster)
     for name in config.brokers.brokers:
-        broker = make_run_broker(config, name, config.workload.seed)
+        broker = make_run_broker(config, name, config.workload.seed, clusters)
         check = getattr(broker, "check_cluster", None)  # learned brokers know the cluster they were trained on
         for message in (check(cluster) if check is not None else ()):
             warnings.warn(message, RunWarning, stacklevel=2)

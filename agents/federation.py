@@ -1,0 +1,135 @@
+"""RLSK's cluster-level policies as brokers of the core: a dispatcher picks each job's cluster, and
+`FederatedBroker` runs it on `cloudsim.envs.rlsk.Federation` (queues per cluster, postponements,
+least-allocated nodes), the very layer RLSK's environment is built on.
+
+A dispatcher is a callable ``dispatcher(federation, view, task) -> action``:
+0 postpones the job, ``m`` in 1..M sends it to cluster m - 1's queue, None
+holds it until the next event. The baselines are section IV-A's, acting on
+clusters:
+
+* first-fit: the first cluster that holds the job now; none: it waits for the next event;
+* random: a cluster drawn uniformly, full or not;
+* round-robin: clusters in turn, full or not;
+* least-load: the cluster with the lowest mean utilisation U_m (eq. 5), full or not.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+import numpy as np
+
+from cloudsim.broker import ClusterView, Decision
+from cloudsim.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation
+from cloudsim.specs import ClusterSpec
+
+__all__ = ["DISPATCHERS", "FederatedBroker", "first_fit", "least_load", "make_dispatcher", "random_cluster",
+           "round_robin"]
+
+Dispatcher = Callable[[Federation, ClusterView, int], "int | None"]
+
+
+def first_fit() -> Dispatcher:
+    def dispatch(federation: Federation, view: ClusterView, task: int) -> int | None:
+        fitting = federation.fitting_clusters(view, task)
+        return int(np.argmax(fitting)) + 1 if fitting.any() else None
+
+    return dispatch
+
+
+def random_cluster(seed: int | None = 0) -> Dispatcher:
+    rng = np.random.default_rng(seed)
+    return lambda federation, view, task: int(rng.integers(federation.clusters)) + 1
+
+
+def round_robin() -> Dispatcher:
+    turn = [0]
+
+    def dispatch(federation: Federation, view: ClusterView, task: int) -> int:
+        cluster = turn[0] % federation.clusters
+        turn[0] += 1
+        return cluster + 1
+
+    return dispatch
+
+
+def least_load() -> Dispatcher:
+    return lambda federation, view, task: int(np.argmin(federation.utilisation(view).mean(axis=1))) + 1
+
+
+def _rlsk(checkpoint: str | None = None) -> Dispatcher:
+    """The trained RLSK agent (None: the checkpoint shipped with the package), greedy on its Q-values."""
+    from agents.rlsk import load_policy  # torch only when asked for
+
+    return load_policy(checkpoint)
+
+
+DISPATCHERS: dict[str, Callable[..., Dispatcher]] = {
+    "first-fit": first_fit,
+    "random": random_cluster,
+    "round-robin": round_robin,
+    "least-load": least_load,
+    "rlsk": _rlsk,
+}
+"""Cluster-level policies of RLSK's federation by name (`cloudsim compare rlsk --env rlsk`)."""
+
+
+def make_dispatcher(name: str, *, seed: int | None = None, **options) -> Dispatcher:
+    """Build the dispatcher registered under ``name``; ``seed`` goes to those that draw random numbers."""
+    try:
+        factory = DISPATCHERS[name]
+    except KeyError:
+        raise ValueError(f"unknown broker {name!r} for RLSK's federation; choose one of "
+                         f"{', '.join(DISPATCHERS)}") from None
+    if "seed" in inspect.signature(factory).parameters:
+        options["seed"] = seed
+    return factory(**options)
+
+
+class FederatedBroker:
+    """A dispatcher as a broker of the core: one episode of RLSK's federation.
+
+    At each decision the federation first starts the queued jobs that fit their
+    cluster, then asks the dispatcher about every job that arrived or came back
+    from a postponement; it asks to be woken when the next postponed job is due.
+    Build one per episode (the queues are the episode's).
+
+    Args:
+        dispatcher: ``dispatcher(federation, view, task) -> action`` (see the module docstring).
+        clusters: M; the machines split into M clusters of consecutive machines.
+        postpone: how long a postponed job stays away (see `Federation`).
+        seed: seeds the postponement draws.
+        name: the broker's name in results.
+    """
+
+    def __init__(self, dispatcher: Dispatcher, clusters: int = 3, postpone=DEFAULT_POSTPONE, seed: int | None = 0,
+                 name: str = "federated") -> None:
+        self.dispatcher = dispatcher
+        self.clusters = clusters
+        self.postpone = postpone
+        self.seed = seed
+        self.name = name
+        self.federation: Federation | None = None
+        self._now = 0.0
+
+    def check_cluster(self, cluster: ClusterSpec) -> list[str]:
+        """Refuse machines that do not split into the clusters; a trained agent also checks its own shape."""
+        Federation(cluster, self.clusters, self.postpone)
+        check = getattr(self.dispatcher, "check_cluster", None)
+        return list(check(cluster, self.clusters)) if check is not None else []
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        if self.federation is None:
+            spec = ClusterSpec(view.resources, tuple(map(tuple, view.capacity.tolist())))
+            self.federation = Federation(spec, self.clusters, self.postpone, self.seed)
+        federation = self.federation
+        self._now = view.time
+        while isinstance(move := federation.route(view), Dispatch):
+            federation.dispatch(view, move.task, self.dispatcher(federation, view, move.task))
+        return move
+
+    @property
+    def wake_after(self) -> float | None:
+        """How long after a wait the broker must be asked again: when the next postponed job is due."""
+        return None if self.federation is None else self.federation.wake_after(self._now)

@@ -1,0 +1,108 @@
+"""RLSK's hyper-parameters, in one dataclass that imports no torch (the command line reads its defaults).
+
+Huang, Xiao & Wu give the setting (3 clusters of 1r per resource, the
+workload of section IV-A, about 70 % load), the algorithm (DQN with replay, a
+target network updated every C steps, epsilon-greedy) and the reward's form;
+they give no numbers for the network, the reward's weights, the postponement,
+the discount or DQN's settings. The values below are this project's choices,
+documented in the README.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["RLSKConfig"]
+
+
+@dataclass(frozen=True)
+class RLSKConfig:
+    """How an RLSK agent is built and trained (Algorithms 1 and 2).
+
+    Attributes:
+        timesteps: environment steps (dispatch decisions) in all.
+        envs: environments stepped together (one batched forward per step of all of them).
+        learning_rate: Adam's step size.
+        buffer_size: N, the replay memory's capacity in transitions.
+        learning_starts: steps of random actions before the first update.
+        batch_size: transitions per minibatch.
+        discount: the gamma of eq. 1 (a step is one decision, about 0.8 time units at 70 % load).
+        target_update: C, steps between copies of Q into the target network Q-hat.
+        train_freq: steps (per environment) between gradient steps.
+        exploration_fraction: share of ``timesteps`` over which epsilon falls linearly.
+        exploration_initial, exploration_final: epsilon at the start and after the fall.
+        hidden: sizes of the Q-network's hidden layers (ReLU).
+        normalize: Algorithm 1's preprocessing phi: each state feature standardised
+            by its running mean and standard deviation over the states seen in
+            training (frozen in the saved policy). Clusters' utilisations differ
+            by a few hundredths; standardised, the network tells them apart.
+        load: the training sequences' load (section IV-A evaluates at about 70 %).
+        jobs: jobs per sequence.
+        sequences: the fixed set of training sequences (Algorithm 2's
+            job_sequences); an epoch is that many episodes.
+        clusters: M.
+        nodes: nodes per cluster (1: each cluster is one resource pool, as in the paper).
+        postpone: (low, high), whole steps a postponed job stays away (uniform).
+        alpha, beta, gamma: eq. 4's weights of Util, DiffCluster and DiffRes.
+        seed: seeds the network, exploration and the environments.
+    """
+
+    timesteps: int = 300_000
+    envs: int = 4
+    learning_rate: float = 5e-4
+    buffer_size: int = 100_000
+    learning_starts: int = 5_000
+    batch_size: int = 128
+    discount: float = 0.9
+    target_update: int = 2_000
+    train_freq: int = 4
+    exploration_fraction: float = 0.3
+    exploration_initial: float = 1.0
+    exploration_final: float = 0.02
+    hidden: tuple[int, ...] = (64, 64)
+    normalize: bool = True
+    load: float = 0.7
+    jobs: int = 1000
+    sequences: int = 10
+    clusters: int = 3
+    nodes: int = 1
+    postpone: tuple[int, int] = (1, 10)
+    alpha: float = 1.0
+    beta: float = 1.0
+    gamma: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        whole = ("timesteps", "envs", "buffer_size", "batch_size", "target_update", "train_freq", "jobs",
+                 "sequences", "clusters", "nodes")
+        for name in whole:
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("learning_starts", "seed"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        if not self.hidden or not all(isinstance(s, int) and s >= 1 for s in self.hidden):
+            raise ValueError(f"hidden must be one or more layer sizes >= 1, got {self.hidden!r}")
+        low_high = self.postpone
+        if not (len(low_high) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in low_high)
+                and 1 <= low_high[0] <= low_high[1]):
+            raise ValueError(f"postpone must be whole steps 1 <= low <= high, got {low_high!r}")
+
+        def finite(name: str) -> float:
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+            return value
+
+        for name in ("learning_rate", "load"):
+            if finite(name) <= 0:
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        for name in ("discount", "exploration_fraction", "exploration_initial", "exploration_final"):
+            if not 0 <= finite(name) <= 1:
+                raise ValueError(f"{name} must be a finite number in [0, 1], got {getattr(self, name)!r}")
+        for name in ("alpha", "beta", "gamma"):
+            if finite(name) < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")

@@ -1,0 +1,215 @@
+"""RLSK's evaluation (section IV): Figure 4, Figures 5-9, section IV-A's metrics and Table 1, on held-out sequences.
+
+* Table 1 and the metrics: every broker (RLSK and the four baselines, acting
+  on clusters in the federation of `cloudsim.envs.rlsk`) on held-out job
+  sequences (seeds 0..N-1; training used seeds from 1,000) at each load:
+  makespan, total reward (eq. 4 integrated over the run), imbalance between
+  clusters (eq. 8) and within them (eq. 7) averaged over time, mean
+  utilisation, section IV-A's (cpu/mean - 1)^2 + (memory/mean - 1)^2, job wait,
+  postponements. The paper evaluates at about 70 %; the makespans differ only
+  once clusters fill up, so higher loads are run too.
+* Figures 5-9: each cluster's cpu and memory utilisation over time (top row)
+  and the clusters' mean utilisation (bottom) for RLSK, Least Load, Round Robin,
+  Random and First Fit on the first held-out sequence at the first load.
+* Figure 4: the mean total reward of each training epoch (from the training
+  log), with each baseline's mean total reward on the same training sequences.
+* Speed: environment steps per second (random actions, one environment) and the
+  training's wall time (from the log).
+* Beyond the paper, with ``--nodes N``: the same brokers on clusters of N nodes
+  each (least-allocated node choice inside a cluster).
+
+    python benchmarks/rlsk_results.py --policy agents/checkpoints/rlsk.pt \
+        --log benchmarks/results/rlsk/training/log.csv [--seeds 20] [--loads 0.7,1.2] [--nodes 4]
+
+Writes benchmarks/results/rlsk/ (figure4.png, figure5.png .. figure9.png, results.md, results.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agents import make_federated_broker
+from agents.rlsk import load_policy
+from cloudsim import simulate
+from cloudsim.envs import TRAINING_SEEDS
+from cloudsim.envs.rlsk import RLSKWeights, cluster_utilisation, federation_cluster, federation_metrics
+from cloudsim.run.environments import make_rlsk
+from cloudsim.run.output import pyplot, save_figure
+from traces import rlsk_workload
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "rlsk"
+BROKERS = ("rlsk", "least-load", "round-robin", "random", "first-fit")  # the order of Figures 5-9
+TITLES = {"rlsk": "RLSK", "least-load": "Least Load", "round-robin": "Round Robin", "random": "Random",
+          "first-fit": "First Fit"}
+COLUMNS = ("makespan", "total_reward", "imbalance_machines", "imbalance_resources", "mean_utilisation",
+           "diff_within_cluster", "avg_job_wait", "postponements", "forced")
+
+
+def run(name: str, policy_path: Path, jobs, nodes: int, seed: int, weights: RLSKWeights):
+    options = {"checkpoint": str(policy_path)} if name == "rlsk" else {}
+    broker = make_federated_broker(name, clusters=3, seed=seed, **options)
+    result = simulate(federation_cluster(3, nodes), jobs, broker)
+    assert result.summary["instances_finished"] == len(jobs), f"{name}: not every job finished"
+    row = {"broker": name, "seed": seed, "makespan": result.makespan,
+           "avg_job_wait": result.summary["avg_job_wait"], **federation_metrics(result, 3, weights),
+           "postponements": broker.federation.postponements, "forced": broker.federation.forced}
+    return result, row
+
+
+def table(rows: pd.DataFrame) -> str:
+    lines = ["| broker | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
+    for name in BROKERS:
+        part = rows[rows.broker == name]
+        cells = [f"{part[c].mean():.4g} ± {part[c].std(ddof=0):.2g}" for c in COLUMNS]
+        lines.append(f"| {TITLES[name]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def targets(rows: pd.DataFrame) -> dict:
+    mean = rows.groupby("broker")[list(COLUMNS)].mean()
+    baselines = mean.drop(index="rlsk")
+    best = float(baselines["makespan"].min())
+    return {"reward_above_every_baseline": bool(mean.loc["rlsk", "total_reward"] > baselines["total_reward"].max()),
+            "reward_rlsk": float(mean.loc["rlsk", "total_reward"]),
+            "reward_best_baseline": float(baselines["total_reward"].max()),
+            "imbalance_machines_below_least_load": bool(
+                mean.loc["rlsk", "imbalance_machines"] < mean.loc["least-load", "imbalance_machines"]),
+            "imbalance_resources_below_least_load": bool(
+                mean.loc["rlsk", "imbalance_resources"] < mean.loc["least-load", "imbalance_resources"]),
+            "makespan_rlsk": float(mean.loc["rlsk", "makespan"]), "makespan_best_baseline": best,
+            "makespan_over_best_percent": round(100 * (float(mean.loc["rlsk", "makespan"]) / best - 1), 2)}
+
+
+def utilisation_figure(name: str, result, path: Path, load: float) -> None:
+    plt = pyplot()
+    times, util = cluster_utilisation(result, 3)
+    times = np.append(times, result.makespan)
+    util = np.concatenate([util, util[-1:]])
+    fig = plt.figure(figsize=(12, 6))
+    grid = fig.add_gridspec(2, 3)
+    for c in range(3):
+        ax = fig.add_subplot(grid[0, c])
+        for r, resource in enumerate(result.resources):
+            ax.step(times, util[:, c, r], where="post", linewidth=0.7, label=resource)
+        ax.set_title(f"cluster {c + 1}")
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("time")
+        ax.grid(alpha=0.3)
+        if c == 0:
+            ax.set_ylabel("utilisation")
+            ax.legend(fontsize=8)
+    ax = fig.add_subplot(grid[1, :])
+    for c in range(3):
+        ax.step(times, util[:, c].mean(axis=1), where="post", linewidth=0.8, label=f"cluster {c + 1}")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time")
+    ax.set_ylabel("mean utilisation (eq. 5)")
+    ax.legend(fontsize=8, ncol=3)
+    ax.grid(alpha=0.3)
+    fig.suptitle(f"{TITLES[name]}: held-out sequence 0 at {load:.0%} load")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=90)
+
+
+def figure4(log: pd.DataFrame, levels: dict, path: Path) -> None:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(log["epoch"], log["reward"], marker="o", markersize=3, color="black", label="RLSK (training, epsilon-greedy)")
+    for (name, level), colour in zip(levels.items(), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+        ax.axhline(level, linestyle="--", linewidth=1, color=colour, label=TITLES[name])
+    ax.set_xlabel("epoch (one episode per training sequence)")
+    ax.set_ylabel("average total reward per episode")
+    ax.set_title("Figure 4: average reward during training, with the baselines on the training sequences")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+
+
+def env_speed(episodes: int = 3) -> float:
+    env = make_rlsk(jobs=1000)
+    rng = np.random.default_rng(0)
+    steps, started = 0, time.perf_counter()
+    for e in range(episodes):
+        env.reset(seed=e)
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+            done = terminated or truncated
+            steps += 1
+    return steps / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--policy", type=Path, required=True)
+    parser.add_argument("--log", type=Path, required=True, help="the training's log.csv")
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--loads", default="0.7,1.2")
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    policy = load_policy(args.policy)
+    config = policy.config
+    weights = RLSKWeights(config.alpha, config.beta, config.gamma)
+    loads = [float(v) for v in args.loads.split(",")]
+    report = {"command": "python benchmarks/rlsk_results.py " + " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "out"), "policy_config": dataclasses.asdict(config), "loads": {}}
+    md = [f"# RLSK: held-out sequences (seeds 0-{args.seeds - 1}, {args.jobs} jobs each)\n",
+          f"Made by `{report['command']}`. Mean ± standard deviation over sequences; brokers act on 3 clusters "
+          f"of 1 cpu and 1 memory (one node each unless stated). Reward weights alpha={weights.alpha:g}, "
+          f"beta={weights.beta:g}, gamma={weights.gamma:g}.\n"]
+    settings = [(load, 1) for load in loads] + ([(loads[0], args.nodes)] if args.nodes > 1 else [])
+    for load, nodes in settings:
+        rows = []
+        for seed in range(args.seeds):
+            jobs = rlsk_workload(load, args.jobs, seed=seed)
+            for name in BROKERS:
+                result, row = run(name, args.policy, jobs, nodes, seed, weights)
+                rows.append(row)
+                if seed == 0 and load == loads[0] and nodes == 1:
+                    figure = 5 + BROKERS.index(name)
+                    utilisation_figure(name, result, args.out / f"figure{figure}.png", load)
+        frame = pd.DataFrame(rows)
+        key = f"load {load:g}" + (f", {nodes} nodes per cluster" if nodes > 1 else "")
+        report["loads"][key] = {"table": frame.groupby("broker")[list(COLUMNS)].mean().to_dict("index"),
+                                "targets": targets(frame)}
+        md += [f"\n## {key}\n", table(frame), "\nTargets: " + json.dumps(targets(frame)) + "\n"]
+        print(key, json.dumps(targets(frame)), flush=True)
+    # Figure 4: the baselines' levels on the training sequences.
+    log = pd.read_csv(args.log)
+    levels = {}
+    for name in BROKERS[1:]:
+        totals = [run(name, args.policy, rlsk_workload(config.load, config.jobs, seed=TRAINING_SEEDS[0] + s),
+                      config.nodes, s, weights)[1]["total_reward"] for s in range(config.sequences)]
+        levels[name] = float(np.mean(totals))
+    figure4(log, levels, args.out / "figure4.png")
+    report["figure4"] = {"baselines_on_training_sequences": levels, "epochs": int(log["epoch"].max()),
+                         "last_epoch_reward": float(log["reward"].iloc[-1]),
+                         "best_epoch_reward": float(log["reward"].max())}
+    speed = env_speed()
+    report["speed"] = {"env_steps_per_s": round(speed, 1), "training_wall_s": float(log["wall_s"].iloc[-1]),
+                       "training_steps": int(log["timesteps"].iloc[-1])}
+    md += ["\n## Figure 4 and speed\n",
+           f"Baselines' mean total reward on the {config.sequences} training sequences: "
+           + ", ".join(f"{TITLES[k]} {v:.1f}" for k, v in levels.items())
+           + f". RLSK's last epoch (epsilon-greedy): {log['reward'].iloc[-1]:.1f}; best {log['reward'].max():.1f}.\n\n"
+           f"Environment: {speed:.0f} steps per second (random actions, one environment, 1,000-job sequences). "
+           f"Training: {report['speed']['training_steps']:,} steps in {report['speed']['training_wall_s'] / 60:.1f} "
+           f"min.\n"]
+    (args.out / "results.md").write_text("".join(md))
+    (args.out / "results.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
