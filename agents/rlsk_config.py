@@ -13,7 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from cloudsim.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights
+
 __all__ = ["RLSKConfig"]
+
+_WEIGHTS = RLSKWeights()  # eq. 4's default weights are the environment's
 
 
 @dataclass(frozen=True)
@@ -48,29 +52,29 @@ class RLSKConfig:
         seed: seeds the network, exploration and the environments.
     """
 
-    timesteps: int = 300_000
+    timesteps: int = 1_200_000
     envs: int = 4
-    learning_rate: float = 5e-4
+    learning_rate: float = 2.5e-4
     buffer_size: int = 100_000
     learning_starts: int = 5_000
-    batch_size: int = 128
+    batch_size: int = 256
     discount: float = 0.9
-    target_update: int = 2_000
+    target_update: int = 5_000
     train_freq: int = 4
     exploration_fraction: float = 0.3
     exploration_initial: float = 1.0
     exploration_final: float = 0.02
-    hidden: tuple[int, ...] = (64, 64)
+    hidden: tuple[int, ...] = (128, 128)
     normalize: bool = True
     load: float = 0.7
     jobs: int = 1000
     sequences: int = 10
     clusters: int = 3
     nodes: int = 1
-    postpone: tuple[int, int] = (1, 10)
-    alpha: float = 1.0
-    beta: float = 1.0
-    gamma: float = 1.0
+    postpone: tuple[int, int] = DEFAULT_POSTPONE
+    alpha: float = _WEIGHTS.alpha
+    beta: float = _WEIGHTS.beta
+    gamma: float = _WEIGHTS.gamma
     seed: int = 0
 
     def __post_init__(self) -> None:
