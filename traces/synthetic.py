@@ -169,7 +169,7 @@ def poisson_workload(
 
 
 def rlsk_workload(
-    load: float = 0.7, jobs: int = 200, seed: int = 0, *, clusters: int = 3, units: float = 1
+    load: float = 0.7, jobs: int = 1000, seed: int = 0, *, clusters: int = 3, units: float = 1
 ) -> list[JobSpec]:
     """RLSK's workload: DeepRM's Bernoulli process with RLSK's job numbers, over ``clusters`` pools.
 

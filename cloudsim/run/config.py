@@ -356,7 +356,7 @@ class WorkloadConfig:
         f"(default {DEFAULT_LOAD:g})", parse=real)
     synthetic_jobs: int | None = option(
         None, "--synthetic-jobs", "jobs the generator makes (default: alibaba-like 100, deeprm 50, "
-        "poisson 5..50, rlsk 200)", parse=whole, metavar="N")
+        "poisson 5..50, rlsk 1000)", parse=whole, metavar="N")
     seed: int = option(
         0, "--seed", "seed of the generators, random brokers and random faults (default 0)", parse=whole)
 

@@ -23,14 +23,15 @@ def make_deepk8s(workload: Callable[[int], Sequence[JobSpec]] | None = None, **o
     return Deepk8sEnv(workload, **options)
 
 
-def make_rlsk(workload: Callable[[int], Sequence[JobSpec]] | None = None, load: float = 0.7, jobs: int = 1000,
-              **options) -> RLSKEnv:
-    """`RLSKEnv` on ``workload`` (default: `traces.rlsk_workload` of ``jobs`` jobs at ``load``, by seed,
-    over the environment's clusters)."""
+def make_rlsk(workload: Callable[[int], Sequence[JobSpec]] | None = None, load: float = 0.7,
+              jobs: int | None = None, **options) -> RLSKEnv:
+    """`RLSKEnv` on ``workload`` (default: `traces.rlsk_workload` at ``load``, by seed, with ``jobs`` jobs
+    (default: the generator's) over the environment's clusters)."""
     if workload is None:
         import functools
 
         from traces import rlsk_workload
 
-        workload = functools.partial(rlsk_workload, load, jobs, clusters=options.get("clusters", 3))
+        count = {} if jobs is None else {"jobs": jobs}
+        workload = functools.partial(rlsk_workload, load, clusters=options.get("clusters", 3), **count)
     return RLSKEnv(workload, **options)
