@@ -8,7 +8,6 @@ from typing import Callable
 from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
 from agents.federation import DISPATCHERS as RLSK_DISPATCHERS
 from agents.federation import FederatedBroker, make_dispatcher
-from cloudsim.envs.rlsk import DEFAULT_POSTPONE
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -25,6 +24,7 @@ from agents.heuristics import (
     TetrisStar,
     Windowed,
 )
+from cloudsim.envs.rlsk import DEFAULT_POSTPONE
 
 __all__ = [
     "BROKERS",

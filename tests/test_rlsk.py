@@ -230,3 +230,17 @@ def test_the_environment_runs_in_a_vector_environment():
         obs, reward, terminated, truncated, info = envs.step(np.array([1, 2]))
         finished += int(terminated.sum())
     assert finished >= 2 and obs.shape == (2, 8)
+
+
+def test_a_job_re_queued_by_a_failure_rejoins_its_clusters_queue():
+    # A runs on cluster 1's only node, which fails at 2 and comes back at 5: A waits for it there
+    # (as Kubernetes reschedules a pod inside its cluster), though cluster 2 is free, and ends at 15.
+    from cloudsim import MachineEvent, Simulation
+
+    jobs = [job(0, 0, 0.5, 0.5, 10)]
+    broker = FederatedBroker(lambda f, v, t: 1, clusters=2)
+    events = [MachineEvent(2, 0, "failed"), MachineEvent(5, 0, "up")]
+    result = Simulation(federation_cluster(2), jobs, broker, machine_events=events).run()
+    groups = result.groups.sort_values("start")
+    assert groups.machine.tolist() == [0, 0] and groups.start.tolist() == [0, 5]
+    assert result.makespan == 15 and broker.federation.dispatched == 1

@@ -101,6 +101,10 @@ def reward_rate(util: np.ndarray, weights: RLSKWeights) -> np.ndarray:
     return weights.alpha * mean.sum(axis=-1) - weights.beta * diff_cluster - weights.gamma * diff_res
 
 
+# Where a task is in the federation (Federation._stage).
+_UNSEEN, _HELD, _QUEUED, _LEFT = 0, 1, 2, 3  # held: waiting for a dispatch decision, postponed, or retried
+
+
 @dataclass(frozen=True)
 class Dispatch:
     """A job waits for a dispatch decision: ``task`` is its position in the view."""
@@ -164,7 +168,7 @@ class Federation:
         self.rng = np.random.default_rng(seed)
         self.queues: list[dict[int, None]] = [{} for _ in range(self.clusters)]  # ordered sets of task indices
         self.assigned: dict[int, int] = {}  # task index -> its cluster
-        self._known = np.zeros(0, dtype=bool)  # task index -> seen by the federation
+        self._stage = np.zeros(0, dtype=np.int8)  # task index -> _UNSEEN, _HELD, _QUEUED or _LEFT
         self._undecided: deque[int] = deque()  # task indices waiting for a dispatch decision
         self._away: list[tuple[float, int, int]] = []  # heap of (back at, sequence, task index)
         self._retry: list[tuple[float, int]] = []  # (held at, task index): offered again at a later instant
@@ -201,6 +205,11 @@ class Federation:
     def route(self, view: ClusterView) -> Decision | Dispatch | None:
         """What happens next at this instant (see the class docstring)."""
         position = self._positions(view)
+        index = view.task_index
+        back = index[self._stage[index] == _LEFT]  # instances re-queued by a machine failure
+        for g in back.tolist():  # rejoin their cluster's queue, as Kubernetes reschedules a pod in its cluster
+            self.queues[self.assigned[g]][g] = None
+            self._stage[g] = _QUEUED
         start = self._placement(view, position)
         if start is not None:
             return start
@@ -210,16 +219,12 @@ class Federation:
         if self._retry and self._retry[0][0] < now:
             self._undecided.extend(g for at, g in self._retry if at < now)
             self._retry = [(at, g) for at, g in self._retry if at >= now]
-        index = view.task_index
-        new = index[~self._known[index]]
+        new = index[self._stage[index] == _UNSEEN]
         if len(new):
-            self._known[new] = True
+            self._stage[new] = _HELD
             self._undecided.extend(new.tolist())
-        while self._undecided:
-            g = self._undecided[0]
-            if position[g] >= 0:
-                return Dispatch(int(position[g]))
-            self._undecided.popleft()  # no longer waiting (a machine failure re-queued and restarted it)
+        if self._undecided:  # a job without a cluster has started nothing: it is in the view
+            return Dispatch(int(position[self._undecided[0]]))
         return None
 
     def dispatch(self, view: ClusterView, task: int, action: int | None) -> None:
@@ -250,6 +255,7 @@ class Federation:
             raise ValueError(f"action {action} is outside 0..{self.clusters} (0 postpones, m sends to cluster m)")
         self.assigned[g] = action - 1
         self.queues[action - 1][g] = None
+        self._stage[g] = _QUEUED
         self.dispatched += 1
 
     def wake_after(self, now: float) -> float | None:
@@ -263,13 +269,14 @@ class Federation:
 
     # ------------------------------------------------------------ inside
     def _positions(self, view: ClusterView) -> np.ndarray:
-        """Task index -> position in the view (-1: not waiting); grows the known-task mask as indices appear."""
+        """Task index -> position in the view (-1: not waiting); grows the stage array as indices appear."""
         index = view.task_index
         size = int(index.max()) + 1 if len(index) else 0
-        if size > len(self._known):
-            self._known = np.concatenate([self._known, np.zeros(max(size, 2 * len(self._known)) - len(self._known),
-                                                                dtype=bool)])
-        position = np.full(len(self._known), -1, dtype=np.int64)
+        if size > len(self._stage):
+            grown = np.zeros(max(size, 2 * len(self._stage)), dtype=np.int8)
+            grown[: len(self._stage)] = self._stage
+            self._stage = grown
+        position = np.full(len(self._stage), -1, dtype=np.int64)
         position[index] = np.arange(len(index))
         return position
 
@@ -284,6 +291,7 @@ class Federation:
             gone = queued[tasks < 0]  # all instances started
             for g in gone.tolist():
                 del queue[g]
+            self._stage[gone] = _LEFT
             tasks = tasks[tasks >= 0]
             if not len(tasks):
                 continue

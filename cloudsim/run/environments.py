@@ -28,10 +28,12 @@ def make_rlsk(workload: Callable[[int], Sequence[JobSpec]] | None = None, load: 
     """`RLSKEnv` on ``workload`` (default: `traces.rlsk_workload` at ``load``, by seed, with ``jobs`` jobs
     (default: the generator's) over the environment's clusters)."""
     if workload is None:
-        import functools
-
         from traces import rlsk_workload
 
         count = {} if jobs is None else {"jobs": jobs}
-        workload = functools.partial(rlsk_workload, load, clusters=options.get("clusters", 3), **count)
+        clusters = options.get("clusters", 3)
+
+        def workload(seed: int) -> list[JobSpec]:
+            return rlsk_workload(load, seed=seed, clusters=clusters, **count)
+
     return RLSKEnv(workload, **options)
