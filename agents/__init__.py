@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
 from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
@@ -24,6 +23,7 @@ from agents.heuristics import (
     TetrisStar,
     Windowed,
 )
+from agents.registry import build
 from cloudsim.envs.rlsk import DEFAULT_POSTPONE
 
 __all__ = [
@@ -121,13 +121,7 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
 
     ``seed`` goes to brokers that draw random numbers and is ignored by the others.
     """
-    try:
-        factory = BROKERS[name]
-    except KeyError:
-        raise ValueError(f"unknown broker {name!r}; choose one of {', '.join(BROKERS)}") from None
-    if "seed" in inspect.signature(factory).parameters:
-        options["seed"] = seed
-    return factory(**options)
+    return build(BROKERS, name, "", seed, options)
 
 
 def make_federated_broker(name: str, *, clusters: int = 3, seed: int | None = None, **options) -> FederatedBroker:
@@ -200,11 +194,4 @@ The heuristics act as DeepRM's code defines them (over the M visible slots)."""
 
 def make_deeprm_broker(name: str, *, seed: int | None = None, **options) -> Callable:
     """Build the policy of DeepRM's environment registered under ``name``."""
-    try:
-        factory = DEEPRM_ENV_BROKERS[name]
-    except KeyError:
-        raise ValueError(f"unknown broker {name!r} for DeepRM's environment; choose one of "
-                         f"{', '.join(DEEPRM_ENV_BROKERS)}") from None
-    if "seed" in inspect.signature(factory).parameters:
-        options["seed"] = seed
-    return factory(**options)
+    return build(DEEPRM_ENV_BROKERS, name, " for DeepRM's environment", seed, options)

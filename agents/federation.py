@@ -15,11 +15,11 @@ clusters:
 
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
 import numpy as np
 
+from agents.registry import build
 from cloudsim.broker import ClusterView, Decision
 from cloudsim.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation
 from cloudsim.specs import ClusterSpec
@@ -77,14 +77,7 @@ DISPATCHERS: dict[str, Callable[..., Dispatcher]] = {
 
 def make_dispatcher(name: str, *, seed: int | None = None, **options) -> Dispatcher:
     """Build the dispatcher registered under ``name``; ``seed`` goes to those that draw random numbers."""
-    try:
-        factory = DISPATCHERS[name]
-    except KeyError:
-        raise ValueError(f"unknown broker {name!r} for RLSK's federation; choose one of "
-                         f"{', '.join(DISPATCHERS)}") from None
-    if "seed" in inspect.signature(factory).parameters:
-        options["seed"] = seed
-    return factory(**options)
+    return build(DISPATCHERS, name, " for RLSK's federation", seed, options)
 
 
 class FederatedBroker:

@@ -37,7 +37,8 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint, trim_log
+from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint, trim_log,
+                        unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import ClusterSpec, ClusterView, JobSpec
 from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, federation_cluster
@@ -187,8 +188,13 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
     if resume:
         state = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("epochs",))
         trim_log(out, int(state["epochs"]), column="epoch")
-        model = DQN.load(saved, env=envs, device="cpu")
-        model.load_replay_buffer(buffer)
+        try:
+            model = DQN.load(saved, env=envs, device="cpu")
+            model.load_replay_buffer(buffer)
+        except Exception as err:  # SB3 raises what zipfile, pickle or torch raise for a damaged file
+            raise unusable_checkpoint(out, f"its DQN state (model.zip, replay.pkl) cannot be read "
+                                      f"({type(err).__name__}: {err})", agent=AGENT, title="RLSK training",
+                                      fix="start a new training in another folder") from None
     else:
         model = DQN("MlpPolicy", envs, learning_rate=config.learning_rate, buffer_size=config.buffer_size,
                     learning_starts=config.learning_starts, batch_size=config.batch_size, gamma=config.discount,

@@ -11,10 +11,9 @@ from tqdm.auto import tqdm
 from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
-from cloudsim.run.train_deepk8s import RUN_FIELDS, Deepk8sTrainConfig, train_deepk8s
-from cloudsim.run.train_deeprm import RUN_FIELDS as DEEPRM_RUN_FIELDS
+from cloudsim.run.config import TRAINING_RUN_FIELDS
+from cloudsim.run.train_deepk8s import Deepk8sTrainConfig, train_deepk8s
 from cloudsim.run.train_deeprm import DeepRMPlusTrainConfig, DeepRMTrainConfig, train_deeprm
-from cloudsim.run.train_rlsk import RUN_FIELDS as RLSK_RUN_FIELDS
 from cloudsim.run.train_rlsk import RLSKTrainConfig, train_rlsk
 
 __all__ = ["add_parser", "run"]
@@ -45,7 +44,9 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "window of 10 tasks): PPO, A2C or DAgger imitation of SJF. Writes DIR/policy.pt (use it with "
                     "--checkpoint deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.")
     add_section(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
-    deepk8s.set_defaults(run=run_deepk8s)
+    deepk8s.set_defaults(run=training_command(
+        Deepk8sTrainConfig, "deepk8s", train_deepk8s,
+        lambda agent: f"Deepk8s by {agent.algo} for {agent.iterations} iterations"))
     deeprm_commands = (
         ("deeprm", DeepRMTrainConfig, "DeepRM", "DeepRM (REINFORCE on the cluster image)",
          "Train DeepRM by REINFORCE with a per-step baseline in DeepRM's environment (M slots, a 20-step image, "
@@ -61,7 +62,11 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     for key, section, title, summary, description in deeprm_commands:
         command = agents.add_parser(key, parents=parents, allow_abbrev=False, help=summary, description=description)
         add_section(command, key, section, title)
-        command.set_defaults(run=run_deeprm(section, key, title))
+        command.set_defaults(run=training_command(
+            section, key, train_deeprm,
+            lambda agent, title=title: f"{title} ({agent.objective}, load {agent.load:g}, {agent.workload} workload, "
+                                       f"{agent.mode} sizes, {agent.jobsets} jobsets x {agent.episodes} episodes) "
+                                       f"for {agent.iterations} iterations"))
     rlsk = agents.add_parser(
         "rlsk", parents=parents, allow_abbrev=False, help="RLSK (DQN over federated clusters)",
         description="Train RLSK's deep Q-network (replay memory, target network, epsilon-greedy) to send each "
@@ -70,44 +75,26 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "DIR/policy.pt (use it with --checkpoint rlsk=DIR/policy.pt), the state to resume from, "
                     "config.json and a log of every epoch (one episode per sequence).")
     add_section(rlsk, "rlsk", RLSKTrainConfig, "RLSK")
-    rlsk.set_defaults(run=run_rlsk)
+    rlsk.set_defaults(run=training_command(
+        RLSKTrainConfig, "rlsk", train_rlsk,
+        lambda agent: f"RLSK by DQN for {agent.timesteps} steps on {agent.sequences} sequences of {agent.jobs} jobs "
+                      f"(load {agent.load:g}, {agent.clusters} clusters of {agent.nodes} node(s))"))
 
 
-def run_rlsk(namespace: argparse.Namespace) -> int:
-    chosen = frozenset(given(namespace, "rlsk")) - RLSK_RUN_FIELDS
-    config = dataclasses.replace(build(namespace, "rlsk", RLSKTrainConfig()), given=chosen)
-    agent = config.agent
-    print(f"training RLSK by DQN for {agent.timesteps} steps on {agent.sequences} sequences of {agent.jobs} jobs "
-          f"(load {agent.load:g}, {agent.clusters} clusters of {agent.nodes} node(s)) into {config.out}"
-          f"{' (resumed)' if config.resume else ''}", file=sys.stderr)
-    print(strict_json(train_rlsk(config)), flush=True)
-    return 0
-
-
-def run_deeprm(section: type, key: str, title: str):
-    """The command of ``cloudsim train deeprm`` (or deeprm-plus, with its config ``section``)."""
+def training_command(section: type, key: str, train, describe):
+    """The command of one `cloudsim train AGENT` whose options are the config ``section`` (options under
+    ``key``): it builds the config, says what it trains (``describe(agent config)``), trains with
+    ``train(config) -> summary`` and prints the summary as JSON."""
 
     def run(namespace: argparse.Namespace) -> int:
-        chosen = frozenset(given(namespace, key)) - DEEPRM_RUN_FIELDS
+        chosen = frozenset(given(namespace, key)) - TRAINING_RUN_FIELDS
         config = dataclasses.replace(build(namespace, key, section()), given=chosen)
-        agent = config.agent
-        print(f"training {title} ({agent.objective}, load {agent.load:g}, {agent.workload} workload, {agent.mode} "
-              f"sizes, {agent.jobsets} jobsets x {agent.episodes} episodes) for {agent.iterations} iterations into "
-              f"{config.out}{' (resumed)' if config.resume else ''}", file=sys.stderr)
-        print(strict_json(train_deeprm(config)), flush=True)
+        print(f"training {describe(config.agent)} into {config.out}{' (resumed)' if config.resume else ''}",
+              file=sys.stderr)
+        print(strict_json(train(config)), flush=True)
         return 0
 
     return run
-
-
-def run_deepk8s(namespace: argparse.Namespace) -> int:
-    chosen = frozenset(given(namespace, "deepk8s")) - RUN_FIELDS
-    config = dataclasses.replace(build(namespace, "deepk8s", Deepk8sTrainConfig()), given=chosen)
-    agent = config.agent
-    print(f"training Deepk8s by {agent.algo} for {agent.iterations} iterations into {config.out}"
-          f"{' (resumed)' if config.resume else ''}", file=sys.stderr)
-    print(strict_json(train_deepk8s(config)), flush=True)
-    return 0
 
 
 def _given_agent_settings(namespace: argparse.Namespace) -> frozenset[str]:

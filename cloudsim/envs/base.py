@@ -33,11 +33,26 @@ from cloudsim.broker import ClusterView, Decision
 from cloudsim.simulation import Simulation, SimulationStalledError
 from cloudsim.specs import ClusterSpec, JobSpec
 
-__all__ = ["SchedulingEnv", "TRAINING_SEEDS"]
+__all__ = ["SchedulingEnv", "TRAINING_SEEDS", "episode_jobs"]
 
 # Workload seeds a training environment draws from; evaluation uses seeds below
 # the range (for example `cloudsim compare deepk8s --seeds 0:100`), which training never sees.
 TRAINING_SEEDS = (1_000, 2**31 - 1)
+
+
+def episode_jobs(options: dict[str, Any] | None, workload: Callable[[int], Sequence[JobSpec]],
+                 rng: np.random.Generator) -> tuple[list[JobSpec], int | None]:
+    """(jobs, workload seed) of an environment's reset: ``options={"jobs": [...]}`` replays those jobs
+    (seed None), ``{"workload_seed": s}`` is ``workload(s)``; otherwise the seed is drawn from
+    `TRAINING_SEEDS` with ``rng`` (the environment's ``np_random``)."""
+    options = dict(options or {})
+    unknown = set(options) - {"jobs", "workload_seed"}
+    if unknown:
+        raise ValueError(f"unknown reset options {sorted(unknown)}; use 'jobs' or 'workload_seed'")
+    if "jobs" in options:
+        return list(options["jobs"]), None
+    seed = int(options.get("workload_seed", rng.integers(*TRAINING_SEEDS)))
+    return list(workload(seed)), seed
 
 
 class SchedulingEnv(gym.Env, ABC):
@@ -95,15 +110,7 @@ class SchedulingEnv(gym.Env, ABC):
         """Start an episode: ``options={"jobs": [...]}`` replays those jobs, ``{"workload_seed": s}``
         the workload of seed ``s``; otherwise a workload seed is drawn from `TRAINING_SEEDS`."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        unknown = set(options) - {"jobs", "workload_seed"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; use 'jobs' or 'workload_seed'")
-        if "jobs" in options:
-            jobs, self.workload_seed = list(options["jobs"]), None
-        else:
-            self.workload_seed = int(options.get("workload_seed", self.np_random.integers(*TRAINING_SEEDS)))
-            jobs = list(self.workload(self.workload_seed))
+        jobs, self.workload_seed = episode_jobs(options, self.workload, self.np_random)
         self.sim = Simulation(self.cluster, jobs, name=self.name, max_idle_ticks=10_000)
         self.time = 0.0
         self.cost_rate = 0.0

@@ -32,7 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from cloudsim.broker import ClusterView, Decision
-from cloudsim.envs.base import TRAINING_SEEDS
+from cloudsim.envs.base import episode_jobs
 from cloudsim.simulation import Simulation, SimulationStalledError
 from cloudsim.specs import ClusterSpec, JobSpec
 
@@ -468,15 +468,7 @@ class RLSKEnv(gym.Env):
         """Start an episode: ``options={"jobs": [...]}`` replays those jobs, ``{"workload_seed": s}``
         the workload of seed ``s``; otherwise a workload seed is drawn from `TRAINING_SEEDS`."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        unknown = set(options) - {"jobs", "workload_seed"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; use 'jobs' or 'workload_seed'")
-        if "jobs" in options:
-            jobs, self.workload_seed = list(options["jobs"]), None
-        else:
-            self.workload_seed = int(options.get("workload_seed", self.np_random.integers(*TRAINING_SEEDS)))
-            jobs = list(self.workload(self.workload_seed))
+        jobs, self.workload_seed = episode_jobs(options, self.workload, self.np_random)
         self.sim = Simulation(self.cluster, jobs, name="rlsk-env", max_idle_ticks=10_000)
         self.federation = Federation(self.cluster, self.clusters, self.postpone,
                                      seed=int(self.np_random.integers(2**31)), max_postpones=self.max_postpones)

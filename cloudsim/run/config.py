@@ -16,6 +16,8 @@ refused.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import os
 from dataclasses import dataclass, field, fields
@@ -186,6 +188,33 @@ def check_training_numbers(save_every: object, seed: object) -> None:
     for flag, value, low in (("--save-every", save_every, 1), ("--seed", seed, 0)):
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= low):
             raise ConfigError(flag, value, f"must be a whole number >= {low}")
+
+
+TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
+"""Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is."""
+
+
+def saved_agent_config(out: str, agent_type: type) -> Any:
+    """The agent config (an ``agent_type``) of the training saved in ``out``, from its config.json
+    (lists read back as tuples); a `ConfigError` on --resume when the file is missing or damaged."""
+    path = Path(out) / "config.json"
+    try:
+        saved = json.loads(path.read_text())
+        return agent_type(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
+    except (OSError, ValueError, TypeError) as err:
+        raise ConfigError("--resume", out, f"{path} is missing or damaged ({err}); start a new training "
+                          "in another folder") from None
+
+
+def training_agent_config(command: Any, defaults: Any, length: str) -> Any:
+    """The agent config a `cloudsim train AGENT` config ``command`` asks for: ``defaults`` with the agent
+    settings it holds, or, on --resume, the saved training's (``command.saved_agent``) with the
+    training's length (its field ``length``: iterations or timesteps) given here."""
+    if command.resume:
+        return dataclasses.replace(command.saved_agent, **{length: getattr(command, length)})
+    names = {f.name for f in fields(defaults)} - TRAINING_RUN_FIELDS
+    return dataclasses.replace(defaults, **{f.name: getattr(command, f.name) for f in fields(command)
+                                            if f.name in names})
 
 
 def check_training_folder(out: str, *, resume: bool, state: Path, what: str) -> None:

@@ -19,13 +19,11 @@ from pathlib import Path
 
 from agents.deepk8s_config import ALGORITHMS, OPTIMIZERS, Deepk8sConfig
 from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
-                                 real, whole)
+                                 real, saved_agent_config, training_agent_config, whole)
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
 
 AGENT_DEFAULTS = Deepk8sConfig()
-# Deepk8sTrainConfig fields that are about where the run writes, not about the agent.
-RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
 
 
 @dataclass(frozen=True)
@@ -80,24 +78,13 @@ class Deepk8sTrainConfig:
     @property
     def saved_agent(self) -> Deepk8sConfig:
         """The config of the training saved in ``out`` (its config.json)."""
-        path = Path(self.out) / "config.json"
-        try:
-            saved = json.loads(path.read_text())
-            return Deepk8sConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
-        except (OSError, ValueError, TypeError) as err:
-            raise ConfigError("--resume", self.out, f"{path} is missing or damaged ({err}); start a new training "
-                              "in another folder") from None
+        return saved_agent_config(self.out, Deepk8sConfig)
 
     @property
     def agent(self) -> Deepk8sConfig:
         """The agent's config: a new training's defaults with the settings given here, or, on --resume,
         the saved training's with the total number of iterations given here."""
-        if self.resume:
-            return dataclasses.replace(self.saved_agent, iterations=self.iterations)
-        names = {f.name for f in dataclasses.fields(Deepk8sConfig)} - RUN_FIELDS
-        return dataclasses.replace(AGENT_DEFAULTS, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                                                      if f.name in names})
-
+        return training_agent_config(self, AGENT_DEFAULTS, "iterations")
 
 def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
     """Train, and return a summary: the algorithm, iterations, wall time, the last logged reward, the policy."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from agents.deeprm_config import DeepRMConfig
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES
 from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
-                                 real, whole)
+                                 real, saved_agent_config, training_agent_config, whole)
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
 
@@ -31,7 +31,6 @@ PLUS_DEFAULTS = DeepRMConfig(network="cnn", workload="poisson", load=1.4, jobset
 """DeepRM_Plus: section V-B's 25 jobsets at 140 %; 5 episodes per jobset and 300 iterations keep a training
 within hours on two cores (the CNN's step costs 100 times the dense network's); rmsprop at 1e-4 moves the
 cloned weights gently (the paper gives neither)."""
-RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
 FLAGS = {"mode": "--sizes", "workload": "--arrivals"}  # the agent settings whose flag is not their name
 
 
@@ -90,23 +89,13 @@ class DeepRMTrainConfig:
     @property
     def saved_agent(self) -> DeepRMConfig:
         """The config of the training saved in ``out`` (its config.json)."""
-        path = Path(self.out) / "config.json"
-        try:
-            return DeepRMConfig(**json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError) as err:
-            raise ConfigError("--resume", self.out, f"{path} is missing or damaged ({err}); start a new training "
-                              "in another folder") from None
+        return saved_agent_config(self.out, DeepRMConfig)
 
     @property
     def agent(self) -> DeepRMConfig:
         """A new training's config (defaults with the settings given here) or, on --resume, the saved
         training's with the total number of iterations given here."""
-        if self.resume:
-            return dataclasses.replace(self.saved_agent, iterations=self.iterations)
-        names = {f.name for f in dataclasses.fields(DeepRMConfig)}
-        return dataclasses.replace(self.agent_defaults, **{f.name: getattr(self, f.name)
-                                                           for f in dataclasses.fields(self) if f.name in names})
-
+        return training_agent_config(self, self.agent_defaults, "iterations")
 
 @dataclass(frozen=True)
 class DeepRMPlusTrainConfig(DeepRMTrainConfig):

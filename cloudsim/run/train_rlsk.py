@@ -19,13 +19,11 @@ from pathlib import Path
 from agents.rlsk_config import RLSKConfig
 from cloudsim.envs import TRAINING_SEEDS
 from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers,
-                                 option, real, whole)
+                                 option, real, saved_agent_config, training_agent_config, whole)
 
 __all__ = ["RLSKTrainConfig", "train_rlsk", "training_sequences"]
 
 AGENT_DEFAULTS = RLSKConfig()
-# RLSKTrainConfig fields that are about where the run writes, not about the agent.
-RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
 
 
 def _steps(text: str) -> tuple[int, int]:
@@ -96,24 +94,13 @@ class RLSKTrainConfig:
     @property
     def saved_agent(self) -> RLSKConfig:
         """The config of the training saved in ``out`` (its config.json)."""
-        path = Path(self.out) / "config.json"
-        try:
-            saved = json.loads(path.read_text())
-            return RLSKConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()})
-        except (OSError, ValueError, TypeError) as err:
-            raise ConfigError("--resume", self.out, f"{path} is missing or damaged ({err}); start a new training "
-                              "in another folder") from None
+        return saved_agent_config(self.out, RLSKConfig)
 
     @property
     def agent(self) -> RLSKConfig:
         """The agent's config: a new training's defaults with the settings given here, or, on --resume,
         the saved training's with the total number of steps given here."""
-        if self.resume:
-            return dataclasses.replace(self.saved_agent, timesteps=self.timesteps)
-        names = {f.name for f in dataclasses.fields(RLSKConfig)} - RUN_FIELDS
-        return dataclasses.replace(AGENT_DEFAULTS, **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                                                      if f.name in names})
-
+        return training_agent_config(self, AGENT_DEFAULTS, "timesteps")
 
 def training_sequences(agent: RLSKConfig):
     """``workload(s)``: the training sequence ``s mod sequences`` (seed 1,000 + that), as RLSK's environment draws."""

@@ -1,0 +1,23 @@
+"""Building a policy by name from a registry of factories: one rule for every registry in agents/
+(the core's brokers, DeepRM's environment's policies, RLSK's dispatchers)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Mapping
+
+__all__ = ["build"]
+
+
+def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, seed: int | None,
+          options: dict[str, Any]) -> Any:
+    """``registry[name](**options)``; ``seed`` is passed to factories that take one (those that draw
+    random numbers) and ignored by the others. An unknown name is a ValueError listing the names
+    (``where`` says which registry, e.g. " for RLSK's federation")."""
+    try:
+        factory = registry[name]
+    except KeyError:
+        raise ValueError(f"unknown broker {name!r}{where}; choose one of {', '.join(registry)}") from None
+    if "seed" in inspect.signature(factory).parameters:
+        options = {**options, "seed": seed}
+    return factory(**options)
