@@ -217,6 +217,18 @@ def training_agent_config(command: Any, defaults: Any, length: str) -> Any:
                                             if f.name in names})
 
 
+def check_agent_settings(command: Any) -> None:
+    """A new training's agent config must build: the agent's own check ("NAME must be ...") becomes a
+    `ConfigError` naming the option ``--NAME``."""
+    if command.resume:
+        return
+    try:
+        command.agent
+    except ValueError as err:
+        name = str(err).split(" ", 1)[0]
+        raise ConfigError(f"--{name.replace('_', '-')}", getattr(command, name, None), str(err)) from None
+
+
 def check_training_folder(out: str, *, resume: bool, state: Path, what: str) -> None:
     """Refuse an --out that cannot hold a training: a bad parent or a file; with --resume, a folder without
     the ``state`` file of ``what`` training; without it, a folder that already holds a trained policy."""

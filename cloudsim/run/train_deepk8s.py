@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.deepk8s_config import ALGORITHMS, OPTIMIZERS, Deepk8sConfig
-from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
+from cloudsim.run.config import (ConfigError, check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers, option,
                                  real, saved_agent_config, training_agent_config, whole)
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
@@ -59,12 +59,7 @@ class Deepk8sTrainConfig:
 
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
-        if not self.resume:
-            try:
-                self.agent
-            except ValueError as err:  # the agent's own checks: "NAME must be ..."
-                name = str(err).split(" ", 1)[0]
-                raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name, None), str(err)) from None
+        check_agent_settings(self)
         if self.init is not None:
             if self.algo == "dagger":
                 raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")

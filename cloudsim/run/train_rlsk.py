@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agents.rlsk_config import RLSKConfig
 from cloudsim.envs import TRAINING_SEEDS
-from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers,
+from cloudsim.run.config import (ConfigError, check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers,
                                  option, real, saved_agent_config, training_agent_config, whole)
 
 __all__ = ["RLSKTrainConfig", "train_rlsk", "training_sequences"]
@@ -81,12 +81,7 @@ class RLSKTrainConfig:
         low, high = self.postpone
         if not 1 <= low <= high:
             raise ConfigError("--postpone", f"{low}:{high}", "write LOW:HIGH, whole steps with 1 <= LOW <= HIGH")
-        if not self.resume:
-            try:
-                self.agent
-            except ValueError as err:  # the agent's own checks: "NAME must be ..."
-                name = str(err).split(" ", 1)[0]
-                raise ConfigError(f"--{name.replace('_', '-')}", getattr(self, name, None), str(err)) from None
+        check_agent_settings(self)
         check_training_folder(self.out, resume=self.resume, state=Path(self.out) / "model.zip", what="RLSK")
         if self.resume:
             check_resumed_settings(self.given, self.saved_agent, self, length="timesteps")
