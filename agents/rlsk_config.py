@@ -52,7 +52,7 @@ class RLSKConfig:
         seed: seeds the network, exploration and the environments.
     """
 
-    timesteps: int = 1_200_000
+    timesteps: int = 600_000
     envs: int = 4
     learning_rate: float = 2.5e-4
     buffer_size: int = 100_000

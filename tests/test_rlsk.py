@@ -62,7 +62,9 @@ def test_a_broker_run_gets_the_same_total_reward_as_the_environments_steps():
     actions = iter([1, 2])
     broker = FederatedBroker(lambda federation, view, task: next(actions), clusters=2)
     result = simulate(federation_cluster(2), HAND, broker)
-    assert federation_metrics(result, 2)["total_reward"] == pytest.approx(-2.0)
+    assert federation_metrics(result, 2, RLSKWeights(1, 1, 1))["total_reward"] == pytest.approx(-2.0)
+    # The default weights count DiffRes three times: -2.0 - 2 x (0.25 x 2 + 0.05 x 5 + 0.25 x 3) = -5.0
+    assert federation_metrics(result, 2)["total_reward"] == pytest.approx(-5.0)
 
 
 def test_a_postponed_job_comes_back_after_its_interval_and_is_asked_again():
