@@ -16,10 +16,13 @@
 * Speed: environment steps per second (random actions, one environment) and the
   training's wall time (from the log).
 * Beyond the paper, with ``--nodes N``: the same brokers on clusters of N nodes
-  each (least-allocated node choice inside a cluster).
+  each (least-allocated node choice inside a cluster), at the first load.
+* ``--policy-at LOAD=PATH``: an RLSK agent trained at another load, evaluated at
+  that load beside the main one (row "RLSK (trained at LOAD)").
 
     python benchmarks/rlsk_results.py --policy agents/checkpoints/rlsk.pt \
-        --log benchmarks/results/rlsk/training/log.csv [--seeds 20] [--loads 0.7,1.2] [--nodes 4]
+        --log benchmarks/results/rlsk/training/log.csv [--seeds 20] [--loads 0.7,1.0] [--nodes 4] \
+        [--policy-at 1.0=PATH]
 
 Writes benchmarks/results/rlsk/ (figure4.png, figure5.png .. figure9.png, results.md, results.json).
 """
@@ -53,8 +56,8 @@ COLUMNS = ("makespan", "total_reward", "imbalance_machines", "imbalance_resource
 
 
 def run(name: str, policy_path: Path, jobs, nodes: int, seed: int, weights: RLSKWeights):
-    options = {"checkpoint": str(policy_path)} if name == "rlsk" else {}
-    broker = make_federated_broker(name, clusters=3, seed=seed, **options)
+    options = {"checkpoint": str(policy_path)} if name.startswith("rlsk") else {}
+    broker = make_federated_broker("rlsk" if name.startswith("rlsk") else name, clusters=3, seed=seed, **options)
     result = simulate(federation_cluster(3, nodes), jobs, broker)
     assert result.summary["instances_finished"] == len(jobs), f"{name}: not every job finished"
     row = {"broker": name, "seed": seed, "makespan": result.makespan,
@@ -63,28 +66,34 @@ def run(name: str, policy_path: Path, jobs, nodes: int, seed: int, weights: RLSK
     return result, row
 
 
+def title(name: str) -> str:
+    return TITLES.get(name) or f"RLSK (trained at {float(name.split('@')[1]):.0%})"
+
+
 def table(rows: pd.DataFrame) -> str:
     lines = ["| broker | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
-    for name in BROKERS:
+    for name in rows.broker.unique():
         part = rows[rows.broker == name]
         cells = [f"{part[c].mean():.4g} ± {part[c].std(ddof=0):.2g}" for c in COLUMNS]
-        lines.append(f"| {TITLES[name]} | " + " | ".join(cells) + " |")
+        lines.append(f"| {title(name)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def targets(rows: pd.DataFrame) -> dict:
+def targets(rows: pd.DataFrame, agent: str = "rlsk") -> dict:
     mean = rows.groupby("broker")[list(COLUMNS)].mean()
-    baselines = mean.drop(index="rlsk")
+    baselines = mean.drop(index=[b for b in mean.index if b.startswith("rlsk")])
     best = float(baselines["makespan"].min())
-    return {"reward_above_every_baseline": bool(mean.loc["rlsk", "total_reward"] > baselines["total_reward"].max()),
-            "reward_rlsk": float(mean.loc["rlsk", "total_reward"]),
+    least = mean.loc["least-load"]
+    return {"agent": agent,
+            "reward_above_every_baseline": bool(mean.loc[agent, "total_reward"] > baselines["total_reward"].max()),
+            "reward_rlsk": float(mean.loc[agent, "total_reward"]),
             "reward_best_baseline": float(baselines["total_reward"].max()),
-            "imbalance_machines_below_least_load": bool(
-                mean.loc["rlsk", "imbalance_machines"] < mean.loc["least-load", "imbalance_machines"]),
-            "imbalance_resources_below_least_load": bool(
-                mean.loc["rlsk", "imbalance_resources"] < mean.loc["least-load", "imbalance_resources"]),
-            "makespan_rlsk": float(mean.loc["rlsk", "makespan"]), "makespan_best_baseline": best,
-            "makespan_over_best_percent": round(100 * (float(mean.loc["rlsk", "makespan"]) / best - 1), 2)}
+            "imbalance_machines_rlsk": float(mean.loc[agent, "imbalance_machines"]),
+            "imbalance_machines_least_load": float(least["imbalance_machines"]),
+            "imbalance_resources_rlsk": float(mean.loc[agent, "imbalance_resources"]),
+            "imbalance_resources_least_load": float(least["imbalance_resources"]),
+            "makespan_rlsk": float(mean.loc[agent, "makespan"]), "makespan_best_baseline": best,
+            "makespan_over_best_percent": round(100 * (float(mean.loc[agent, "makespan"]) / best - 1), 2)}
 
 
 def utilisation_figure(name: str, result, path: Path, load: float) -> None:
@@ -123,7 +132,7 @@ def figure4(log: pd.DataFrame, levels: dict, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.plot(log["epoch"], log["reward"], marker="o", markersize=3, color="black", label="RLSK (training, epsilon-greedy)")
     for (name, level), colour in zip(levels.items(), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
-        ax.axhline(level, linestyle="--", linewidth=1, color=colour, label=TITLES[name])
+        ax.axhline(level, linestyle="--", linewidth=1, color=colour, label=title(name))
     ax.set_xlabel("epoch (one episode per training sequence)")
     ax.set_ylabel("average total reward per episode")
     ax.set_title("Figure 4: average reward during training, with the baselines on the training sequences")
@@ -152,7 +161,9 @@ def main() -> None:
     parser.add_argument("--policy", type=Path, required=True)
     parser.add_argument("--log", type=Path, required=True, help="the training's log.csv")
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--loads", default="0.7,1.2")
+    parser.add_argument("--loads", default="0.7,1.0")
+    parser.add_argument("--policy-at", action="append", default=[], metavar="LOAD=PATH",
+                        help="an agent trained at LOAD, evaluated at LOAD too")
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--nodes", type=int, default=4)
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -162,29 +173,33 @@ def main() -> None:
     config = policy.config
     weights = RLSKWeights(config.alpha, config.beta, config.gamma)
     loads = [float(v) for v in args.loads.split(",")]
+    flags = [(k, item) for k, v in vars(args).items() if k != "out" for item in (v if isinstance(v, list) else [v])]
     report = {"command": "python benchmarks/rlsk_results.py " + " ".join(
-        f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "out"), "policy_config": dataclasses.asdict(config), "loads": {}}
+        f"--{k.replace('_', '-')} {item}" for k, item in flags), "policy_config": dataclasses.asdict(config), "loads": {}}
     md = [f"# RLSK: held-out sequences (seeds 0-{args.seeds - 1}, {args.jobs} jobs each)\n",
           f"Made by `{report['command']}`. Mean ± standard deviation over sequences; brokers act on 3 clusters "
           f"of 1 cpu and 1 memory (one node each unless stated). Reward weights alpha={weights.alpha:g}, "
           f"beta={weights.beta:g}, gamma={weights.gamma:g}.\n"]
+    others = {float(k): Path(v) for k, v in (item.split("=", 1) for item in args.policy_at)}
     settings = [(load, 1) for load in loads] + ([(loads[0], args.nodes)] if args.nodes > 1 else [])
     for load, nodes in settings:
         rows = []
+        extra = {f"rlsk@{load:g}": others[load]} if load in others and nodes == 1 else {}
         for seed in range(args.seeds):
             jobs = rlsk_workload(load, args.jobs, seed=seed)
-            for name in BROKERS:
-                result, row = run(name, args.policy, jobs, nodes, seed, weights)
+            for name, path in [(b, args.policy) for b in BROKERS] + list(extra.items()):
+                result, row = run(name, path, jobs, nodes, seed, weights)
                 rows.append(row)
                 if seed == 0 and load == loads[0] and nodes == 1:
                     figure = 5 + BROKERS.index(name)
                     utilisation_figure(name, result, args.out / f"figure{figure}.png", load)
         frame = pd.DataFrame(rows)
         key = f"load {load:g}" + (f", {nodes} nodes per cluster" if nodes > 1 else "")
-        report["loads"][key] = {"table": frame.groupby("broker")[list(COLUMNS)].mean().to_dict("index"),
-                                "targets": targets(frame)}
-        md += [f"\n## {key}\n", table(frame), "\nTargets: " + json.dumps(targets(frame)) + "\n"]
-        print(key, json.dumps(targets(frame)), flush=True)
+        report["loads"][key] = {"table": frame.groupby("broker")[list(COLUMNS)].mean().to_dict("index")}
+        checks = [targets(frame)] + [targets(frame, name) for name in extra]
+        report["loads"][key]["targets"] = checks
+        md += [f"\n## {key}\n", table(frame)] + [f"\nTargets: {json.dumps(c)}\n" for c in checks]
+        print(key, json.dumps(checks), flush=True)
     # Figure 4: the baselines' levels on the training sequences.
     log = pd.read_csv(args.log)
     levels = {}

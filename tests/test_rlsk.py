@@ -162,8 +162,12 @@ def test_a_federation_needs_machines_that_split_into_its_clusters():
         Federation(federation_cluster(3), 3, postpone=(5, 2))
 
 
-def test_the_shipped_agent_loads_and_dispatches_every_job():
-    broker = make_broker("rlsk")
+@pytest.mark.parametrize("checkpoint", [None, "agents/checkpoints/rlsk-100.pt"])
+def test_the_shipped_agents_load_and_dispatch_every_job(checkpoint):
+    from pathlib import Path
+
+    path = None if checkpoint is None else str(Path(__file__).resolve().parents[1] / checkpoint)
+    broker = make_broker("rlsk", checkpoint=path)
     result = simulate(federation_cluster(3), rlsk_workload(0.7, 300, seed=0), broker)
     assert result.summary["instances_finished"] == 300
     assert broker.federation.dispatched == 300  # each job sent to a cluster once, postponed or not
