@@ -24,7 +24,6 @@ from agents.heuristics import (
     Windowed,
 )
 from agents.registry import build
-from cloudsim.envs.rlsk import DEFAULT_POSTPONE
 
 __all__ = [
     "BROKERS",
@@ -102,8 +101,7 @@ def _rlsk(checkpoint: str | None = None, seed: int | None = 0) -> object:
     from agents.rlsk import load_policy  # torch only when asked for
 
     policy = load_policy(checkpoint)
-    config = policy.config
-    return FederatedBroker(policy, config.clusters, config.postpone, seed=seed, name="rlsk")
+    return FederatedBroker(policy, policy.config.clusters, seed=seed, name="rlsk")
 
 
 BROKERS["rlsk"] = _rlsk
@@ -127,10 +125,7 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
 def make_federated_broker(name: str, *, clusters: int = 3, seed: int | None = None, **options) -> FederatedBroker:
     """The cluster-level policy ``name`` of RLSK's federation (`RLSK_DISPATCHERS`) as a broker of the core,
     on ``clusters`` clusters; ``seed`` seeds its random draws and the postponements."""
-    dispatcher = make_dispatcher(name, seed=seed, **options)
-    trained = getattr(dispatcher, "config", None)  # a trained agent postpones as it did in training
-    postpone = trained.postpone if trained is not None else DEFAULT_POSTPONE
-    return FederatedBroker(dispatcher, clusters, postpone, seed=seed, name=name)
+    return FederatedBroker(make_dispatcher(name, seed=seed, **options), clusters, seed=seed, name=name)
 
 
 # ------------------------------------------------ brokers of DeepRM's environment

@@ -43,6 +43,7 @@ from agents.kit import (
     CheckpointMismatchError,
     TrainingLog,
     read_checkpoint,
+    relu_mlp,
     restore_rng,
     rng_state,
     save_checkpoint,
@@ -108,12 +109,7 @@ class Deepk8sPolicy:
         self.layers = pairs
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        x = obs.astype(np.float64)
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
-            if i < len(self.layers) - 1:
-                x = np.maximum(x, 0.0)
-        return x
+        return relu_mlp(self.layers, obs)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The most likely action among those the mask allows."""

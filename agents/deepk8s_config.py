@@ -8,8 +8,9 @@ the usual ones for these algorithms, chosen here and documented in the README.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from agents.checks import check_finite, check_whole
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "OPTIMIZERS", "Deepk8sConfig"]
 
@@ -91,29 +92,14 @@ class Deepk8sConfig:
             raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
         if self.init is not None and self.algo == "dagger":
             raise ValueError("init applies to PPO and A2C; DAgger starts from scratch")
-        whole = ("iterations", "envs", "steps_per_env", "a2c_steps", "epochs", "minibatch", "window", "tasks",
-                 "dagger_episodes", "dagger_updates")
-        for name in whole:
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        check_whole(self, ("iterations", "envs", "steps_per_env", "a2c_steps", "epochs", "minibatch", "window",
+                           "tasks", "dagger_episodes", "dagger_updates"), 1)
         if len(self.trunk) != 2 or not all(isinstance(s, int) and s >= 1 for s in (*self.trunk, *self.head)):
             raise ValueError(f"trunk must be two layer sizes >= 1 (the shared layers), got {self.trunk!r}; "
                              f"head sizes >= 1, got {self.head!r}")
-        def finite(name: str) -> float:
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-            return value
-
-        for name in ("learning_rate", "clip", "max_wait"):
-            if finite(name) <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
-        for name in ("gamma", "gae_lambda"):
-            if not 0 <= finite(name) <= 1:
-                raise ValueError(f"{name} must be a finite number in [0, 1], got {getattr(self, name)!r}")
-        if finite("entropy") < 0:
-            raise ValueError(f"entropy must be a finite number >= 0, got {self.entropy!r}")
+        check_finite(self, ("learning_rate", "clip", "max_wait"), above=0)
+        check_finite(self, ("gamma", "gae_lambda"), at_least=0, at_most=1)
+        check_finite(self, ("entropy",), at_least=0)
 
     @property
     def broker_name(self) -> str:

@@ -91,13 +91,17 @@ class FederatedBroker:
     Args:
         dispatcher: ``dispatcher(federation, view, task) -> action`` (see the module docstring).
         clusters: M; the machines split into M clusters of consecutive machines.
-        postpone: how long a postponed job stays away (see `Federation`).
+        postpone: how long a postponed job stays away (see `Federation`); None: as the
+            dispatcher was trained with (its ``config.postpone``), else `DEFAULT_POSTPONE`.
         seed: seeds the postponement draws.
         name: the broker's name in results.
     """
 
-    def __init__(self, dispatcher: Dispatcher, clusters: int = 3, postpone=DEFAULT_POSTPONE, seed: int | None = 0,
+    def __init__(self, dispatcher: Dispatcher, clusters: int = 3, postpone=None, seed: int | None = 0,
                  name: str = "federated") -> None:
+        if postpone is None:  # a trained agent postpones as it did in training
+            trained = getattr(dispatcher, "config", None)
+            postpone = trained.postpone if trained is not None else DEFAULT_POSTPONE
         self.dispatcher = dispatcher
         self.clusters = clusters
         self.postpone = postpone

@@ -37,8 +37,8 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint, trim_log,
-                        unusable_checkpoint)
+from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, relu_mlp, save_checkpoint,
+                        trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import ClusterSpec, ClusterView, JobSpec
 from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, federation_cluster
@@ -69,11 +69,7 @@ class RLSKPolicy:
         if self.preprocess is not None:  # phi: the training's standardisation, frozen
             p = self.preprocess
             x = np.clip((x - p["mean"]) / np.sqrt(p["var"] + p["epsilon"]), -p["clip"], p["clip"])
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
-            if i < len(self.layers) - 1:
-                x = np.maximum(x, 0.0)
-        return x
+        return relu_mlp(self.layers, x)
 
     def __call__(self, federation: Federation, view: ClusterView, task: int) -> int:
         return int(np.argmax(self.q_values(federation.observe(view, task))))
@@ -185,9 +181,10 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
             envs = VecNormalize.load(str(statistics), envs)
         else:
             envs = VecNormalize(envs, norm_obs=True, norm_reward=False, gamma=config.discount)
+    done_epochs = 0
     if resume:
-        state = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("epochs",))
-        trim_log(out, int(state["epochs"]), column="epoch")
+        done_epochs = int(read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("epochs",))["epochs"])
+        trim_log(out, done_epochs, column="epoch")
         try:
             model = DQN.load(saved, env=envs, device="cpu")
             model.load_replay_buffer(buffer)
@@ -226,8 +223,7 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
             """One log row per epoch (``sequences`` finished episodes), checkpoints, a progress bar."""
 
             def _on_training_start(self) -> None:
-                self.epoch = int(read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("epochs",))["epochs"]) \
-                    if resume else 0
+                self.epoch = done_epochs
                 self.episodes: list[dict] = []
                 self.started = time.perf_counter()
                 self.bar = tqdm(total=config.timesteps, initial=self.model.num_timesteps, unit="step",

@@ -10,10 +10,11 @@ documented in the README.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from cloudsim.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights
+from agents.checks import check_finite, check_whole
+
+from cloudsim.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
 
 __all__ = ["RLSKConfig"]
 
@@ -78,35 +79,13 @@ class RLSKConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        whole = ("timesteps", "envs", "buffer_size", "batch_size", "target_update", "train_freq", "jobs",
-                 "sequences", "clusters", "nodes")
-        for name in whole:
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-        for name in ("learning_starts", "seed"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-                raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        check_whole(self, ("timesteps", "envs", "buffer_size", "batch_size", "target_update", "train_freq", "jobs",
+                           "sequences", "clusters", "nodes"), 1)
+        check_whole(self, ("learning_starts", "seed"), 0)
         if not self.hidden or not all(isinstance(s, int) and s >= 1 for s in self.hidden):
             raise ValueError(f"hidden must be one or more layer sizes >= 1, got {self.hidden!r}")
-        low_high = self.postpone
-        if not (len(low_high) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in low_high)
-                and 1 <= low_high[0] <= low_high[1]):
-            raise ValueError(f"postpone must be whole steps 1 <= low <= high, got {low_high!r}")
-
-        def finite(name: str) -> float:
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-            return value
-
-        for name in ("learning_rate", "load"):
-            if finite(name) <= 0:
-                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
-        for name in ("discount", "exploration_fraction", "exploration_initial", "exploration_final"):
-            if not 0 <= finite(name) <= 1:
-                raise ValueError(f"{name} must be a finite number in [0, 1], got {getattr(self, name)!r}")
-        for name in ("alpha", "beta", "gamma"):
-            if finite(name) < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
+        postpone_range(self.postpone)
+        check_finite(self, ("learning_rate", "load"), above=0)
+        check_finite(self, ("discount", "exploration_fraction", "exploration_initial", "exploration_final"),
+                     at_least=0, at_most=1)
+        check_finite(self, ("alpha", "beta", "gamma"), at_least=0)

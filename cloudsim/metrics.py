@@ -186,7 +186,7 @@ class EpisodeResult:
 
         One row per instant at which usage changed; usage holds until the next row.
         """
-        steps = self._usage_changes().drop(columns="machine").groupby("time", sort=True).sum().cumsum()
+        steps = self.usage_changes().drop(columns="machine").groupby("time", sort=True).sum().cumsum()
         total = self.capacity[list(self.resources)].sum(axis=0).replace(0, np.nan)
         return (steps / total).clip(lower=0.0).reset_index()
 
@@ -242,9 +242,11 @@ class EpisodeResult:
                 between_machines[start:stop] = u @ weights
         return pd.DataFrame(dict(zip(("time", *_IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
 
-    def _usage_changes(self) -> pd.DataFrame:
-        """Columns machine, time, one per resource: each group adds its demand x instances
-        to its machine at its start and takes it back at its end (starts first, then ends)."""
+    def usage_changes(self) -> pd.DataFrame:
+        """Every change of a machine's usage: columns machine, time, one per resource. Each
+        group adds its demand x instances to its machine at its start and takes it back at its
+        end (starts first, then ends; rows not sorted). A running sum per machine over time is
+        what the machine holds."""
         g = self.groups
         demand = self.tasks[[f"demand_{r}" for r in self.resources]].to_numpy()[g.task.to_numpy()]
         delta = demand * g.instances.to_numpy()[:, None]
@@ -261,7 +263,7 @@ class EpisodeResult:
         machine divided by the machine's capacity is its utilisation.
         """
         names = list(self.resources)
-        used = self._usage_changes().groupby(["machine", "time"], sort=True).sum().groupby(level="machine").cumsum()
+        used = self.usage_changes().groupby(["machine", "time"], sort=True).sum().groupby(level="machine").cumsum()
         machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
         capacity = self.capacity[names].to_numpy(dtype=float)[machine]
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -44,6 +44,7 @@ __all__ = [
     "RLSKWeights",
     "federation_cluster",
     "federation_metrics",
+    "postpone_range",
     "reward_rate",
 ]
 
@@ -157,7 +158,7 @@ class Federation:
         if callable(postpone):
             self._draw_delay = postpone
         else:
-            low, high = _postpone_range(postpone)
+            low, high = postpone_range(postpone)
             self._draw_delay = lambda rng: float(rng.integers(low, high + 1))
         if not (isinstance(max_postpones, (int, np.integer)) and max_postpones >= 0):
             raise ValueError(f"max_postpones must be a whole number >= 0, got {max_postpones!r}")
@@ -165,7 +166,6 @@ class Federation:
         self.clusters = int(clusters)
         self.nodes = cluster.machines // self.clusters
         self.resources = tuple(cluster.resources)
-        self.cluster_of_machine = np.repeat(np.arange(self.clusters), self.nodes)
         capacity = cluster.capacity_array()
         self.capacity = capacity.reshape(self.clusters, self.nodes, -1).sum(axis=1)
         """Each cluster's capacity, shape (clusters, resources): its nodes' sum."""
@@ -210,13 +210,13 @@ class Federation:
     # ------------------------------------------------------------ routing
     def route(self, view: ClusterView) -> Decision | Dispatch | None:
         """What happens next at this instant (see the class docstring)."""
-        position = self._positions(view)
         index = view.task_index
+        self._track(index)
         back = index[self._stage[index] == _LEFT]  # instances re-queued by a machine failure
         for g in back.tolist():  # rejoin their cluster's queue, as Kubernetes reschedules a pod in its cluster
             self.queues[self.assigned[g]][g] = None
             self._stage[g] = _QUEUED
-        start = self._placement(view, position)
+        start = self._placement(view)
         if start is not None:
             return start
         now = view.time
@@ -230,7 +230,7 @@ class Federation:
             self._stage[new] = _HELD
             self._undecided.extend(new.tolist())
         if self._undecided:  # a job without a cluster has started nothing: it is in the view
-            return Dispatch(int(position[self._undecided[0]]))
+            return Dispatch(int(_positions(index, np.array(self._undecided[0]))))
         return None
 
     def dispatch(self, view: ClusterView, task: int, action: int | None) -> None:
@@ -268,32 +268,23 @@ class Federation:
         """How long until the next postponed job comes back (None: none is away)."""
         return self._away[0][0] - now if self._away else None
 
-    @property
-    def away(self) -> int:
-        """Jobs postponed and not back yet."""
-        return len(self._away)
-
     # ------------------------------------------------------------ inside
-    def _positions(self, view: ClusterView) -> np.ndarray:
-        """Task index -> position in the view (-1: not waiting); grows the stage array as indices appear."""
-        index = view.task_index
-        size = int(index.max()) + 1 if len(index) else 0
+    def _track(self, index: np.ndarray) -> None:
+        """Grow the stage array (by doubling) to cover every task index of the view."""
+        size = int(index[-1]) + 1 if len(index) else 0  # the view's indices are sorted
         if size > len(self._stage):
             grown = np.zeros(max(size, 2 * len(self._stage)), dtype=np.int8)
             grown[: len(self._stage)] = self._stage
             self._stage = grown
-        position = np.full(len(self._stage), -1, dtype=np.int64)
-        position[index] = np.arange(len(index))
-        return position
 
-    def _placement(self, view: ClusterView, position: np.ndarray) -> Decision | None:
+    def _placement(self, view: ClusterView) -> Decision | None:
         """The first queued job (cluster by cluster, in arrival order) that fits a node of its cluster."""
         fits = view.fits
         for c, queue in enumerate(self.queues):
             if not queue:
                 continue
             queued = np.fromiter(queue, dtype=np.int64, count=len(queue))
-            tasks = position[queued]
+            tasks = _positions(view.task_index, queued)
             gone = queued[tasks < 0]  # all instances started
             for g in gone.tolist():
                 del queue[g]
@@ -320,7 +311,21 @@ class Federation:
         return int(nodes[np.argmax(left.mean(axis=1))])
 
 
-def _postpone_range(postpone: object) -> tuple[int, int]:
+def _positions(index: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """Positions of task indices ``tasks`` in a view's ``task_index`` (-1 where a task is not waiting).
+
+    A view lists waiting tasks in arrival order, which is the order of their
+    indices (jobs are indexed in submit order, tasks in job order), so a
+    binary search finds them: O(log waiting) per task, not a table of every task.
+    """
+    if not len(index):
+        return np.full(np.shape(tasks), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(index, tasks), len(index) - 1)
+    return np.where(index[at] == tasks, at, -1)
+
+
+def postpone_range(postpone: object) -> tuple[int, int]:
+    """(low, high) of a postponement range of whole steps; ValueError unless 1 <= low <= high."""
     try:
         low, high = postpone  # type: ignore[misc]
     except (TypeError, ValueError):
@@ -366,26 +371,18 @@ def federation_metrics(result: Any, clusters: int, weights: RLSKWeights = RLSKWe
 
 def cluster_utilisation(result: Any, clusters: int) -> tuple[np.ndarray, np.ndarray]:
     """(times[T], util[T, clusters, resources]): each cluster's utilisation from each change onward,
-    its nodes' usage pooled, from a finished run's instance groups."""
+    its nodes' usage pooled, from a finished run's usage changes (`EpisodeResult.usage_changes`)."""
     resources = list(result.resources)
     capacity = result.capacity[resources].to_numpy(dtype=float)
-    machines = len(capacity)
-    if machines % clusters:
-        raise ValueError(f"{machines} machines do not split evenly into {clusters} clusters")
-    nodes = machines // clusters
-    cluster_capacity = capacity.reshape(clusters, nodes, -1).sum(axis=1)
-    groups = result.groups
-    if groups.empty:
-        return np.zeros(0), np.zeros((0, clusters, len(resources)))
-    demand = result.tasks[[f"demand_{r}" for r in resources]].to_numpy(dtype=float)[groups.task.to_numpy()]
-    delta = demand * groups.instances.to_numpy()[:, None]
-    cluster = groups.machine.to_numpy() // nodes
-    time = np.concatenate([groups.start.to_numpy(dtype=float), groups.end.to_numpy(dtype=float)])
-    times, instant = np.unique(time, return_inverse=True)
+    if len(capacity) % clusters:
+        raise ValueError(f"{len(capacity)} machines do not split evenly into {clusters} clusters")
+    nodes = len(capacity) // clusters
+    changes = result.usage_changes()
+    times, instant = np.unique(changes["time"].to_numpy(dtype=float), return_inverse=True)
     change = np.zeros((len(times), clusters, len(resources)))
-    np.add.at(change, (instant, np.concatenate([cluster, cluster])), np.concatenate([delta, -delta]))
-    util = np.clip(np.cumsum(change, axis=0) / cluster_capacity, 0.0, 1.0)
-    return times, util
+    np.add.at(change, (instant, changes["machine"].to_numpy() // nodes), changes[resources].to_numpy(dtype=float))
+    cluster_capacity = capacity.reshape(clusters, nodes, -1).sum(axis=1)
+    return times, np.clip(np.cumsum(change, axis=0) / cluster_capacity, 0.0, 1.0)
 
 
 # ------------------------------------------------------------------ the Gymnasium environment
@@ -459,12 +456,11 @@ class RLSKEnv(gym.Env):
         self.cluster = cluster if cluster is not None else federation_cluster(clusters)
         self.clusters = clusters
         self.postpone = postpone
-        Federation(self.cluster, clusters, postpone, max_postpones=max_postpones)  # checks them up front
+        federation = Federation(self.cluster, clusters, postpone, max_postpones=max_postpones)  # checks them
         self.workload = workload
         self.weights = weights
         self.max_postpones = max_postpones
-        size = (clusters + 1) * len(self.cluster.resources)
-        self.observation_space = spaces.Box(0.0, 1.0, (size,), dtype=np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, (federation.observation_size,), dtype=np.float32)
         self.action_space = spaces.Discrete(clusters + 1)
         self.sim: Simulation | None = None
         self.federation: Federation | None = None

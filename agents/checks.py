@@ -1,0 +1,38 @@
+"""Range checks of the agents' hyper-parameter dataclasses, written once.
+
+Each raises ``ValueError("NAME must be ..., got VALUE")``, the form the command
+line turns into a message naming the option ``--NAME``
+(`cloudsim.run.config.check_agent_settings`). No torch, no numpy: the command
+line imports the configs to show their defaults.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+__all__ = ["check_finite", "check_whole"]
+
+
+def check_whole(config: Any, names: Iterable[str], minimum: int) -> None:
+    """Each field of ``names`` is a whole number (not a bool) >= ``minimum``."""
+    for name in names:
+        value = getattr(config, name)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
+            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+
+
+def check_finite(config: Any, names: Iterable[str], *, above: float | None = None, at_least: float | None = None,
+                 at_most: float | None = None) -> None:
+    """Each field of ``names`` is a finite number (not a bool), ``> above``, ``>= at_least`` and
+    ``<= at_most`` where given."""
+    for name in names:
+        value = getattr(config, name)
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if above is not None and not value > above:
+            raise ValueError(f"{name} must be a finite number > {above:g}, got {value!r}")
+        if at_least is not None and at_most is not None and not at_least <= value <= at_most:
+            raise ValueError(f"{name} must be a finite number in [{at_least:g}, {at_most:g}], got {value!r}")
+        if at_least is not None and at_most is None and value < at_least:
+            raise ValueError(f"{name} must be a finite number >= {at_least:g}, got {value!r}")
