@@ -25,6 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
+from agents.incremental import BestPairs
 from cloudsim.broker import ClusterView, Decision
 
 __all__ = [
@@ -88,15 +89,36 @@ class RandomFit:
 # ------------------------------------------------------------------ pair scores
 class PairScore(ABC):
     """Start one instance of the fit pair with the highest `score`; the first pair
-    in machine-major order on ties. Subclasses define `score`."""
+    in machine-major order on ties. Subclasses define `score`.
+
+    The best pair is kept up to date between decisions (`agents.incremental.BestPairs`):
+    only the machines that changed are rescored, which gives the same decisions as
+    scoring every pair when a pair's score comes from that pair alone: its machine's
+    state (``view.free``, ``view.up``, ``view.capacity``) and its task's fixed
+    attributes (``view.demand``, ``view.duration``). A score that also reads
+    ``view.waiting`` sets ``reads_waiting``; one normalised over every pair sets
+    ``scaled`` and defines `terms` and `combine` (as `TetrisStar`); one that reads
+    anything else (the time, other pairs, the machine's number) sets ``incremental = False``
+    and is scored anew at every decision. On clusters of fewer than ``incremental_from``
+    machines every pair is scored anew too: there, that is cheaper than the bookkeeping.
+    """
 
     name = "pair-score"
+    incremental = True
+    incremental_from = 500
+    scaled = False
+    reads_waiting = False
 
     @abstractmethod
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
 
     def decide(self, view: ClusterView) -> Decision | None:
+        if self.incremental and view.num_machines >= self.incremental_from:
+            if getattr(self, "_best", None) is None:
+                self._best = BestPairs(self)
+            best = self._best.best(view)
+            return None if best is None else Decision(*best)
         machines, tasks = view.fit_pairs
         if len(machines) == 0:
             return None
@@ -174,18 +196,27 @@ class TetrisStar(PairScore):
             raise ValueError(f"Tetris* knob must be in [0, 1] (1 = Packer, 0 = shortest first), got {knob!r}")
         self.knob = knob
 
-    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
-        packing = _scaled(alignment(view, machines, tasks))
+    scaled = True
+
+    def terms(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """Per pair, its alignment and its task's shortness (1 / duration), shape (pairs, 2)."""
         with np.errstate(divide="ignore"):
-            shortness = _scaled(1.0 / view.duration[tasks])  # a zero duration is infinitely short
-        return self.knob * packing + (1.0 - self.knob) * shortness
+            shortness = 1.0 / view.duration[tasks]  # a zero duration is infinitely short
+        return np.column_stack([alignment(view, machines, tasks), shortness])
+
+    def combine(self, terms: np.ndarray, top: np.ndarray) -> np.ndarray:
+        """The scores, from the pairs' `terms` and each term's maximum ``top`` over every fit pair."""
+        return self.knob * _scaled(terms[:, 0], top[0]) + (1.0 - self.knob) * _scaled(terms[:, 1], top[1])
+
+    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        terms = self.terms(view, machines, tasks)
+        return self.combine(terms, terms.max(axis=0))
 
 
-def _scaled(values: np.ndarray) -> np.ndarray:
-    """``values / max(values)``, with infinite values as 1 and the rest 0 when any is infinite."""
-    if np.isinf(values).any():
+def _scaled(values: np.ndarray, top: float) -> np.ndarray:
+    """``values / top``, ``top`` being their maximum; infinite values as 1 and the rest 0 when it is infinite."""
+    if np.isinf(top):
         return np.isinf(values).astype(float)
-    top = values.max()
     return values / top if top > 0 else np.zeros_like(values)
 
 

@@ -228,7 +228,7 @@ class ClusterView:
     @property
     def job_usage(self) -> np.ndarray:
         """Resources held by each job's running instances, shape (jobs, resources), by arrival position."""
-        return frozen(self._tasks.job_usage)
+        return self._tasks.usage_by_job()
 
     @property
     def job_length(self) -> np.ndarray:
@@ -293,6 +293,44 @@ class ClusterView:
         machines, tasks = np.nonzero(self.fits)
         return frozen(machines), frozen(tasks)
 
+    def fits_one(self, machine: int, task: int) -> bool:
+        """Whether one instance of the view's ``task`` fits ``machine`` now (one entry of ``fits``, without the matrix)."""
+        return bool(self.up[machine]) and bool((self.demand[task] <= self.free[machine]).all())
+
+    # ------------------------------------------------------------ changes
+    # A broker that keeps per-machine or per-task results between decisions (`agents.incremental`)
+    # asks what changed since it last looked instead of recomputing everything.
+    @property
+    def episode(self) -> int:
+        """A number no other episode of this process has: what a broker kept is stale when it changes."""
+        return self._state.episode
+
+    @property
+    def machine_changes(self) -> int:
+        """How many changes of machines' free resources or up state the episode has had so far."""
+        return self._state.changes
+
+    def machines_changed_since(self, changes: int) -> np.ndarray:
+        """The machines (ascending) whose free resources or up state changed after the episode's
+        first ``changes`` changes (``machine_changes`` read earlier)."""
+        return np.flatnonzero(self._state.machine_change > changes)
+
+    @property
+    def waiting_changes(self) -> int:
+        """How many changes of tasks' waiting counts the episode has had so far."""
+        return self._tasks.waiting_changes
+
+    def tasks_changed_since(self, changes: int) -> np.ndarray:
+        """Positions in this view of the tasks whose waiting count changed after the episode's first
+        ``changes`` such changes (``waiting_changes`` read earlier)."""
+        return np.flatnonzero(self._tasks.task_waiting_change[self.task_index] > changes)
+
+    @property
+    def tasks_version(self) -> int:
+        """A number that changes whenever the set of waiting tasks does (a task arrives, becomes
+        ready, or has no waiting instance left)."""
+        return self._tasks.ready_version
+
     def waiting_instances(self, task: int) -> int:
         """Instances of the view's task ``task`` not yet started (one entry of ``waiting``, without the array)."""
         return self._tasks.waiting_instances(self.task_index[task])
@@ -339,7 +377,7 @@ def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[in
         raise InvalidDecisionError(f"{where}: no such task (the view has {view.num_tasks} ready tasks)")
     # A view's task has at least one waiting instance, and one instance fits exactly when the
     # (up-to-date) fit matrix says so: the common case needs nothing more.
-    if count == 1 and view.fits[machine, task]:
+    if count == 1 and view.fits_one(machine, task):
         return machine, task, count
     waiting = view.waiting_instances(task)
     if isinstance(decision, Decision) and decision.at is not None and decision.at != view.time:

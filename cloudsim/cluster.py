@@ -6,10 +6,16 @@
 waiting set (`TaskTable.ready_version`) rebuilds it, vectorised over every
 machine; a change of one machine's free vector or state recomputes only that
 machine's row, the next time the matrix is read.
+
+It also counts its changes (`changes`, and per machine `machine_change`, the
+count at that machine's latest change), so a broker that keeps its own
+per-machine state (`agents.incremental.BestPairs`) can ask which machines
+changed since it last looked, in O(machines), instead of recomputing them all.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +26,8 @@ if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
 
 __all__ = ["ClusterState", "frozen"]
+
+_EPISODES = itertools.count()
 
 
 def frozen(array: np.ndarray) -> np.ndarray:
@@ -37,6 +45,10 @@ class ClusterState:
         capacity_view: capacity of each machine, shape (machines, resources).
         free_view: free resources of each machine now, shape (machines, resources).
         up_view: whether each machine is up (takes work), shape (machines,).
+        episode: a number no other `ClusterState` of this process has: what a broker keeps
+            per episode is stale when it changes.
+        changes: how many changes of free resources or up state there have been.
+        machine_change: per machine, the value of ``changes`` at its latest change (0: none).
     """
 
     def __init__(self, spec: ClusterSpec, tasks: "TaskTable") -> None:
@@ -49,6 +61,9 @@ class ClusterState:
         self.capacity_view = frozen(self.capacity)
         self.free_view = frozen(self.free)
         self.up_view = frozen(self.up)
+        self.episode = next(_EPISODES)
+        self.changes = 0
+        self.machine_change = np.zeros(spec.machines, dtype=np.int64)
         self._stale_rows: set[int] = set()
         self._fits_version = -1  # the waiting set the fit matrix was built for
 
@@ -66,12 +81,17 @@ class ClusterState:
             steps[0] = self.free[machine]
             steps[1:] = demand
             self.free[machine] = op.accumulate(steps, axis=0)[-1]
-        self._stale_rows.add(machine)
+        self._changed(machine)
 
     def set_up(self, machine: int, up: bool) -> None:
         """The machine takes work (``up``) or not."""
         self.up[machine] = up
+        self._changed(machine)
+
+    def _changed(self, machine: int) -> None:
         self._stale_rows.add(machine)
+        self.changes += 1
+        self.machine_change[machine] = self.changes
 
     # ----------------------------------------------------------- fit cache
     def fit_matrix(self) -> tuple[np.ndarray, np.ndarray]:

@@ -73,12 +73,17 @@ class TaskTable:
         self.job_arrival = np.full(len(jobs), np.nan)
         self.job_finish = np.full(len(jobs), np.nan)
         self.job_unfinished_tasks = np.array([len(job.tasks) for job in jobs], dtype=np.int64)
-        # Resources held by each job's running instances (dominant-resource fairness reads them).
-        self.job_usage = np.zeros((len(jobs), len(cluster.resources)))
-        self.job_running = np.zeros(len(jobs), dtype=np.int64)
+        # Resources held by each job's running instances: kept from the first `usage_by_job` call
+        # on (dominant-resource fairness reads them at every decision; other brokers never do).
+        self._job_usage: np.ndarray | None = None
+        self._job_running: np.ndarray | None = None
         self.unfinished_jobs = len(jobs)
         self.running_instances = 0
         self._job_length: np.ndarray | None = None
+        # Changes of waiting counts, counted as ClusterState counts machine changes: a broker whose
+        # scores read `waiting` asks which tasks changed since it last looked.
+        self.waiting_changes = 0
+        self.task_waiting_change = np.zeros(n, dtype=np.int64)
         self.ready_version = -1
         self._set_ready(np.empty(0, dtype=np.int64))
 
@@ -151,6 +156,7 @@ class TaskTable:
             self.task_start_time[g] = now
         self.task_started[g] += count
         self.running_instances += count
+        self._waiting_changed(g)
         self._change_job_usage(g, count)
         if reserved:  # they had left the waiting set when reserved
             self.task_reserved[g] -= count
@@ -168,13 +174,19 @@ class TaskTable:
     def reserve(self, g: int, count: int) -> None:
         """Hold ``count`` waiting instances of task ``g`` for a later start (`start` with ``reserved``)."""
         self.task_reserved[g] += count
+        self._waiting_changed(g)
         self._leave_if_none_waiting(g)
 
     def cancel_reservation(self, g: int, count: int) -> None:
         """``count`` reserved instances of task ``g`` wait again."""
         self.task_reserved[g] -= count
+        self._waiting_changed(g)
         if self.waiting_instances(g) == count:  # it had left the waiting set
             self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
+
+    def _waiting_changed(self, g: int) -> None:
+        self.waiting_changes += 1
+        self.task_waiting_change[g] = self.waiting_changes
 
     def _leave_if_none_waiting(self, g: int) -> None:
         if self.waiting_instances(g) == 0:
@@ -208,6 +220,7 @@ class TaskTable:
         if outcome == "requeued":
             self.task_started[g] -= count
             self.task_restarts[g] += count
+            self._waiting_changed(g)
             self._requeued.setdefault(g, []).append([first, count])
             if self.waiting_instances(g) == count:  # it had left the waiting set
                 self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
@@ -228,11 +241,24 @@ class TaskTable:
         self.unfinished_jobs -= 1
         return True
 
+    def usage_by_job(self) -> np.ndarray:
+        """Resources held by each job's running instances, shape (jobs, resources), by arrival
+        position; read-only. Kept up to date from the first call on."""
+        if self._job_usage is None:
+            running = self.task_started - self.task_finished - self.task_failed
+            self._job_running = np.bincount(self.task_job, running, minlength=len(self.jobs)).astype(np.int64)
+            self._job_usage = np.zeros((len(self.jobs), self.task_demand.shape[1]))
+            np.add.at(self._job_usage, self.task_job, running[:, None] * self.task_demand)
+            self._job_usage[self._job_running == 0] = 0.0
+        return frozen(self._job_usage)
+
     def _change_job_usage(self, g: int, count: int) -> None:
         """``count`` more (or, negative, fewer) instances of task ``g`` run: update its job's usage."""
+        if self._job_usage is None:
+            return
         j = self.task_job[g]
-        self.job_running[j] += count
-        if self.job_running[j] == 0:
-            self.job_usage[j] = 0.0  # exactly: no float residue once nothing of the job runs
+        self._job_running[j] += count
+        if self._job_running[j] == 0:
+            self._job_usage[j] = 0.0  # exactly: no float residue once nothing of the job runs
         else:
-            self.job_usage[j] += count * self.task_demand[g]
+            self._job_usage[j] += count * self.task_demand[g]

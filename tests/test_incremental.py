@@ -1,0 +1,132 @@
+"""Incremental pair scoring (`agents.incremental.BestPairs`) decides exactly as scoring every pair does.
+
+Random clusters and workloads are built so that ties are common: capacities,
+demands and durations come from a few values, so many pairs score the same and
+the tie rule (the first pair in machine-major order) decides. Machine failures
+and repairs change rows without any start. Every scoring broker runs twice on
+the same episode, once keeping its best pairs between decisions and once scoring
+every pair at every decision, and the two decision sequences must be equal.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents import incremental
+from agents.heuristics import Packer, PairScore, Tetris, TetrisStar, Windowed
+from agents.incremental import KEPT
+from cloudsim import ClusterSpec, Decision, JobSpec, MachineEvent, Simulation, TaskSpec
+
+SCORERS = {
+    "tetris": Tetris,
+    "packer": Packer,
+    "tetris-star": TetrisStar,
+    "tetris-star-0.2": lambda: TetrisStar(0.2),
+}
+
+
+@st.composite
+def episodes(draw):
+    machines = draw(st.integers(1, 14))
+    sizes = [(4.0, 4.0), (8.0, 4.0), (8.0, 8.0)]
+    rows = tuple(sizes[draw(st.integers(0, len(sizes) - 1))] for _ in range(machines))
+    cluster = ClusterSpec(("cpu", "memory"), rows)
+    jobs = []
+    # More distinct tasks than a row keeps, so rows run out of kept tasks and are rescored.
+    for j in range(draw(st.integers(1, 3 + KEPT))):
+        tasks = []
+        for t in range(draw(st.integers(1, 3))):
+            parents = tuple(p for p in range(t) if draw(st.booleans()))
+            cpu, memory = draw(st.sampled_from([0.0, 1.0, 2.0, 4.0])), draw(st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+            tasks.append(TaskSpec(t, draw(st.integers(1, 6)), {"cpu": cpu, "memory": memory},
+                                  float(draw(st.sampled_from([0, 1, 2, 5]))), parents))
+        jobs.append(JobSpec(j, float(draw(st.integers(0, 8))), tuple(tasks)))
+    events = []
+    for _ in range(draw(st.integers(0, 4))):
+        machine, at = draw(st.integers(0, machines - 1)), float(draw(st.integers(0, 10)))
+        events += [MachineEvent(at, machine, draw(st.sampled_from(["down", "failed"]))),
+                   MachineEvent(at + draw(st.integers(1, 5)), machine, "up")]
+    return cluster, jobs, events
+
+
+def decisions(broker, cluster, jobs, events) -> list[tuple[int, int, int]]:
+    """(machine, global task, count) of every decision of one episode."""
+    sim = Simulation(cluster, jobs, machine_events=events, max_idle_ticks=50)
+    made = []
+    while (view := sim.next_decision()) is not None:
+        decision = broker.decide(view)
+        if decision is not None:
+            made.append((decision.machine, int(view.task_index[decision.task]), decision.count))
+        sim.apply(decision)
+    return made
+
+
+def scorer(name: str, incremental: bool) -> PairScore:
+    broker = SCORERS[name]()
+    broker.incremental_from = 1 if incremental else 10**9
+    return broker
+
+
+@pytest.mark.parametrize("kept", [1, 2, KEPT])
+@pytest.mark.parametrize("name", sorted(SCORERS))
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(episode=episodes())
+def test_incremental_scoring_decides_as_scoring_every_pair(name, kept, episode, monkeypatch):
+    # Rows that keep fewer tasks run out of them often, and are rescored whole then.
+    monkeypatch.setattr(incremental, "KEPT", kept)
+    cluster, jobs, events = episode
+    assert decisions(scorer(name, True), cluster, jobs, events) == decisions(scorer(name, False), cluster, jobs, events)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(episode=episodes(), size=st.integers(1, 4))
+def test_incremental_scoring_in_a_task_window(episode, size):
+    cluster, jobs, events = episode
+    windowed = [Windowed(scorer("tetris", incremental), size) for incremental in (True, False)]
+    assert decisions(windowed[0], cluster, jobs, events) == decisions(windowed[1], cluster, jobs, events)
+
+
+def test_ties_go_to_the_first_machine_then_the_first_task():
+    """Two idle machines and two tasks with the same score: (machine 0, task 0) first; after it,
+    machine 1 (untouched, same score) beats machine 0, whose free resources shrank."""
+    cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 4})
+    same = {"cpu": 1.0, "memory": 1.0}
+    jobs = [JobSpec("a", 0.0, (TaskSpec(1, 1, same, 1.0), TaskSpec(2, 1, same, 1.0)))]
+    broker = scorer("tetris", True)
+    # Scores: free (4, 4) . demand (1, 1) = 8 on both machines for both tasks.
+    assert decisions(broker, cluster, jobs, []) == [(0, 0, 1), (1, 1, 1)]
+
+
+def test_one_broker_serves_episode_after_episode():
+    """What a broker keeps belongs to one episode: a second episode starts afresh."""
+    cluster = ClusterSpec.uniform(3, {"cpu": 4, "memory": 4})
+    jobs = [JobSpec(j, float(j), (TaskSpec(1, 2, {"cpu": 1.0 + j, "memory": 1.0}, 2.0),)) for j in range(3)]
+    broker = scorer("packer", True)
+    first = decisions(broker, cluster, jobs, [])
+    assert decisions(broker, cluster, jobs, []) == first == decisions(scorer("packer", False), cluster, jobs, [])
+
+
+class NotANumber(PairScore):
+    name = "nan"
+
+    def score(self, view, machines, tasks):
+        return np.full(len(machines), np.nan)
+
+
+def test_a_nan_score_is_refused_with_the_broker_named():
+    broker = NotANumber()
+    broker.incremental_from = 1
+    sim = Simulation(ClusterSpec.uniform(1, {"cpu": 1}), [JobSpec(1, 0.0, (TaskSpec(1, 1, {"cpu": 1}, 1.0),))])
+    with pytest.raises(ValueError, match="broker 'nan' at t=0.0: a pair's score is NaN"):
+        broker.decide(sim.next_decision())
+
+
+def test_small_clusters_score_every_pair():
+    """Below incremental_from machines the broker keeps nothing between decisions."""
+    broker = Tetris()
+    sim = Simulation(ClusterSpec.uniform(2, {"cpu": 2, "memory": 2}),
+                     [JobSpec(1, 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
+    assert broker.decide(sim.next_decision()) == Decision(0, 0)
+    assert getattr(broker, "_best", None) is None
