@@ -59,6 +59,7 @@ from agents.deepjs_config import (
     SlowdownReward,
     needed_resources,
 )
+from agents.incremental import BestPairs
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.runner import Runner
@@ -112,11 +113,24 @@ class NumpyFitness:
         self.std = np.asarray(config.feature_std or [1.0] * len(config.features))
 
     def __call__(self, raw: np.ndarray) -> np.ndarray:
+        return self._forward(raw, np.matmul)
+
+    def per_pair(self, raw: np.ndarray) -> np.ndarray:
+        """The same fitness, each row's the same float whatever other rows share the batch.
+
+        BLAS's matrix product (`__call__`) picks its kernel by batch size, so a pair's fitness can
+        differ in the last bit between batches, which may flip a near-tie; incremental scoring
+        rescores pairs in batches of every size and needs this. It stays separate because the
+        committed results were made with `__call__`, whose ties this would break otherwise.
+        """
+        return self._forward(raw, lambda h, w: np.einsum("ij,jk->ik", h, w))
+
+    def _forward(self, raw: np.ndarray, product) -> np.ndarray:
         h = (raw - self.mean) / self.std
         for w, b in self.weights[:-1]:
-            h = np.tanh(h @ w + b)
+            h = np.tanh(product(h, w) + b)
         w, b = self.weights[-1]
-        return (h @ w + b)[:, 0]
+        return (product(h, w) + b)[:, 0]
 
 
 def segment_log_softmax(scores: torch.Tensor, segments: torch.Tensor, count: int) -> torch.Tensor:
@@ -202,6 +216,11 @@ def _describe_cluster(cluster: ClusterSpec) -> str:
     return f"{count}: {', '.join(shown[:-1])} and {shown[-1]}"
 
 
+# Features computed from the pair alone: its machine's free resources, its task's fixed attributes and
+# waiting count (the view's change counters cover them); "task_running" and "task_age" change otherwise.
+_PAIR_ALONE = {"machine_cpu", "machine_memory", "task_cpu", "task_memory", "task_duration", "task_waiting"}
+
+
 class DeepJS:
     """The DeepJS broker: scores every fit pair with the fitness network and starts one instance.
 
@@ -215,6 +234,12 @@ class DeepJS:
     """
 
     name = "deepjs"
+    incremental_from = 500
+    """Clusters of at least this many machines keep each machine's best pairs between decisions
+    (`agents.incremental.BestPairs`, ranking by `score`) when the greedy policy reads only machines'
+    free resources and tasks' fixed attributes and waiting counts (the paper's features); smaller
+    ones score every pair at every decision, as the committed results were made."""
+    scaled = False
 
     def __init__(self, policy: tuple[NumpyFitness, DeepJSConfig], *, sample: bool = False, seed: int | None = 0,
                  record: bool = False) -> None:
@@ -225,6 +250,9 @@ class DeepJS:
         self.rng = np.random.default_rng(seed)
         self.reward = REWARDS[self.config.reward]()
         self.trajectory = Trajectory() if record else None
+        self.reads_waiting = "task_waiting" in self.config.features
+        self.incremental = not sample and not record and set(self.config.features) <= _PAIR_ALONE
+        self._best: BestPairs | None = None
 
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
         """Check, once before simulating, that this policy can schedule ``cluster``; returns warnings.
@@ -280,7 +308,17 @@ class DeepJS:
             return out
         return np.column_stack([FEATURES[name](view, machines, tasks) for name in self.config.features])
 
+    def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """The fitness of each pair (``machines[i]``, ``tasks[i]``), from that pair alone
+        (`NumpyFitness.per_pair`): what incremental scoring ranks."""
+        return self.fitness.per_pair(self.features(view, machines, tasks))
+
     def decide(self, view: ClusterView) -> Decision | None:
+        if self.incremental and view.num_machines >= self.incremental_from:
+            if self._best is None:
+                self._best = BestPairs(self)
+            best = self._best.best(view)
+            return None if best is None else Decision(*best)
         machines, tasks = view.fit_pairs
         if len(tasks) == 0:
             if self.trajectory is not None:

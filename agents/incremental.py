@@ -201,7 +201,24 @@ class BestPairs:
         if np.isnan(scores).any():
             raise ValueError(f"broker {getattr(scorer, 'name', type(scorer).__name__)!r} at t={view.time}: "
                              "a pair's score is NaN; scores must be numbers (or set incremental = False)")
-        self._keep_best(rows, machines, scores, view.task_index[tasks])
+        if len(positions) == 1:  # one new or changed task merged in: an insertion per row, no sort
+            self._insert(machines, scores, view.task_index[tasks])
+        else:
+            self._keep_best(rows, machines, scores, view.task_index[tasks])
+
+    def _insert(self, machines: np.ndarray, scores: np.ndarray, tasks: np.ndarray) -> None:
+        """Insert one pair per machine (``machines`` distinct) into its row's kept tasks, in order."""
+        score, task, kept = self.score[machines], self.task[machines], self.kept[machines]
+        ahead = (score > scores[:, None]) | ((score == scores[:, None]) & (task < tasks[:, None]))
+        slot = (ahead & (np.arange(KEPT) < kept[:, None])).sum(axis=1)  # where the new pair goes
+        placed = slot < KEPT
+        self.complete[machines] &= placed & (kept < KEPT)  # a pair fell off the end: no longer all fits
+        m, slot, score, task = machines[placed], slot[placed, None], score[placed], task[placed]
+        columns = np.arange(KEPT)
+        later = columns > slot  # these take the entry one to their left
+        self.score[m] = np.where(later, np.roll(score, 1, axis=1), np.where(columns == slot, scores[placed, None], score))
+        self.task[m] = np.where(later, np.roll(task, 1, axis=1), np.where(columns == slot, tasks[placed, None], task))
+        self.kept[m] = np.minimum(self.kept[m] + 1, KEPT)
 
     def _keep_best(self, rows: np.ndarray, machines: np.ndarray, scores: np.ndarray, tasks: np.ndarray) -> None:
         """Merge the pairs (machines, scores, global tasks), machines among ``rows``, into the rows' kept tasks."""

@@ -129,11 +129,7 @@ class EpisodeResult:
         jobs["wait"] = jobs.start_time - jobs.submit_time
         jobs["completion"] = jobs.finish_time - jobs.submit_time
         jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
-        groups = pd.DataFrame(
-            [(g.task, g.machine, g.first_instance, g.instances, g.duration, g.start, g.end, g.outcome)
-             for g in record.groups],
-            columns=_GROUP_COLUMNS,
-        ).astype(_GROUP_DTYPES)
+        groups = pd.DataFrame(record.groups.columns(), columns=_GROUP_COLUMNS).astype(_GROUP_DTYPES)
         groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[groups.task]], dtype=object))
         groups.insert(1, "task_id", pd.Series([task_ids[g] for g in groups.task], dtype=object))
         capacity = pd.DataFrame(record.state.capacity, columns=list(resources))

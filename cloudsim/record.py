@@ -2,27 +2,32 @@
 
 An instance group is the engine's unit of work: instances of one task started
 on one machine at one instant with one duration, finishing together (one SimPy
-event). `EpisodeRecord` gathers what `cloudsim.metrics.EpisodeResult` needs,
+event). A long replay has millions of them: `GroupTable` keeps them as columns. `EpisodeRecord` gathers what `cloudsim.metrics.EpisodeResult` needs,
 so results never reach into the simulation's internals.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
 
 from cloudsim.cluster import ClusterState
 from cloudsim.specs import ClusterSpec, JobSpec
 from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeRecord", "InstanceGroup", "OUTCOMES"]
+__all__ = ["EpisodeRecord", "GroupTable", "InstanceGroup", "OUTCOMES"]
 
 OUTCOMES = ("finished", "failed", "requeued")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class InstanceGroup:
-    """Instances ``first_instance .. first_instance + instances - 1`` of ``task`` on ``machine``.
+    """Instances ``first_instance .. first_instance + instances - 1`` of ``task`` on ``machine``:
+    one row of a `GroupTable`, as read at one moment.
 
     ``task`` is the global task index. ``end`` is NaN and ``outcome`` empty while
     the group runs; a machine failure ends it early ("failed" or "requeued").
@@ -42,6 +47,72 @@ class InstanceGroup:
         return not self.outcome
 
 
+class GroupTable:
+    """Every instance group of an episode, one compact column per field.
+
+    An episode of millions of groups keeps them as machine numbers (about 60 bytes a
+    group), not as Python objects (about 250); `columns` hands them to numpy without
+    a copy. ``table[gid]`` and iteration give `InstanceGroup` rows. The engine adds
+    groups (`add`), grows the latest group of a machine within a round (`grow`) and
+    ends them (`end`); nothing else writes.
+    """
+
+    _INTEGERS = ("task", "machine", "first_instance", "instances")
+    _FLOATS = ("duration", "start", "end")
+
+    def __init__(self) -> None:
+        self.task, self.machine, self.first_instance, self.instances = (array("q") for _ in range(4))
+        self.duration, self.start, self.end = (array("d") for _ in range(3))
+        self.outcome = array("b")  # 0 while running, else 1 + the index in OUTCOMES
+
+    def __len__(self) -> int:
+        return len(self.task)
+
+    def __getitem__(self, gid: int) -> InstanceGroup:
+        code = self.outcome[gid]
+        return InstanceGroup(self.task[gid], self.machine[gid], self.first_instance[gid], self.instances[gid],
+                             self.duration[gid], self.start[gid], self.end[gid], OUTCOMES[code - 1] if code else "")
+
+    def __iter__(self) -> Iterator[InstanceGroup]:
+        return (self[gid] for gid in range(len(self)))
+
+    def add(self, task: int, machine: int, first: int, count: int, duration: float, start: float) -> int:
+        """A new running group; returns its id (its row)."""
+        self.task.append(task)
+        self.machine.append(machine)
+        self.first_instance.append(first)
+        self.instances.append(count)
+        self.duration.append(duration)
+        self.start.append(start)
+        self.end.append(math.nan)
+        self.outcome.append(0)
+        return len(self.task) - 1
+
+    def grow(self, gid: int, count: int) -> None:
+        """``count`` more instances join group ``gid`` (they follow its last one)."""
+        self.instances[gid] += count
+
+    def end_group(self, gid: int, time: float, outcome: str) -> None:
+        """Group ``gid`` ends at ``time`` with ``outcome`` (one of OUTCOMES)."""
+        self.end[gid] = time
+        self.outcome[gid] = OUTCOMES.index(outcome) + 1
+
+    def running(self, gid: int) -> bool:
+        return self.outcome[gid] == 0
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Each field as a numpy array, ``outcome`` as text. The numbers are read-only views of the
+        columns, without a copy; while one is alive the table cannot grow (BufferError): read them
+        once the episode is over."""
+        out: dict[str, np.ndarray] = {name: np.frombuffer(getattr(self, name), dtype=np.int64)
+                                      if len(self) else np.empty(0, dtype=np.int64) for name in self._INTEGERS}
+        out.update({name: np.frombuffer(getattr(self, name), dtype=np.float64)
+                    if len(self) else np.empty(0) for name in self._FLOATS})
+        codes = np.frombuffer(self.outcome, dtype=np.int8) if len(self) else np.empty(0, dtype=np.int8)
+        out["outcome"] = np.array(("",) + OUTCOMES, dtype=object)[codes]
+        return out
+
+
 @dataclass
 class EpisodeRecord:
     """A finished (or stopped) episode, as the engine recorded it.
@@ -51,7 +122,7 @@ class EpisodeRecord:
         jobs: the jobs in arrival order.
         tasks: every task's and job's progress and times.
         state: the machines' final state (capacity, free, up).
-        groups: every instance group, in start order.
+        groups: every instance group, in start order (a `GroupTable`).
         makespan: when the last job finished (event-driven), or the first
             scheduler tick at which every job had finished (fixed tick).
         broker: the broker's name.
@@ -65,7 +136,7 @@ class EpisodeRecord:
     jobs: list[JobSpec]
     tasks: TaskTable
     state: ClusterState
-    groups: list[InstanceGroup] = field(default_factory=list)
+    groups: GroupTable = field(default_factory=GroupTable)
     makespan: float = 0.0
     broker: str = ""
     tick: float | None = None

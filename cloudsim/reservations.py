@@ -27,7 +27,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
-    from cloudsim.record import InstanceGroup
+    from cloudsim.record import GroupTable
     from cloudsim.tasks import TaskTable
 
 __all__ = ["Reservation", "Timeline", "FIT_TOLERANCE"]
@@ -63,7 +63,7 @@ class Timeline:
         running_on: per machine, the ids of its running groups.
     """
 
-    def __init__(self, state: "ClusterState", tasks: "TaskTable", groups: list["InstanceGroup"],
+    def __init__(self, state: "ClusterState", tasks: "TaskTable", groups: "GroupTable",
                  running_on: list[set[int]]) -> None:
         self._state = state
         self._tasks = tasks
@@ -83,8 +83,8 @@ class Timeline:
         changes: list[tuple[float, np.ndarray]] = []
         demand = self._tasks.task_demand
         for gid in self._running_on[machine]:
-            group = self._groups[gid]
-            changes.append((group.start + group.duration, demand[group.task] * group.instances))
+            g = self._groups
+            changes.append((g.start[gid] + g.duration[gid], demand[g.task[gid]] * g.instances[gid]))
         for r in self.pending:
             if r.machine == machine:
                 taken = np.asarray(r.demand)

@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, check_decision
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
-from cloudsim.record import EpisodeRecord, InstanceGroup
+from cloudsim.record import EpisodeRecord
 from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from cloudsim.tasks import TaskTable
@@ -471,36 +471,34 @@ class Simulation:
         """
         groups = self.record.groups
         last = self._round_last_group.get(machine)
-        if last is not None:
-            group = groups[last]
-            if group.task == g and group.duration == duration and group.first_instance + group.instances == first:
-                group.instances += count
-                return
-        gid = len(groups)
-        groups.append(InstanceGroup(g, machine, first, count, duration, self.env.now))
+        if (last is not None and groups.task[last] == g and groups.duration[last] == duration
+                and groups.first_instance[last] + groups.instances[last] == first):
+            groups.grow(last, count)
+            return
+        gid = groups.add(g, machine, first, count, duration, self.env.now)
         self._round_last_group[machine] = gid
         self._running_on[machine].add(gid)
         self._launch_queue.append(gid)
 
     def _launch_started_groups(self) -> None:
-        groups = self.record.groups
+        duration = self.record.groups.duration
         for gid in self._launch_queue:
-            self.env.timeout(groups[gid].duration, value=gid).callbacks.append(self._finish_group)
+            self.env.timeout(duration[gid], value=gid).callbacks.append(self._finish_group)
         self._launch_queue.clear()
 
     def _finish_group(self, event: Event) -> None:
-        if not self.record.groups[event.value].outcome:  # not already ended by a machine failure
+        if self.record.groups.running(event.value):  # not already ended by a machine failure
             self._end_group(event.value, "finished")
 
     def _end_group(self, gid: int, outcome: str) -> None:
         """The group's instances end now: finished, failed, or re-queued to run again."""
-        group = self.record.groups[gid]
+        groups = self.record.groups
         now = self.env.now
-        group.end = now
-        group.outcome = outcome
-        self._running_on[group.machine].discard(gid)
-        self.state.change_free(group.machine, self.tasks.task_demand[group.task], group.instances, np.add)
-        if self.tasks.end(group.task, group.first_instance, group.instances, outcome, now) and self._bar is not None:
+        groups.end_group(gid, now, outcome)
+        machine, task, instances = groups.machine[gid], groups.task[gid], groups.instances[gid]
+        self._running_on[machine].discard(gid)
+        self.state.change_free(machine, self.tasks.task_demand[task], instances, np.add)
+        if self.tasks.end(task, groups.first_instance[gid], instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
             self._bar.set_postfix_str(f"t={now:.6g} (last arrival {self._last_arrival:.6g})", refresh=False)
             self._bar.update()

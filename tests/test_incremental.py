@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import incremental
+from agents import incremental, make_broker
 from agents.heuristics import Packer, PairScore, Tetris, TetrisStar, Windowed
 from agents.incremental import KEPT
 from cloudsim import ClusterSpec, Decision, JobSpec, MachineEvent, Simulation, TaskSpec
@@ -86,6 +86,40 @@ def test_incremental_scoring_in_a_task_window(episode, size):
     cluster, jobs, events = episode
     windowed = [Windowed(scorer("tetris", incremental), size) for incremental in (True, False)]
     assert decisions(windowed[0], cluster, jobs, events) == decisions(windowed[1], cluster, jobs, events)
+
+
+class ScoreEveryPair:
+    """The reference: ``inner.score`` over every fit pair at every decision, the first best pair."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def decide(self, view):
+        machines, tasks = view.fit_pairs
+        if len(machines) == 0:
+            return None
+        best = int(np.argmax(self.inner.score(view, machines, tasks)))
+        return Decision(int(machines[best]), int(tasks[best]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(episode=episodes())
+def test_incremental_deepjs_decides_as_its_fitness_over_every_pair(episode):
+    """DeepJS's score reads waiting counts, which change at every start: the changed task leaves
+    every row and comes back with its new fitness."""
+    cluster, jobs, events = episode
+    deepjs = make_broker("deepjs")
+    deepjs.incremental_from = 1
+    reference = ScoreEveryPair(make_broker("deepjs"))
+    assert decisions(deepjs, cluster, jobs, events) == decisions(reference, cluster, jobs, events)
+
+
+def test_deepjs_scores_each_pair_alone():
+    """The fitness incremental DeepJS ranks by gives each pair the same float in any batch."""
+    fitness = make_broker("deepjs").fitness
+    raw = np.random.default_rng(0).uniform(0, 10, size=(3000, 6))
+    whole = fitness.per_pair(raw)
+    assert all(np.array_equal(fitness.per_pair(raw[a:b]), whole[a:b]) for a, b in [(0, 1), (5, 9), (17, 2900)])
 
 
 def test_ties_go_to_the_first_machine_then_the_first_task():
