@@ -158,7 +158,10 @@ def main() -> None:
     unknown = [b for b in brokers if b not in BROKERS]
     if unknown:
         sys.exit(f"--brokers: unknown {', '.join(unknown)}; choose among {', '.join(sorted(BROKERS))}")
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        sys.exit(f"--out {args.out}: cannot make the folder ({error.strerror}); pass another folder")
     rows = []
     started = time.perf_counter()
     try:

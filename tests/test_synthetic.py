@@ -127,3 +127,22 @@ def test_stored_statistics_are_the_fit_of_the_real_samples(tmp_path):
     assert fit["cpu_values"] == synthetic._CPU_VALUES.tolist()
     assert fit["cpu_weights"] == pytest.approx(synthetic._CPU_WEIGHTS, abs=5e-5)
     assert fit["parents_per_task"] == synthetic._PARENTS_PER_TASK.tolist()
+
+
+def test_alibaba_like_streams_the_same_jobs_block_by_block(monkeypatch):
+    """The stream draws inter-arrival times in blocks: with blocks of 7 jobs, the carried running
+    sum and the skipped draws must give exactly the jobs drawn all at once."""
+    from traces import synthetic
+
+    whole = synthetic.alibaba_like(50, seed=4)
+    monkeypatch.setattr(synthetic, "_SUBMIT_BLOCK", 7)
+    assert list(synthetic.iter_alibaba_like(50, seed=4)) == whole
+    assert [job.id for job in whole] == list(range(1, 51)) and whole[0].submit_time == 0.0
+
+
+def test_alibaba_like_stream_starts_at_once_at_any_size():
+    """Ten million jobs are not built to hand out the first (the first job of any stream arrives at 0)."""
+    from traces import iter_alibaba_like
+
+    first = next(iter_alibaba_like(10_000_000, seed=2))
+    assert (first.id, first.submit_time) == (1, 0.0)

@@ -21,6 +21,7 @@ from traces.synthetic import (
     fit_alibaba_like,
     generate,
     generator_skips,
+    iter_alibaba_like,
     poisson_workload,
     rlsk_workload,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "fit_alibaba_like",
     "generate",
     "generator_skips",
+    "iter_alibaba_like",
     "poisson_workload",
     "rlsk_workload",
     "chunk_count",

@@ -211,41 +211,73 @@ def alibaba_like(
     which keeps small demo runs quick. A job of two or more tasks is a DAG job
     with probability ``dag_fraction`` (see the module docstring); with
     ``dag_fraction=0`` every task of a job is independent, as in v2017.
+    `iter_alibaba_like` gives the same jobs one at a time.
+    """
+    return list(iter_alibaba_like(jobs, seed, max_instances, dag_fraction))
+
+
+_SUBMIT_BLOCK = 65536  # inter-arrival times drawn at a time when streaming
+
+
+def iter_alibaba_like(
+    jobs: int = 100, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5
+):
+    """The jobs of `alibaba_like`, the same ones, made one at a time: memory stays flat at any ``jobs``.
+
+    The in-memory generator draws every inter-arrival time first, then each job's
+    shape from the same random stream. Here the inter-arrival times come in blocks from
+    a copy of that stream, and the job stream first skips past them, block by block.
     """
     if jobs < 0:
         raise ValueError(f"jobs must be >= 0, got {jobs}")
     if not 0 <= dag_fraction <= 1:
         raise ValueError(f"dag_fraction must be in [0, 1], got {dag_fraction!r}")
     rng = np.random.default_rng(seed)
+    arrivals = np.random.default_rng(seed)  # the same stream: its first draws are the inter-arrival times
+    for start in range(0, jobs, _SUBMIT_BLOCK):
+        rng.exponential(_MEAN_INTERARRIVAL, min(_SUBMIT_BLOCK, jobs - start))
     dag_rng = np.random.default_rng([seed, 1])  # DAG shapes do not disturb the other draws
-    submit = np.floor(np.cumsum(rng.exponential(_MEAN_INTERARRIVAL, jobs)))
-    submit -= submit[0] if jobs else 0
     probabilities = _TASKS_PER_JOB / _TASKS_PER_JOB.sum()
     cpu_weights = _CPU_WEIGHTS / _CPU_WEIGHTS.sum()
-    out = []
-    for j in range(jobs):
-        n = int(rng.choice(len(probabilities), p=probabilities)) + 1
-        if n == len(probabilities):
-            n = int(rng.integers(12, 41))
-        instances = np.clip(np.rint(rng.lognormal(*_LOG_INSTANCES, n)), 1, max_instances).astype(int)
-        duration = np.maximum(1.0, np.round(rng.lognormal(*_LOG_DURATION, n), 3))
-        cpu = rng.choice(_CPU_VALUES, size=n, p=cpu_weights)
-        memory = np.round(rng.lognormal(*_LOG_MEMORY, n), 6)
-        ids = list(range(1, n + 1))
-        dag = n > 1 and dag_rng.random() < dag_fraction
-        parents = _dag_parents(dag_rng, n, ids) if dag else [()] * n
-        tasks = tuple(
-            TaskSpec(
-                id=ids[t],
-                instances=int(instances[t]),
-                demand={"cpu": float(cpu[t]), "memory": float(memory[t])},
-                duration=float(duration[t]),
-                parents=parents[t],
-            )
-            for t in range(n)
+    total, first = 0.0, None
+    for start in range(0, jobs, _SUBMIT_BLOCK):
+        # A running sum carried over blocks adds in the same order as one cumsum over all.
+        steps = np.cumsum(np.concatenate(([total], arrivals.exponential(_MEAN_INTERARRIVAL,
+                                                                       min(_SUBMIT_BLOCK, jobs - start)))))[1:]
+        total = steps[-1]
+        submit = np.floor(steps)
+        if first is None:
+            first = submit[0]
+        submit -= first
+        for offset in range(len(submit)):
+            yield _alibaba_job(start + offset + 1, float(submit[offset]), rng, dag_rng, probabilities, cpu_weights,
+                               max_instances, dag_fraction)
+
+
+def _alibaba_job(job_id: int, submit: float, rng: np.random.Generator, dag_rng: np.random.Generator,
+                 probabilities: np.ndarray, cpu_weights: np.ndarray, max_instances: int,
+                 dag_fraction: float) -> JobSpec:
+    n = int(rng.choice(len(probabilities), p=probabilities)) + 1
+    if n == len(probabilities):
+        n = int(rng.integers(12, 41))
+    instances = np.clip(np.rint(rng.lognormal(*_LOG_INSTANCES, n)), 1, max_instances).astype(int)
+    duration = np.maximum(1.0, np.round(rng.lognormal(*_LOG_DURATION, n), 3))
+    cpu = rng.choice(_CPU_VALUES, size=n, p=cpu_weights)
+    memory = np.round(rng.lognormal(*_LOG_MEMORY, n), 6)
+    ids = list(range(1, n + 1))
+    dag = n > 1 and dag_rng.random() < dag_fraction
+    parents = _dag_parents(dag_rng, n, ids) if dag else [()] * n
+    tasks = tuple(
+        TaskSpec(
+            id=ids[t],
+            instances=int(instances[t]),
+            demand={"cpu": float(cpu[t]), "memory": float(memory[t])},
+            duration=float(duration[t]),
+            parents=parents[t],
         )
-        out.append(JobSpec(j + 1, float(submit[j]), tasks))
-    return out
+        for t in range(n)
+    )
+    return JobSpec(job_id, submit, tasks)
 
 
 def fit_alibaba_like(jobs: Sequence[JobSpec], dag_jobs: Sequence[JobSpec] = ()) -> dict:
