@@ -121,7 +121,7 @@ class BestPairs:
                 self._rescore(view, np.arange(view.num_machines), None)
 
     def _remember(self, view: ClusterView) -> None:
-        if getattr(self, "tasks_version", None) != view.tasks_version or len(self.tasks) != view.num_tasks:
+        if self.tasks_version != view.tasks_version or len(self.tasks) != view.num_tasks:
             self.tasks = np.array(view.task_index)
             self.tasks_version = view.tasks_version
         self.machine_changes = view.machine_changes
@@ -130,7 +130,7 @@ class BestPairs:
     def _rebuild(self, view: ClusterView) -> None:
         machines = view.num_machines
         self.episode = view.episode
-        self.tasks_version = None
+        self.tasks_version, self.tasks = None, np.empty(0, dtype=np.int64)
         self._remember(view)
         # Per row, its best tasks: score and global task index, best first; `kept` of them valid;
         # `complete`: they are all the row's fit tasks (when none is left, nothing fits).
@@ -170,7 +170,8 @@ class BestPairs:
     def _rescore(self, view: ClusterView, rows: np.ndarray, positions: np.ndarray | None) -> None:
         """Score the tasks at ``positions`` in the view (None: every task) on ``rows``: the rows'
         kept tasks anew (None), or merged with these tasks' (new or changed ones)."""
-        if positions is None:
+        merge = positions is not None
+        if not merge:
             self.score[rows], self.task[rows], self.kept[rows], self.complete[rows] = -np.inf, _NO_TASK, 0, True
             if self.scorer.scaled:
                 self.term_top[rows], self.term_task[rows] = -np.inf, _NO_TASK
@@ -179,9 +180,9 @@ class BestPairs:
             return
         step = max(1, _BLOCK_CELLS // len(positions))
         for start in range(0, len(rows), step):
-            self._merge_block(view, rows[start:start + step], positions)
+            self._merge_block(view, rows[start:start + step], positions, merge)
 
-    def _merge_block(self, view: ClusterView, rows: np.ndarray, positions: np.ndarray) -> None:
+    def _merge_block(self, view: ClusterView, rows: np.ndarray, positions: np.ndarray, merge: bool) -> None:
         demand = view.demand if len(positions) == view.num_tasks else view.demand[positions]
         fit = (demand[None, :, :] <= view.free[rows][:, None, :]).all(axis=2)
         fit &= view.up[rows, None]
@@ -201,7 +202,7 @@ class BestPairs:
         if np.isnan(scores).any():
             raise ValueError(f"broker {getattr(scorer, 'name', type(scorer).__name__)!r} at t={view.time}: "
                              "a pair's score is NaN; scores must be numbers (or set incremental = False)")
-        if len(positions) == 1:  # one new or changed task merged in: an insertion per row, no sort
+        if merge and len(positions) == 1:  # one new or changed task merged in: an insertion per row, no sort
             self._insert(machines, scores, view.task_index[tasks])
         else:
             self._keep_best(rows, machines, scores, view.task_index[tasks])

@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["EpisodeResult", "jsonable"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
-_GROUP_DTYPES = dict(zip(_GROUP_COLUMNS, ["int64"] * 4 + ["float64"] * 3 + ["object"]))
 _PERCENTILES = (50, 95, 99)
 _IMBALANCE_COLUMNS = ("imbalance_resources", "imbalance_machines")
 # imbalance() holds (change instants x machines) matrices one block of instants at a time:
@@ -129,7 +128,7 @@ class EpisodeResult:
         jobs["wait"] = jobs.start_time - jobs.submit_time
         jobs["completion"] = jobs.finish_time - jobs.submit_time
         jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
-        groups = pd.DataFrame(record.groups.columns(), columns=_GROUP_COLUMNS).astype(_GROUP_DTYPES)
+        groups = pd.DataFrame(record.groups.columns(), columns=_GROUP_COLUMNS)  # the columns' own dtypes
         groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[groups.task]], dtype=object))
         groups.insert(1, "task_id", pd.Series([task_ids[g] for g in groups.task], dtype=object))
         capacity = pd.DataFrame(record.state.capacity, columns=list(resources))
