@@ -59,7 +59,7 @@ from agents.deepjs_config import (
     SlowdownReward,
     needed_resources,
 )
-from agents.incremental import BestPairs
+from agents.incremental import INCREMENTAL_FROM, BestPairs
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.runner import Runner
@@ -234,7 +234,7 @@ class DeepJS:
     """
 
     name = "deepjs"
-    incremental_from = 500
+    incremental_from = INCREMENTAL_FROM
     """Clusters of at least this many machines keep each machine's best pairs between decisions
     (`agents.incremental.BestPairs`, ranking by `score`) when the greedy policy reads only machines'
     free resources and tasks' fixed attributes and waiting counts (the paper's features); smaller

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.incremental import BestPairs
+from agents.incremental import INCREMENTAL_FROM, BestPairs
 from cloudsim.broker import ClusterView, Decision
 
 __all__ = [
@@ -105,7 +105,7 @@ class PairScore(ABC):
 
     name = "pair-score"
     incremental = True
-    incremental_from = 500
+    incremental_from = INCREMENTAL_FROM
     scaled = False
     reads_waiting = False
 

@@ -34,10 +34,14 @@ import numpy as np
 
 from cloudsim.broker import ClusterView
 
-__all__ = ["BestPairs", "PairScorer"]
+__all__ = ["BestPairs", "INCREMENTAL_FROM", "KEPT", "PairScorer"]
 
 KEPT = 8
 """How many best tasks each machine's row keeps: when they have all left, the row is rescored."""
+
+INCREMENTAL_FROM = 500
+"""Brokers keep best pairs on clusters of at least this many machines; on smaller ones scoring
+every pair at every decision was faster (50 machines: 38 s against 52 s; 1,000: 29.8 against 18.8)."""
 
 # Rows are rescored in blocks of about this many (machine, task) cells: bounded memory at any size.
 _BLOCK_CELLS = 1 << 20
