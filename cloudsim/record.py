@@ -54,7 +54,7 @@ class GroupTable:
     group), not as Python objects (about 250); `columns` hands them to numpy without
     a copy. ``table[gid]`` and iteration give `InstanceGroup` rows. The engine adds
     groups (`add`), grows the latest group of a machine within a round (`grow`) and
-    ends them (`end`); nothing else writes.
+    ends them (`end_group`); nothing else writes.
     """
 
     _INTEGERS = ("task", "machine", "first_instance", "instances")
