@@ -59,7 +59,7 @@ from agents.deepjs_config import (
     SlowdownReward,
     needed_resources,
 )
-from agents.incremental import INCREMENTAL_FROM, BestPairs
+from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.runner import Runner
@@ -252,7 +252,7 @@ class DeepJS:
         self.trajectory = Trajectory() if record else None
         self.reads_waiting = "task_waiting" in self.config.features
         self.incremental = not sample and not record and set(self.config.features) <= _PAIR_ALONE
-        self._best: BestPairs | None = None
+        self.best_pairs: BestPairs | None = None  # kept between decisions on large clusters
 
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
         """Check, once before simulating, that this policy can schedule ``cluster``; returns warnings.
@@ -315,10 +315,7 @@ class DeepJS:
 
     def decide(self, view: ClusterView) -> Decision | None:
         if self.incremental and view.num_machines >= self.incremental_from:
-            if self._best is None:
-                self._best = BestPairs(self)
-            best = self._best.best(view)
-            return None if best is None else Decision(*best)
+            return best_decision(self, view)
         machines, tasks = view.fit_pairs
         if len(tasks) == 0:
             if self.trajectory is not None:

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.incremental import INCREMENTAL_FROM, BestPairs
+from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
 from cloudsim.broker import ClusterView, Decision
 
 __all__ = [
@@ -106,6 +106,7 @@ class PairScore(ABC):
     name = "pair-score"
     incremental = True
     incremental_from = INCREMENTAL_FROM
+    best_pairs: BestPairs | None = None  # what it keeps between decisions, once it keeps anything
     scaled = False
     reads_waiting = False
 
@@ -115,10 +116,7 @@ class PairScore(ABC):
 
     def decide(self, view: ClusterView) -> Decision | None:
         if self.incremental and view.num_machines >= self.incremental_from:
-            if getattr(self, "_best", None) is None:
-                self._best = BestPairs(self)
-            best = self._best.best(view)
-            return None if best is None else Decision(*best)
+            return best_decision(self, view)
         machines, tasks = view.fit_pairs
         if len(machines) == 0:
             return None

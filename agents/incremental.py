@@ -32,9 +32,9 @@ from typing import Protocol
 
 import numpy as np
 
-from cloudsim.broker import ClusterView
+from cloudsim.broker import ClusterView, Decision
 
-__all__ = ["BestPairs", "INCREMENTAL_FROM", "KEPT", "PairScorer"]
+__all__ = ["BestPairs", "INCREMENTAL_FROM", "KEPT", "PairScorer", "best_decision"]
 
 KEPT = 8
 """How many best tasks each machine's row keeps: when they have all left, the row is rescored."""
@@ -63,6 +63,14 @@ class PairScorer(Protocol):
     reads_waiting: bool
 
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray: ...
+
+
+def best_decision(broker, view: ClusterView) -> Decision | None:
+    """The broker's best pair now, from the `BestPairs` it keeps in ``broker.best_pairs`` (made on first use)."""
+    if broker.best_pairs is None:
+        broker.best_pairs = BestPairs(broker)
+    best = broker.best_pairs.best(view)
+    return None if best is None else Decision(*best)
 
 
 class BestPairs:
@@ -102,16 +110,17 @@ class BestPairs:
             return
         tasks = view.task_index
         stale = view.machines_changed_since(self.machine_changes)
-        if view.tasks_version != self.tasks_version or len(tasks) != len(self.tasks):
+        if view.tasks_version != self.tasks_version or len(tasks) != len(self.tasks):  # (a window may shrink)
             gone = self.tasks[~np.isin(self.tasks, tasks, assume_unique=True)]
             new = np.flatnonzero(~np.isin(tasks, self.tasks, assume_unique=True))
+            self._remember_tasks(view)
         else:
             gone, new = self.tasks[:0], np.empty(0, dtype=np.int64)
         if self.scorer.reads_waiting:  # a changed task leaves every row and comes back with its new score
             changed = view.tasks_changed_since(self.waiting_changes)
             new = np.union1d(new, changed)
             gone = np.union1d(gone, tasks[changed])
-        self._remember(view)
+        self._remember_counters(view)
         if len(gone):
             stale = np.union1d(stale, self._drop(gone))
         if len(stale):
@@ -124,18 +133,19 @@ class BestPairs:
                 self.used_top = top  # every score moves with the maxima: rescore every row
                 self._rescore(view, np.arange(view.num_machines), None)
 
-    def _remember(self, view: ClusterView) -> None:
-        if self.tasks_version != view.tasks_version or len(self.tasks) != view.num_tasks:
-            self.tasks = np.array(view.task_index)
-            self.tasks_version = view.tasks_version
+    def _remember_tasks(self, view: ClusterView) -> None:
+        self.tasks = np.array(view.task_index)
+        self.tasks_version = view.tasks_version
+
+    def _remember_counters(self, view: ClusterView) -> None:
         self.machine_changes = view.machine_changes
         self.waiting_changes = view.waiting_changes
 
     def _rebuild(self, view: ClusterView) -> None:
         machines = view.num_machines
         self.episode = view.episode
-        self.tasks_version, self.tasks = None, np.empty(0, dtype=np.int64)
-        self._remember(view)
+        self._remember_tasks(view)
+        self._remember_counters(view)
         # Per row, its best tasks: score and global task index, best first; `kept` of them valid;
         # `complete`: they are all the row's fit tasks (when none is left, nothing fits).
         self.score = np.full((machines, KEPT), -np.inf)
@@ -246,7 +256,7 @@ class BestPairs:
         # Best first within each row: highest score, then earliest task (argmax's tie rule).
         order = np.lexsort((task, -score, machine))
         machine, score, task = machine[order], score[order], task[order]
-        starts = np.flatnonzero(np.diff(machine, prepend=-1))
+        starts = _row_starts(machine)
         counts = np.diff(np.append(starts, len(machine)))
         rank = np.arange(len(machine)) - np.repeat(starts, counts)
         keep = rank < KEPT
@@ -261,18 +271,23 @@ class BestPairs:
         if self.term_top.shape[1] != terms.shape[1]:  # the first terms of the episode: now k is known
             self.term_top = np.full((view.num_machines, terms.shape[1]), -np.inf)
             self.term_task = np.full((view.num_machines, terms.shape[1]), _NO_TASK, dtype=np.int64)
-        starts = np.flatnonzero(np.diff(machines, prepend=-1))
+        starts = _row_starts(machines)
         found = machines[starts]
         for k in range(terms.shape[1]):
             top = np.maximum.reduceat(terms[:, k], starts)
-            holder = view.task_index[tasks[starts + _first_index_of(terms[:, k], top, starts)]]
+            holder = view.task_index[tasks[_first_index_of(terms[:, k], top, starts)]]
             better = top > self.term_top[found, k]
             self.term_top[found[better], k] = top[better]
             self.term_task[found[better], k] = holder[better]
 
 
+def _row_starts(machines: np.ndarray) -> np.ndarray:
+    """Where each machine's run of pairs starts, for pairs sorted by machine."""
+    return np.flatnonzero(np.diff(machines, prepend=-1))
+
+
 def _first_index_of(values: np.ndarray, top: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Within each segment (``starts``, sorted), the offset of the first value equal to its ``top``."""
+    """Within each segment (``starts``, sorted), the index of the first value equal to its ``top``."""
     counts = np.diff(np.append(starts, len(values)))
     hits = np.flatnonzero(values == np.repeat(top, counts))
-    return hits[np.searchsorted(hits, starts)] - starts
+    return hits[np.searchsorted(hits, starts)]
