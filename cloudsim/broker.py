@@ -171,6 +171,11 @@ class ClusterView:
         return len(self._tasks.ready) - self.num_tasks
 
     @cached_property
+    def _rows(self) -> np.ndarray:
+        """The ready tasks' rows in the task table's arrays."""
+        return self._tasks.rows(self.task_index)
+
+    @cached_property
     def backlog_index(self) -> np.ndarray:
         """Global index of each backlog task, in arrival order."""
         return self._tasks.ready_view[self.num_tasks:]
@@ -183,12 +188,12 @@ class ClusterView:
     @cached_property
     def backlog_duration(self) -> np.ndarray:
         """Nominal duration of each backlog task."""
-        return frozen(self._tasks.task_duration[self.backlog_index])
+        return frozen(self._tasks.task_duration[self._tasks.rows(self.backlog_index)])
 
     @cached_property
     def duration(self) -> np.ndarray:
         """Nominal duration of each ready task (mean over instances when they differ)."""
-        return frozen(self._tasks.task_duration[self.task_index])
+        return frozen(self._tasks.task_duration[self._rows])
 
     @cached_property
     def waiting(self) -> np.ndarray:
@@ -200,39 +205,41 @@ class ClusterView:
     def running(self) -> np.ndarray:
         """Instances of each ready task running now."""
         t = self._tasks
-        g = self.task_index
-        return frozen(t.task_started[g] - t.task_finished[g] - t.task_failed[g])
+        r = self._rows
+        return frozen(t.task_started[r] - t.task_finished[r] - t.task_failed[r])
 
     @cached_property
     def arrival_time(self) -> np.ndarray:
         """Arrival time of each ready task's job."""
-        t = self._tasks
-        return frozen(t.job_arrival[t.task_job[self.task_index]])
+        return frozen(self._tasks.job_arrival[self.job_index])
 
     @cached_property
     def ready_time(self) -> np.ndarray:
         """When each ready task became ready (its job arrived, or its last parent finished)."""
-        return frozen(self._tasks.task_ready_time[self.task_index])
+        return frozen(self._tasks.task_ready_time[self._rows])
 
     @cached_property
     def job_index(self) -> np.ndarray:
-        """Position of each ready task's job in the episode's arrival order."""
-        return frozen(self._tasks.task_job[self.task_index])
+        """Row of each ready task's job in ``job_length`` and ``job_usage``: the job's position in
+        the episode's arrival order, except in a streamed simulation, where rows shift as finished
+        jobs leave (compare rows within one view only)."""
+        t = self._tasks
+        return frozen(t.task_job[self._rows] - t.job_base)
 
     @cached_property
     def jobs_in_system(self) -> np.ndarray:
-        """Positions (in arrival order) of the jobs that have arrived and not finished."""
+        """Rows (as in ``job_index``) of the jobs that have arrived and not finished."""
         t = self._tasks
         return frozen(np.flatnonzero(~np.isnan(t.job_arrival) & np.isnan(t.job_finish)))
 
     @property
     def job_usage(self) -> np.ndarray:
-        """Resources held by each job's running instances, shape (jobs, resources), by arrival position."""
+        """Resources held by each job's running instances, shape (jobs, resources), by job row (``job_index``)."""
         return self._tasks.usage_by_job()
 
     @property
     def job_length(self) -> np.ndarray:
-        """Each job's critical-path duration (its time on an empty, unbounded cluster), by arrival position."""
+        """Each job's critical-path duration (its time on an empty, unbounded cluster), by job row (``job_index``)."""
         return self._tasks.job_length()
 
     # ----------------------------------------------------------- the future
@@ -262,7 +269,7 @@ class ClusterView:
     def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
         g = int(self.task_index[task])
         durations = self._tasks.next_durations(g, count)
-        return self._tasks.task_demand[g] * count, max(durations, default=0.0)
+        return self._tasks.demand(g) * count, max(durations, default=0.0)
 
     def _future(self) -> "Timeline":
         if self._timeline is None:
@@ -323,7 +330,7 @@ class ClusterView:
     def tasks_changed_since(self, changes: int) -> np.ndarray:
         """Positions in this view of the tasks whose waiting count changed after the episode's first
         ``changes`` such changes (``waiting_changes`` read earlier)."""
-        return np.flatnonzero(self._tasks.task_waiting_change[self.task_index] > changes)
+        return np.flatnonzero(self._tasks.task_waiting_change[self._rows] > changes)
 
     @property
     def tasks_version(self) -> int:

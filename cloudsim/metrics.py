@@ -47,8 +47,9 @@ import pandas as pd
 
 if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
+    from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeResult", "jsonable"]
+__all__ = ["EpisodeResult", "group_frame", "job_frame", "jsonable", "task_frame"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)
@@ -86,90 +87,18 @@ class EpisodeResult:
         """The results of a finished episode; ``wall_s`` is its wall-clock time in seconds."""
         table = record.tasks
         resources = record.cluster.resources
-        job_ids = [job.id for job in record.jobs]
-        task_ids = table.task_ids
-        tasks = pd.DataFrame(
-            {
-                "job_id": pd.Series([job_ids[j] for j in table.task_job], dtype=object),
-                "task_id": pd.Series(task_ids, dtype=object),
-                "instances": table.task_instances,
-                **{f"demand_{r}": table.task_demand[:, i] for i, r in enumerate(resources)},
-                "duration": table.task_duration,
-                "submit_time": table.job_arrival[table.task_job],
-                "ready_time": table.task_ready_time,
-                "start_time": table.task_start_time,
-                "finish_time": table.task_finish_time,
-                "failed_instances": table.task_failed,
-                "restarts": table.task_restarts,
-            }
-        )
-        tasks["completion"] = tasks.finish_time - tasks.start_time
-        tasks["wait"] = tasks.start_time - tasks.ready_time
-        tasks["slowdown"] = tasks.completion / tasks.duration.where(tasks.duration > 0)
-        jobs = pd.DataFrame(
-            {
-                "job_id": pd.Series(job_ids, dtype=object),
-                "tasks": np.diff(table.job_first_task),
-                "instances": np.add.reduceat(table.task_instances, table.job_first_task[:-1])
-                if len(record.jobs)
-                else np.empty(0, dtype=np.int64),
-                "submit_time": table.job_arrival,
-                "finish_time": table.job_finish,
-                "duration": table.job_length(),
-            }
-        )
-        # A job first gets resources when its first task starts. Every job has at least one
-        # task, so each reduceat segment is non-empty; fmin skips a task that never started.
-        jobs.insert(
-            jobs.columns.get_loc("submit_time") + 1,
-            "start_time",
-            np.fmin.reduceat(table.task_start_time, table.job_first_task[:-1]) if len(record.jobs) else np.empty(0),
-        )
-        jobs["wait"] = jobs.start_time - jobs.submit_time
-        jobs["completion"] = jobs.finish_time - jobs.submit_time
-        jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
-        groups = pd.DataFrame(record.groups.columns(), columns=_GROUP_COLUMNS)  # the columns' own dtypes
-        groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[groups.task]], dtype=object))
-        groups.insert(1, "task_id", pd.Series([task_ids[g] for g in groups.task], dtype=object))
+        tasks = task_frame(table, resources)
+        jobs = job_frame(table)
+        groups = group_frame(record.groups.columns(), table)
         capacity = pd.DataFrame(record.state.capacity, columns=list(resources))
         capacity.insert(0, "machine_id", list(record.cluster.machine_ids))
-        makespan = float(record.makespan)
-        occupied = (groups.instances * (groups.end - groups.start)).to_numpy()
-        used = table.task_demand[groups.task.to_numpy()] * occupied[:, None]
-        total = record.state.capacity.sum(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean_util = used.sum(axis=0) / (total * makespan) if makespan > 0 else np.zeros(len(resources))
         result = cls({}, tasks, jobs, groups, capacity, tuple(resources))
         # The summary's imbalance numbers are averages of the very series imbalance() returns.
         imbalance = result.imbalance()
-        job_completion = _mean(jobs.completion)  # also DeepRM_Plus's average cycling time
-        result.summary = {
-            "broker": record.broker,
-            "mode": "event" if record.tick is None else f"tick={record.tick:g}",
-            "makespan": makespan,
-            "jobs": len(record.jobs),
-            "tasks": int(len(tasks)),
-            "instances": int(table.task_instances.sum()),
-            "instances_finished": int(table.task_finished.sum()),
-            "instances_failed": int(table.task_failed.sum()),
-            "instance_restarts": int(table.task_restarts.sum()),
-            "avg_completion": _mean(tasks.completion),
-            "avg_slowdown": _mean(tasks.slowdown),
-            "avg_job_completion": job_completion,
-            "avg_job_slowdown": _mean(jobs.slowdown),
-            "avg_job_wait": _mean(jobs.wait),
-            "avg_cycling_time": job_completion,
-            **_percentiles(jobs.completion, "job_completion"),
-            **_percentiles(jobs.wait, "job_wait"),
-            **_percentiles(jobs.slowdown, "job_slowdown"),
-            **{f"utilisation_{r}": float(u) for r, u in zip(resources, mean_util)},
-            **{
-                column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
-                for column in _IMBALANCE_COLUMNS
-            },
-            "decisions": int(record.decisions),
-            "sim_wall_s": wall_s,
-        }
+        makespan = float(record.makespan)
+        result.summary = summarise(record, tasks, jobs, used_resources(groups, table), {
+            column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
+            for column in _IMBALANCE_COLUMNS}, wall_s)
         return result
 
     @property
@@ -294,6 +223,118 @@ class EpisodeResult:
         (out / "summary.json").write_text(json.dumps(jsonable(self.summary), indent=2, allow_nan=False) + "\n")
         return out
 
+
+
+def task_frame(table: "TaskTable", resources: tuple[str, ...], stop: int | None = None) -> pd.DataFrame:
+    """One row per task of the task table's first ``stop`` rows (default all): the ``tasks``
+    frame of `EpisodeResult`."""
+    stop = len(table.task_ids) if stop is None else stop
+    task_job = table.task_job[:stop] - table.job_base
+    job_ids = [job.id for job in table.jobs]
+    tasks = pd.DataFrame(
+        {
+            "job_id": pd.Series([job_ids[j] for j in task_job], dtype=object),
+            "task_id": pd.Series(table.task_ids[:stop], dtype=object),
+            "instances": table.task_instances[:stop],
+            **{f"demand_{r}": table.task_demand[:stop, i] for i, r in enumerate(resources)},
+            "duration": table.task_duration[:stop],
+            "submit_time": table.job_arrival[task_job],
+            "ready_time": table.task_ready_time[:stop],
+            "start_time": table.task_start_time[:stop],
+            "finish_time": table.task_finish_time[:stop],
+            "failed_instances": table.task_failed[:stop],
+            "restarts": table.task_restarts[:stop],
+        }
+    )
+    tasks["completion"] = tasks.finish_time - tasks.start_time
+    tasks["wait"] = tasks.start_time - tasks.ready_time
+    tasks["slowdown"] = tasks.completion / tasks.duration.where(tasks.duration > 0)
+    return tasks
+
+
+def job_frame(table: "TaskTable", stop: int | None = None) -> pd.DataFrame:
+    """One row per job of the task table's first ``stop`` job rows (default all): the ``jobs``
+    frame of `EpisodeResult`."""
+    stop = len(table.jobs) if stop is None else stop
+    firsts = table.job_first_task[:stop] - table.task_base
+    end = int(table.job_first_task[stop]) - table.task_base
+    jobs = pd.DataFrame(
+        {
+            "job_id": pd.Series([job.id for job in table.jobs[:stop]], dtype=object),
+            "tasks": np.diff(table.job_first_task[:stop + 1]),
+            "instances": np.add.reduceat(table.task_instances[:end], firsts)
+            if stop
+            else np.empty(0, dtype=np.int64),
+            "submit_time": table.job_arrival[:stop],
+            "finish_time": table.job_finish[:stop],
+            "duration": table.job_length()[:stop],
+        }
+    )
+    # A job first gets resources when its first task starts. Every job has at least one
+    # task, so each reduceat segment is non-empty; fmin skips a task that never started.
+    jobs.insert(
+        jobs.columns.get_loc("submit_time") + 1,
+        "start_time",
+        np.fmin.reduceat(table.task_start_time[:end], firsts) if stop else np.empty(0),
+    )
+    jobs["wait"] = jobs.start_time - jobs.submit_time
+    jobs["completion"] = jobs.finish_time - jobs.submit_time
+    jobs["slowdown"] = jobs.completion / jobs.duration.where(jobs.duration > 0)
+    return jobs
+
+
+def group_frame(columns: dict[str, np.ndarray], table: "TaskTable") -> pd.DataFrame:
+    """The ``groups`` frame of `EpisodeResult` from `GroupTable.columns`; every group's task
+    must still be in ``table``."""
+    groups = pd.DataFrame(columns, columns=_GROUP_COLUMNS)  # the columns' own dtypes
+    rows = table.rows(groups.task.to_numpy())
+    job_ids = [job.id for job in table.jobs]
+    groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[rows] - table.job_base], dtype=object))
+    groups.insert(1, "task_id", pd.Series([table.task_ids[r] for r in rows], dtype=object))
+    return groups
+
+
+def used_resources(groups: pd.DataFrame, table: "TaskTable") -> np.ndarray:
+    """Resource x time the groups held: per resource, the sum of demand x instances x (end - start)."""
+    occupied = (groups.instances * (groups.end - groups.start)).to_numpy()
+    return (table.task_demand[table.rows(groups.task.to_numpy())] * occupied[:, None]).sum(axis=0)
+
+
+def summarise(record: "EpisodeRecord", tasks: pd.DataFrame, jobs: pd.DataFrame, used: np.ndarray,
+              imbalance: dict[str, float], wall_s: float) -> dict:
+    """The summary of a finished episode from its ``tasks`` and ``jobs`` frames (the columns
+    instances, failed_instances, restarts, completion, slowdown; completion, wait, slowdown),
+    the resources its groups used (`used_resources`) and its mean imbalance numbers."""
+    makespan = float(record.makespan)
+    total = record.state.capacity.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_util = used / (total * makespan) if makespan > 0 else np.zeros(len(total))
+    instances, failed = int(tasks.instances.sum()), int(tasks.failed_instances.sum())
+    job_completion = _mean(jobs.completion)  # also DeepRM_Plus's average cycling time
+    return {
+        "broker": record.broker,
+        "mode": "event" if record.tick is None else f"tick={record.tick:g}",
+        "makespan": makespan,
+        "jobs": int(len(jobs)),
+        "tasks": int(len(tasks)),
+        "instances": instances,
+        "instances_finished": instances - failed,  # every instance has ended once, finished or failed
+        "instances_failed": failed,
+        "instance_restarts": int(tasks.restarts.sum()),
+        "avg_completion": _mean(tasks.completion),
+        "avg_slowdown": _mean(tasks.slowdown),
+        "avg_job_completion": job_completion,
+        "avg_job_slowdown": _mean(jobs.slowdown),
+        "avg_job_wait": _mean(jobs.wait),
+        "avg_cycling_time": job_completion,
+        **_percentiles(jobs.completion, "job_completion"),
+        **_percentiles(jobs.wait, "job_wait"),
+        **_percentiles(jobs.slowdown, "job_slowdown"),
+        **{f"utilisation_{r}": float(u) for r, u in zip(record.cluster.resources, mean_util)},
+        **imbalance,
+        "decisions": int(record.decisions),
+        "sim_wall_s": wall_s,
+    }
 
 def jsonable(value: Any) -> Any:
     """``value`` ready for strict JSON: numpy scalars as Python numbers, NaN and infinities as

@@ -55,29 +55,36 @@ class GroupTable:
     a copy. ``table[gid]`` and iteration give `InstanceGroup` rows. The engine adds
     groups (`add`), grows the latest group of a machine within a round (`grow`) and
     ends them (`end_group`); nothing else writes.
+
+    A group's id is its number in start order. The columns hold groups ``base``
+    onwards: ``base`` is 0 unless a streamed simulation has written the first groups
+    out and dropped them (`retire`); the row of group ``gid`` is ``gid - base``.
     """
 
     _INTEGERS = ("task", "machine", "first_instance", "instances")
     _FLOATS = ("duration", "start", "end")
 
     def __init__(self) -> None:
+        self.base = 0
         self.task, self.machine, self.first_instance, self.instances = (array("q") for _ in range(4))
         self.duration, self.start, self.end = (array("d") for _ in range(3))
         self.outcome = array("b")  # 0 while running, else 1 + the index in OUTCOMES
 
     def __len__(self) -> int:
+        """How many groups the columns hold (all of them, unless some were retired)."""
         return len(self.task)
 
     def __getitem__(self, gid: int) -> InstanceGroup:
-        code = self.outcome[gid]
-        return InstanceGroup(self.task[gid], self.machine[gid], self.first_instance[gid], self.instances[gid],
-                             self.duration[gid], self.start[gid], self.end[gid], OUTCOMES[code - 1] if code else "")
+        r = gid - self.base
+        code = self.outcome[r]
+        return InstanceGroup(self.task[r], self.machine[r], self.first_instance[r], self.instances[r],
+                             self.duration[r], self.start[r], self.end[r], OUTCOMES[code - 1] if code else "")
 
     def __iter__(self) -> Iterator[InstanceGroup]:
-        return (self[gid] for gid in range(len(self)))
+        return (self[gid] for gid in range(self.base, self.base + len(self)))
 
     def add(self, task: int, machine: int, first: int, count: int, duration: float, start: float) -> int:
-        """A new running group; returns its id (its row)."""
+        """A new running group; returns its id."""
         self.task.append(task)
         self.machine.append(machine)
         self.first_instance.append(first)
@@ -86,29 +93,52 @@ class GroupTable:
         self.start.append(start)
         self.end.append(math.nan)
         self.outcome.append(0)
-        return len(self.task) - 1
+        return self.base + len(self.task) - 1
+
+    def continues(self, gid: int, task: int, duration: float, first: int) -> bool:
+        """Whether instances of ``task`` from ``first`` with ``duration`` directly follow group ``gid``'s."""
+        r = gid - self.base
+        return (self.task[r] == task and self.duration[r] == duration
+                and self.first_instance[r] + self.instances[r] == first)
 
     def grow(self, gid: int, count: int) -> None:
         """``count`` more instances join group ``gid`` (they follow its last one)."""
-        self.instances[gid] += count
+        self.instances[gid - self.base] += count
 
     def end_group(self, gid: int, time: float, outcome: str) -> None:
         """Group ``gid`` ends at ``time`` with ``outcome`` (one of OUTCOMES)."""
-        self.end[gid] = time
-        self.outcome[gid] = OUTCOMES.index(outcome) + 1
+        r = gid - self.base
+        self.end[r] = time
+        self.outcome[r] = OUTCOMES.index(outcome) + 1
 
     def running(self, gid: int) -> bool:
-        return self.outcome[gid] == 0
+        return self.outcome[gid - self.base] == 0
 
-    def columns(self) -> dict[str, np.ndarray]:
-        """Each field as a numpy array, ``outcome`` as text. The numbers are read-only views of the
-        columns, without a copy; while one is alive the table cannot grow (BufferError): read them
-        once the episode is over."""
-        out: dict[str, np.ndarray] = {name: np.frombuffer(getattr(self, name), dtype=np.int64)
-                                      if len(self) else np.empty(0, dtype=np.int64) for name in self._INTEGERS}
-        out.update({name: np.frombuffer(getattr(self, name), dtype=np.float64)
-                    if len(self) else np.empty(0) for name in self._FLOATS})
+    def first_running(self) -> int:
+        """The id of the earliest-started group still running (the next id when none runs)."""
         codes = np.frombuffer(self.outcome, dtype=np.int8) if len(self) else np.empty(0, dtype=np.int8)
+        running = np.flatnonzero(codes == 0)
+        return self.base + (int(running[0]) if len(running) else len(self))
+
+    def retire(self, gid: int) -> dict[str, np.ndarray]:
+        """Drop the groups before ``gid`` (all ended) and return their `columns`."""
+        n = gid - self.base
+        taken = {name: np.array(column, copy=True) for name, column in self.columns(stop=n).items()}
+        for name in (*self._INTEGERS, *self._FLOATS, "outcome"):
+            del getattr(self, name)[:n]
+        self.base = gid
+        return taken
+
+    def columns(self, stop: int | None = None) -> dict[str, np.ndarray]:
+        """Each field as a numpy array (rows up to ``stop``, default all), ``outcome`` as text. The
+        numbers are read-only views of the columns, without a copy; while one is alive the table
+        cannot grow (BufferError): read them once the episode is over."""
+        stop = len(self) if stop is None else stop
+        out: dict[str, np.ndarray] = {name: np.frombuffer(getattr(self, name), dtype=np.int64, count=stop)
+                                      if stop else np.empty(0, dtype=np.int64) for name in self._INTEGERS}
+        out.update({name: np.frombuffer(getattr(self, name), dtype=np.float64, count=stop)
+                    if stop else np.empty(0) for name in self._FLOATS})
+        codes = np.frombuffer(self.outcome, dtype=np.int8, count=stop) if stop else np.empty(0, dtype=np.int8)
         out["outcome"] = np.array(("",) + OUTCOMES, dtype=object)[codes]
         return out
 

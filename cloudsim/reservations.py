@@ -81,10 +81,9 @@ class Timeline:
         """(times, free): ``free[k]`` is the machine's free resources on ``[times[k], times[k+1])``,
         from ``times[0] = now`` on; the last row holds for ever after."""
         changes: list[tuple[float, np.ndarray]] = []
-        demand = self._tasks.task_demand
         for gid in self._running_on[machine]:
-            g = self._groups
-            changes.append((g.start[gid] + g.duration[gid], demand[g.task[gid]] * g.instances[gid]))
+            g = self._groups[gid]
+            changes.append((g.start + g.duration, self._tasks.demand(g.task) * g.instances))
         for r in self.pending:
             if r.machine == machine:
                 taken = np.asarray(r.demand)

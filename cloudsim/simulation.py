@@ -297,7 +297,7 @@ class Simulation:
         duration = max(self.tasks.next_durations(g, count))
         self.tasks.reserve(g, count)
         self._timeline.add(Reservation(machine, g, count, at, at + duration,
-                                       tuple((self.tasks.task_demand[g] * count).tolist())))
+                                       tuple((self.tasks.demand(g) * count).tolist())))
         if self.tick is None:  # a round opens at that instant, where the instances start
             self.env.timeout(at - now).callbacks.append(lambda _event: self._request_round())
 
@@ -305,10 +305,10 @@ class Simulation:
         """Start the reservations due now; one whose machine no longer holds it (it failed) is
         cancelled, and its instances wait again."""
         for r in self._timeline.pop_due(self.env.now):
-            demand = self.tasks.task_demand[r.task] * r.count
+            demand = self.tasks.demand(r.task) * r.count
             slack = FIT_TOLERANCE * self.state.capacity[r.machine]
             if self.state.up[r.machine] and np.all(self.state.free[r.machine] + slack >= demand):
-                self.state.change_free(r.machine, self.tasks.task_demand[r.task], r.count, np.subtract)
+                self.state.change_free(r.machine, self.tasks.demand(r.task), r.count, np.subtract)
                 for first, n, duration in self.tasks.start(r.task, r.count, self.env.now, reserved=True):
                     self._add_to_group(r.machine, r.task, first, n, duration)
             else:
@@ -348,7 +348,7 @@ class Simulation:
             self._phase = "failed"
             raise SimulationStalledError(self._stall_message())
         if self.tick is None:
-            self.record.makespan = float(np.max(self.tasks.job_finish, initial=0.0))
+            self.record.makespan = float(self.tasks.latest_finish)
         self._wall_s = wallclock.perf_counter() - self._started_at
         self._phase = "done"
 
@@ -458,7 +458,7 @@ class Simulation:
 
     # ------------------------------------------------------ instance groups
     def _start(self, machine: int, g: int, count: int) -> None:
-        self.state.change_free(machine, self.tasks.task_demand[g], count, np.subtract)
+        self.state.change_free(machine, self.tasks.demand(g), count, np.subtract)
         for first, n, duration in self.tasks.start(g, count, self.env.now):
             self._add_to_group(machine, g, first, n, duration)
 
@@ -471,8 +471,7 @@ class Simulation:
         """
         groups = self.record.groups
         last = self._round_last_group.get(machine)
-        if (last is not None and groups.task[last] == g and groups.duration[last] == duration
-                and groups.first_instance[last] + groups.instances[last] == first):
+        if last is not None and groups.continues(last, g, duration, first):
             groups.grow(last, count)
             return
         gid = groups.add(g, machine, first, count, duration, self.env.now)
@@ -481,9 +480,9 @@ class Simulation:
         self._launch_queue.append(gid)
 
     def _launch_started_groups(self) -> None:
-        duration = self.record.groups.duration
+        groups = self.record.groups
         for gid in self._launch_queue:
-            self.env.timeout(duration[gid], value=gid).callbacks.append(self._finish_group)
+            self.env.timeout(groups.duration[gid - groups.base], value=gid).callbacks.append(self._finish_group)
         self._launch_queue.clear()
 
     def _finish_group(self, event: Event) -> None:
@@ -495,10 +494,11 @@ class Simulation:
         groups = self.record.groups
         now = self.env.now
         groups.end_group(gid, now, outcome)
-        machine, task, instances = groups.machine[gid], groups.task[gid], groups.instances[gid]
+        group = groups[gid]
+        machine, task, instances = group.machine, group.task, group.instances
         self._running_on[machine].discard(gid)
-        self.state.change_free(machine, self.tasks.task_demand[task], instances, np.add)
-        if self.tasks.end(task, groups.first_instance[gid], instances, outcome, now) and self._bar is not None:
+        self.state.change_free(machine, self.tasks.demand(task), instances, np.add)
+        if self.tasks.end(task, group.first_instance, instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
             self._bar.set_postfix_str(f"t={now:.6g} (last arrival {self._last_arrival:.6g})", refresh=False)
             self._bar.update()

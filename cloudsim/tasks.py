@@ -26,95 +26,200 @@ __all__ = ["TaskTable"]
 class TaskTable:
     """Progress of every task and job of one episode.
 
-    Array attributes are indexed by global task index (``task_*``) or by the
-    job's position in arrival order (``job_*``); all are public and read by the
-    view and the results, and written only by this class's methods.
+    Tasks are known by their global index and jobs by their arrival position, numbers
+    that never change. Array attributes hold one row per task (``task_*``) or per job
+    (``job_*``): the row of global task ``g`` is ``g - task_base`` and that of job ``j``
+    is ``j - job_base``. Both bases are 0 and the rows cover the whole episode, unless
+    the simulation streams its jobs: then `extend` adds jobs before they arrive and
+    `retire` drops finished ones, and the rows are the jobs in between. Values stored
+    in the arrays (``task_job``, ``job_first_task``, ``ready``, ``children``) are global.
+    All are public and read by the view and the results, and written only by this
+    class's methods.
     """
 
-    def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec]) -> None:
-        self.jobs = jobs
-        tasks = [(j, job, task) for j, job in enumerate(jobs) for task in job.tasks]
-        n = len(tasks)
-        self.task_job = np.array([j for j, *_ in tasks], dtype=np.int64)
-        self.task_ids = [task.id for *_, task in tasks]
-        self.task_demand = np.empty((n, len(cluster.resources)))
-        self.task_duration = np.empty(n)
-        self.task_instances = np.empty(n, dtype=np.int64)
-        self.instance_durations: list[tuple[float, ...] | None] = [None] * n
-        self.children: list[list[int]] = [[] for _ in range(n)]
-        self.task_pending_parents = np.zeros(n, dtype=np.int64)
-        self.job_first_task = np.zeros(len(jobs) + 1, dtype=np.int64)
-        base = 0
-        for j, job in enumerate(jobs):
-            self.job_first_task[j] = base
-            position = {task.id: base + t for t, task in enumerate(job.tasks)}
-            for t, task in enumerate(job.tasks):
-                g = base + t
-                self.task_demand[g] = cluster.demand_vector(task, where=f"job {job.id!r}: ")
-                self.task_duration[g] = task.nominal_duration
-                self.task_instances[g] = task.instances
-                if isinstance(task.duration, tuple):
-                    self.instance_durations[g] = task.duration
-                self.task_pending_parents[g] = len(task.parents)
-                for p in task.parents:
-                    self.children[position[p]].append(g)
-            base += len(job.tasks)
-        self.job_first_task[len(jobs)] = base
-        self.task_started = np.zeros(n, dtype=np.int64)  # running or ended (a re-queued start is undone)
-        self.task_reserved = np.zeros(n, dtype=np.int64)  # held for a later start: neither waiting nor started
-        self.task_finished = np.zeros(n, dtype=np.int64)
-        self.task_failed = np.zeros(n, dtype=np.int64)
-        self.task_restarts = np.zeros(n, dtype=np.int64)
-        self._next_fresh = np.zeros(n, dtype=np.int64)  # next never-started instance
+    _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_instances", "task_pending_parents",
+                    "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
+                    "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
+    _TASK_LISTS = ("task_ids", "instance_durations", "children")
+    _JOB_ARRAYS = ("job_arrival", "job_finish", "job_unfinished_tasks")
+
+    def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec] = ()) -> None:
+        self.cluster = cluster
+        resources = len(cluster.resources)
+        self.task_base = 0
+        self.job_base = 0
+        self.jobs: list[JobSpec] = []
+        self.task_ids: list[Hashable] = []
+        self.instance_durations: list[tuple[float, ...] | None] = []
+        self.children: list[list[int]] = []
+        self.task_job = np.empty(0, dtype=np.int64)
+        self.task_demand = np.empty((0, resources))
+        self.task_duration = np.empty(0)
+        self.task_instances = np.empty(0, dtype=np.int64)
+        self.task_pending_parents = np.empty(0, dtype=np.int64)
+        self.task_started = np.empty(0, dtype=np.int64)  # running or ended (a re-queued start is undone)
+        self.task_reserved = np.empty(0, dtype=np.int64)  # held for a later start: neither waiting nor started
+        self.task_finished = np.empty(0, dtype=np.int64)
+        self.task_failed = np.empty(0, dtype=np.int64)
+        self.task_restarts = np.empty(0, dtype=np.int64)
+        self._next_fresh = np.empty(0, dtype=np.int64)  # next never-started instance
+        self.task_ready_time = np.empty(0)
+        self.task_start_time = np.empty(0)
+        self.task_finish_time = np.empty(0)
+        # Changes of waiting counts, counted as ClusterState counts machine changes: a broker whose
+        # scores read `waiting` asks which tasks changed since it last looked.
+        self.task_waiting_change = np.empty(0, dtype=np.int64)
+        self.job_first_task = np.zeros(1, dtype=np.int64)  # one more than the jobs: where the next starts
+        self.job_arrival = np.empty(0)
+        self.job_finish = np.empty(0)
+        self.job_unfinished_tasks = np.empty(0, dtype=np.int64)
         self._requeued: dict[int, list[list[int]]] = {}  # task -> [first, count] ranges waiting again
-        self.task_ready_time = np.full(n, np.nan)
-        self.task_start_time = np.full(n, np.nan)
-        self.task_finish_time = np.full(n, np.nan)
-        self.job_arrival = np.full(len(jobs), np.nan)
-        self.job_finish = np.full(len(jobs), np.nan)
-        self.job_unfinished_tasks = np.array([len(job.tasks) for job in jobs], dtype=np.int64)
         # Resources held by each job's running instances: kept from the first `usage_by_job` call
         # on (dominant-resource fairness reads them at every decision; other brokers never do).
         self._job_usage: np.ndarray | None = None
         self._job_running: np.ndarray | None = None
-        self.unfinished_jobs = len(jobs)
+        self.unfinished_jobs = 0
         self.running_instances = 0
+        self.latest_finish = 0.0  # when the last job to finish so far finished
         self._job_length: np.ndarray | None = None
-        # Changes of waiting counts, counted as ClusterState counts machine changes: a broker whose
-        # scores read `waiting` asks which tasks changed since it last looked.
         self.waiting_changes = 0
-        self.task_waiting_change = np.zeros(n, dtype=np.int64)
         self.ready_version = -1
         self._set_ready(np.empty(0, dtype=np.int64))
+        self.extend(jobs)
+
+    @property
+    def task_end(self) -> int:
+        """One more than the largest global task index known so far."""
+        return int(self.job_first_task[-1])
+
+    @property
+    def job_end(self) -> int:
+        """One more than the largest job position known so far."""
+        return self.job_base + len(self.jobs)
+
+    def extend(self, jobs: Sequence[JobSpec]) -> None:
+        """Add ``jobs`` after those known (they arrive later, with `arrive`)."""
+        if not jobs:
+            return
+        demand_vector = self.cluster.demand_vector
+        base, first_job = self.task_end, self.job_end
+        task_job, demand, duration, instances, pending, firsts = [], [], [], [], [], []
+        for j, job in enumerate(jobs, first_job):
+            firsts.append(base)
+            position = {task.id: base + t for t, task in enumerate(job.tasks)}
+            self.children.extend([] for _ in job.tasks)
+            for t, task in enumerate(job.tasks):
+                task_job.append(j)
+                demand.append(demand_vector(task, where=f"job {job.id!r}: "))
+                duration.append(task.nominal_duration)
+                instances.append(task.instances)
+                self.task_ids.append(task.id)
+                self.instance_durations.append(task.duration if isinstance(task.duration, tuple) else None)
+                pending.append(len(task.parents))
+                for p in task.parents:
+                    self.children[position[p] - self.task_base].append(base + t)
+            base += len(job.tasks)
+        n = base - self.task_end
+        resources = self.task_demand.shape[1]
+        new = {
+            "task_job": np.array(task_job, dtype=np.int64),
+            "task_demand": np.array(demand, dtype=np.float64).reshape(n, resources),
+            "task_duration": np.array(duration, dtype=np.float64),
+            "task_instances": np.array(instances, dtype=np.int64),
+            "task_pending_parents": np.array(pending, dtype=np.int64),
+            "task_ready_time": np.full(n, np.nan),
+            "task_start_time": np.full(n, np.nan),
+            "task_finish_time": np.full(n, np.nan),
+        }
+        for name in self._TASK_ARRAYS:
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, new.get(name, np.zeros(n, dtype=old.dtype))]))
+        self.job_first_task = np.concatenate([self.job_first_task[:-1], firsts, [base]]).astype(np.int64)
+        self.jobs.extend(jobs)
+        self.job_arrival = np.concatenate([self.job_arrival, np.full(len(jobs), np.nan)])
+        self.job_finish = np.concatenate([self.job_finish, np.full(len(jobs), np.nan)])
+        self.job_unfinished_tasks = np.concatenate(
+            [self.job_unfinished_tasks, np.array([len(job.tasks) for job in jobs], dtype=np.int64)])
+        self.unfinished_jobs += len(jobs)
+        if self._job_usage is not None:
+            self._job_running = np.concatenate([self._job_running, np.zeros(len(jobs), dtype=np.int64)])
+            self._job_usage = np.concatenate([self._job_usage, np.zeros((len(jobs), resources))])
+        self._job_length = None
+        self._ready_demand = None
+
+    def retire(self, jobs: int) -> None:
+        """Drop the first ``jobs`` job rows and their task rows: finished jobs whose results
+        have been written out. Their global numbers are not reused."""
+        if jobs <= 0:
+            return
+        if not np.all(np.isfinite(self.job_finish[:jobs])):
+            raise ValueError("only finished jobs can be retired")
+        tasks = int(self.job_first_task[jobs]) - self.task_base
+        for name in self._TASK_ARRAYS:
+            setattr(self, name, getattr(self, name)[tasks:].copy())
+        for name in self._TASK_LISTS:
+            del getattr(self, name)[:tasks]
+        for name in self._JOB_ARRAYS:
+            setattr(self, name, getattr(self, name)[jobs:].copy())
+        self.job_first_task = self.job_first_task[jobs:].copy()
+        del self.jobs[:jobs]
+        if self._job_usage is not None:
+            self._job_running = self._job_running[jobs:].copy()
+            self._job_usage = self._job_usage[jobs:].copy()
+        self.task_base += tasks
+        self.job_base += jobs
+        self._job_length = None
+        self._ready_demand = None
+
+    def finished_jobs(self) -> int:
+        """How many job rows, from the first, are finished: the rows `retire` may drop."""
+        unfinished = np.flatnonzero(np.isnan(self.job_finish))
+        return int(unfinished[0]) if len(unfinished) else len(self.job_finish)
+
+    def row(self, g: int) -> int:
+        """The row of global task index ``g``."""
+        return g - self.task_base
+
+    def rows(self, g: np.ndarray) -> np.ndarray:
+        """The rows of the global task indices ``g``."""
+        return g - self.task_base
+
+    def demand(self, g: int) -> np.ndarray:
+        """The per-instance demand of global task ``g`` (a row of ``task_demand``)."""
+        return self.task_demand[g - self.task_base]
 
     # ------------------------------------------------------------ lookups
     def task_key(self, g: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the global task index ``g``."""
-        return self.jobs[self.task_job[g]].id, self.task_ids[g]
+        r = g - self.task_base
+        return self.jobs[self.task_job[r] - self.job_base].id, self.task_ids[r]
 
     def job_length(self) -> np.ndarray:
-        """Critical-path duration of each job (arrival order), read-only; computed on first use."""
+        """Critical-path duration of each job row, read-only; computed on first use."""
         if self._job_length is None:
             self._job_length = frozen(np.array([job.critical_path() for job in self.jobs], dtype=float))
         return self._job_length
 
     def waiting_instances(self, g: int) -> int:
         """Instances of task ``g`` neither started nor reserved (fresh or re-queued)."""
-        return int(self.task_instances[g] - self.task_started[g] - self.task_reserved[g])
+        r = g - self.task_base
+        return int(self.task_instances[r] - self.task_started[r] - self.task_reserved[r])
 
     def waiting_counts(self, g: np.ndarray) -> np.ndarray:
         """`waiting_instances` of every global task index in ``g``."""
-        return self.task_instances[g] - self.task_started[g] - self.task_reserved[g]
+        r = g - self.task_base
+        return self.task_instances[r] - self.task_started[r] - self.task_reserved[r]
 
     def next_durations(self, g: int, count: int) -> list[float]:
         """The durations of the ``count`` instances of task ``g`` that start next (re-queued ones first)."""
-        per_instance = self.instance_durations[g]
+        r = g - self.task_base
+        per_instance = self.instance_durations[r]
         if per_instance is None:
-            return [float(self.task_duration[g])] * count
+            return [float(self.task_duration[r])] * count
         numbers = []
         for first, n in self._requeued.get(g, []):
             numbers.extend(range(first, first + n))
-        fresh = int(self._next_fresh[g])
+        fresh = int(self._next_fresh[r])
         numbers.extend(range(fresh, fresh + max(count - len(numbers), 0)))
         return [float(per_instance[i]) for i in numbers[:count]]
 
@@ -128,22 +233,23 @@ class TaskTable:
     def ready_demand(self) -> np.ndarray:
         """Demand rows of the waiting tasks, shape (tasks, resources), read-only; cached per waiting set."""
         if self._ready_demand is None:
-            self._ready_demand = frozen(self.task_demand[self.ready])
+            self._ready_demand = frozen(self.task_demand[self.ready - self.task_base])
         return self._ready_demand
 
     def _make_ready(self, g: int, now: float) -> None:
-        self.task_ready_time[g] = now
+        self.task_ready_time[g - self.task_base] = now
         self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
 
     # ------------------------------------------------------------ changes
     def arrive(self, j: int, now: float) -> None:
         """Job ``j`` arrives: its tasks without parents become ready."""
-        self.job_arrival[j] = now
-        first, end = self.job_first_task[j], self.job_first_task[j + 1]
+        jr = j - self.job_base
+        self.job_arrival[jr] = now
+        first, end = self.job_first_task[jr] - self.task_base, self.job_first_task[jr + 1] - self.task_base
         roots = first + np.flatnonzero(self.task_pending_parents[first:end] == 0)
         self.task_ready_time[roots] = now
         # Later jobs have larger task indices: appending keeps `ready` sorted.
-        self._set_ready(np.concatenate([self.ready, roots]))
+        self._set_ready(np.concatenate([self.ready, roots + self.task_base]))
 
     def start(self, g: int, count: int, now: float, reserved: bool = False) -> list[tuple[int, int, float]]:
         """Start ``count`` waiting instances of task ``g`` (``reserved``: instances it reserved);
@@ -152,41 +258,42 @@ class TaskTable:
         Re-queued instances start before fresh ones; instances with durations
         of their own each make a run of one.
         """
-        if self.task_started[g] == 0 and math.isnan(self.task_start_time[g]):
-            self.task_start_time[g] = now
-        self.task_started[g] += count
+        r = g - self.task_base
+        if self.task_started[r] == 0 and math.isnan(self.task_start_time[r]):
+            self.task_start_time[r] = now
+        self.task_started[r] += count
         self.running_instances += count
-        self._waiting_changed(g)
-        self._change_job_usage(g, count)
+        self._waiting_changed(r)
+        self._change_job_usage(r, count)
         if reserved:  # they had left the waiting set when reserved
-            self.task_reserved[g] -= count
+            self.task_reserved[r] -= count
         else:
             self._leave_if_none_waiting(g)
-        per_instance = self.instance_durations[g]
+        per_instance = self.instance_durations[r]
         runs = []
         for first, n in self._take_instances(g, count):
             if per_instance is None:
-                runs.append((first, n, float(self.task_duration[g])))
+                runs.append((first, n, float(self.task_duration[r])))
             else:
                 runs.extend((i, 1, per_instance[i]) for i in range(first, first + n))
         return runs
 
     def reserve(self, g: int, count: int) -> None:
         """Hold ``count`` waiting instances of task ``g`` for a later start (`start` with ``reserved``)."""
-        self.task_reserved[g] += count
-        self._waiting_changed(g)
+        self.task_reserved[g - self.task_base] += count
+        self._waiting_changed(g - self.task_base)
         self._leave_if_none_waiting(g)
 
     def cancel_reservation(self, g: int, count: int) -> None:
         """``count`` reserved instances of task ``g`` wait again."""
-        self.task_reserved[g] -= count
-        self._waiting_changed(g)
+        self.task_reserved[g - self.task_base] -= count
+        self._waiting_changed(g - self.task_base)
         if self.waiting_instances(g) == count:  # it had left the waiting set
             self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
 
-    def _waiting_changed(self, g: int) -> None:
+    def _waiting_changed(self, r: int) -> None:
         self.waiting_changes += 1
-        self.task_waiting_change[g] = self.waiting_changes
+        self.task_waiting_change[r] = self.waiting_changes
 
     def _leave_if_none_waiting(self, g: int) -> None:
         if self.waiting_instances(g) == 0:
@@ -205,9 +312,12 @@ class TaskTable:
                 queue.pop(0)
             else:
                 queue[0] = [first + take, n - take]
+        if not queue:
+            self._requeued.pop(g, None)  # a finished task leaves nothing behind
         if count:
-            ranges.append((int(self._next_fresh[g]), count))
-            self._next_fresh[g] += count
+            r = g - self.task_base
+            ranges.append((int(self._next_fresh[r]), count))
+            self._next_fresh[r] += count
         return ranges
 
     def end(self, g: int, first: int, count: int, outcome: str, now: float) -> bool:
@@ -215,50 +325,54 @@ class TaskTable:
 
         Returns whether this finished the task's job.
         """
+        r = g - self.task_base
         self.running_instances -= count
-        self._change_job_usage(g, -count)
+        self._change_job_usage(r, -count)
         if outcome == "requeued":
-            self.task_started[g] -= count
-            self.task_restarts[g] += count
-            self._waiting_changed(g)
+            self.task_started[r] -= count
+            self.task_restarts[r] += count
+            self._waiting_changed(r)
             self._requeued.setdefault(g, []).append([first, count])
             if self.waiting_instances(g) == count:  # it had left the waiting set
                 self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
             return False
-        (self.task_finished if outcome == "finished" else self.task_failed)[g] += count
-        if self.task_finished[g] + self.task_failed[g] < self.task_instances[g]:
+        (self.task_finished if outcome == "finished" else self.task_failed)[r] += count
+        if self.task_finished[r] + self.task_failed[r] < self.task_instances[r]:
             return False
-        self.task_finish_time[g] = now
-        for child in self.children[g]:
-            self.task_pending_parents[child] -= 1
-            if self.task_pending_parents[child] == 0:
+        self.task_finish_time[r] = now
+        for child in self.children[r]:
+            c = child - self.task_base
+            self.task_pending_parents[c] -= 1
+            if self.task_pending_parents[c] == 0:
                 self._make_ready(child, now)
-        j = self.task_job[g]
-        self.job_unfinished_tasks[j] -= 1
-        if self.job_unfinished_tasks[j]:
+        jr = self.task_job[r] - self.job_base
+        self.job_unfinished_tasks[jr] -= 1
+        if self.job_unfinished_tasks[jr]:
             return False
-        self.job_finish[j] = now
+        self.job_finish[jr] = now
+        self.latest_finish = max(self.latest_finish, now)
         self.unfinished_jobs -= 1
         return True
 
     def usage_by_job(self) -> np.ndarray:
-        """Resources held by each job's running instances, shape (jobs, resources), by arrival
-        position; read-only. Kept up to date from the first call on."""
+        """Resources held by each job's running instances, shape (job rows, resources); read-only.
+        Kept up to date from the first call on."""
         if self._job_usage is None:
             running = self.task_started - self.task_finished - self.task_failed
-            self._job_running = np.bincount(self.task_job, running, minlength=len(self.jobs)).astype(np.int64)
+            job_rows = self.task_job - self.job_base
+            self._job_running = np.bincount(job_rows, running, minlength=len(self.jobs)).astype(np.int64)
             self._job_usage = np.zeros((len(self.jobs), self.task_demand.shape[1]))
-            np.add.at(self._job_usage, self.task_job, running[:, None] * self.task_demand)
+            np.add.at(self._job_usage, job_rows, running[:, None] * self.task_demand)
             self._job_usage[self._job_running == 0] = 0.0
         return frozen(self._job_usage)
 
-    def _change_job_usage(self, g: int, count: int) -> None:
-        """``count`` more (or, negative, fewer) instances of task ``g`` run: update its job's usage."""
+    def _change_job_usage(self, r: int, count: int) -> None:
+        """``count`` more (or, negative, fewer) instances of the task of row ``r`` run: update its job's usage."""
         if self._job_usage is None:
             return
-        j = self.task_job[g]
+        j = self.task_job[r] - self.job_base
         self._job_running[j] += count
         if self._job_running[j] == 0:
             self._job_usage[j] = 0.0  # exactly: no float residue once nothing of the job runs
         else:
-            self._job_usage[j] += count * self.task_demand[g]
+            self._job_usage[j] += count * self.task_demand[r]
