@@ -17,6 +17,7 @@ from cloudsim.broker import Broker, ClusterView, Decision, InvalidDecisionError,
 from cloudsim.metrics import EpisodeResult
 from cloudsim.simulation import Simulation, SimulationStalledError, simulate
 from cloudsim.specs import MachineEvent, UnschedulableTaskError
+from cloudsim.streaming import StreamedResult
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec, parse_capacity
 from cloudsim.envs import register_environments
 
@@ -31,6 +32,7 @@ __all__ = [
     "JobSpec",
     "Simulation",
     "SimulationStalledError",
+    "StreamedResult",
     "TaskSpec",
     "UnschedulableTaskError",
     "parse_capacity",

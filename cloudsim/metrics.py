@@ -49,11 +49,12 @@ if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
     from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeResult", "group_frame", "job_frame", "jsonable", "task_frame"]
+__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable", "stringify_ids",
+           "summarise", "task_frame", "used_resources"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)
-_IMBALANCE_COLUMNS = ("imbalance_resources", "imbalance_machines")
+IMBALANCE_COLUMNS = ("imbalance_resources", "imbalance_machines")
 # imbalance() holds (change instants x machines) matrices one block of instants at a time:
 # about this many cells per block (a few arrays of 2e6 float64 are tens of MB).
 _BLOCK_CELLS = 2_000_000
@@ -90,15 +91,13 @@ class EpisodeResult:
         tasks = task_frame(table, resources)
         jobs = job_frame(table)
         groups = group_frame(record.groups.columns(), table)
-        capacity = pd.DataFrame(record.state.capacity, columns=list(resources))
-        capacity.insert(0, "machine_id", list(record.cluster.machine_ids))
-        result = cls({}, tasks, jobs, groups, capacity, tuple(resources))
+        result = cls({}, tasks, jobs, groups, capacity_frame(record), tuple(resources))
         # The summary's imbalance numbers are averages of the very series imbalance() returns.
         imbalance = result.imbalance()
         makespan = float(record.makespan)
         result.summary = summarise(record, tasks, jobs, used_resources(groups, table), {
             column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
-            for column in _IMBALANCE_COLUMNS}, wall_s)
+            for column in IMBALANCE_COLUMNS}, wall_s)
         return result
 
     @property
@@ -164,7 +163,7 @@ class EpisodeResult:
             for start, stop, u in _step_blocks(instant[keep], column[machine[keep]], mean, len(times), counted):
                 u.sort(axis=1)
                 between_machines[start:stop] = u @ weights
-        return pd.DataFrame(dict(zip(("time", *_IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
+        return pd.DataFrame(dict(zip(("time", *IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
 
     def usage_changes(self) -> pd.DataFrame:
         """Every change of a machine's usage: columns machine, time, one per resource. Each
@@ -219,7 +218,7 @@ class EpisodeResult:
             ("utilisation", self.utilisation()),
             ("capacity", self.capacity),
         ]:
-            _stringify_ids(frame).to_parquet(out / f"{name}.parquet", index=False)
+            stringify_ids(frame).to_parquet(out / f"{name}.parquet", index=False)
         (out / "summary.json").write_text(json.dumps(jsonable(self.summary), indent=2, allow_nan=False) + "\n")
         return out
 
@@ -292,6 +291,13 @@ def group_frame(columns: dict[str, np.ndarray], table: "TaskTable") -> pd.DataFr
     groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[rows] - table.job_base], dtype=object))
     groups.insert(1, "task_id", pd.Series([table.task_ids[r] for r in rows], dtype=object))
     return groups
+
+
+def capacity_frame(record: "EpisodeRecord") -> pd.DataFrame:
+    """One row per machine: its id and its capacity, a column per resource."""
+    capacity = pd.DataFrame(record.state.capacity, columns=list(record.cluster.resources))
+    capacity.insert(0, "machine_id", list(record.cluster.machine_ids))
+    return capacity
 
 
 def used_resources(groups: pd.DataFrame, table: "TaskTable") -> np.ndarray:
@@ -426,7 +432,7 @@ def _step_blocks(row: np.ndarray, column: np.ndarray, value: np.ndarray, rows: i
         yield start, stop, np.ascontiguousarray(by_column.T)
 
 
-def _stringify_ids(frame: pd.DataFrame) -> pd.DataFrame:
+def stringify_ids(frame: pd.DataFrame) -> pd.DataFrame:
     """Parquet needs one type per column; ids may mix ints and strings, so store them as text."""
     frame = frame.copy()
     for column in ("job_id", "task_id", "machine_id"):

@@ -41,8 +41,11 @@ from the public `cloudsim.record.EpisodeRecord`.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time as wallclock
+from collections.abc import Sized
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -57,11 +60,13 @@ from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
 from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
+from cloudsim.streaming import ResultWriter, StreamedResult, check_stream_folder
 from cloudsim.tasks import TaskTable
 
-__all__ = ["FAILURE_POLICIES", "Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
+__all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
 
 FAILURE_POLICIES = ("requeue", "fail")
+STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
@@ -113,8 +118,18 @@ class Simulation:
             against the last job's arrival.
         name: the broker's name in results and messages (default: the broker's
             ``name`` or class name; ``"external"`` without a broker).
+        stream_to: a folder: stream the run (see `cloudsim.streaming`). ``jobs``
+            is then read lazily, `STREAM_BLOCK` jobs at a time, and must be in
+            submit-time order (any iterable: a generator such as
+            `traces.iter_alibaba_like`); the tasks, jobs and groups that can no
+            longer change are written there as Parquet and dropped, so memory
+            follows the jobs in flight; `run` and `result` return a
+            `cloudsim.streaming.StreamedResult`. A run that fails leaves the
+            folder as it was.
 
     Attributes:
+        jobs: the jobs in arrival order (in a streamed simulation, those read and
+            not yet written out).
         tasks: the `TaskTable` (every task's and job's progress).
         state: the `ClusterState` (free resources, machines up, fit cache).
         record: the public `EpisodeRecord` the results are built from.
@@ -133,6 +148,7 @@ class Simulation:
         max_idle_ticks: int = 1000,
         progress: bool = False,
         name: str | None = None,
+        stream_to: str | Path | None = None,
     ) -> None:
         if broker is not None and not callable(getattr(broker, "decide", None)):
             raise TypeError(f"broker {broker!r} has no decide(view) method")
@@ -148,7 +164,9 @@ class Simulation:
         self.faults = faults
         self.on_failure = on_failure
         self.cluster = cluster
-        self.jobs: list[JobSpec] = sorted(jobs, key=lambda j: j.submit_time)
+        self.stream_to = None if stream_to is None else check_stream_folder(stream_to)
+        self._source = jobs if stream_to is not None else None
+        self.jobs: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
         self.broker = broker
         self.tick = tick
         self.max_idle_ticks = max_idle_ticks
@@ -156,10 +174,14 @@ class Simulation:
         self.env = simpy.Environment()
         self.tasks = TaskTable(cluster, self.jobs)
         check_jobs_fit(cluster, self.jobs, self.tasks.task_demand)
+        if stream_to is not None:
+            self.jobs = self.tasks.jobs  # the window: jobs read and not yet written out
         self.state = ClusterState(cluster, self.tasks)
         if name is None:
             name = broker_name(broker) if broker is not None else EXTERNAL
         self.record = EpisodeRecord(cluster, self.jobs, self.tasks, self.state, broker=name, tick=tick)
+        self._writer: ResultWriter | None = None
+        self._result: StreamedResult | None = None
         self._phase = "new"  # new -> running -> done (or failed)
         self._round_open = False
         self._view: ClusterView | None = None
@@ -247,13 +269,15 @@ class Simulation:
             self._fail()
             raise
 
-    def result(self) -> EpisodeResult:
-        """The results of the finished episode."""
+    def result(self) -> EpisodeResult | StreamedResult:
+        """The results of the finished episode (a `StreamedResult` for a streamed one)."""
         if self._phase != "done":
             raise RuntimeError("the episode is not over: call next_decision() until it returns None")
+        if self._result is not None:
+            return self._result
         return EpisodeResult.from_record(self.record, wall_s=self._wall_s)
 
-    def run(self) -> EpisodeResult:
+    def run(self) -> EpisodeResult | StreamedResult:
         """Run the episode to the end with the broker and return its results."""
         if self.broker is None:
             raise TypeError("run() needs a broker: Simulation(cluster, jobs, broker); or drive it with "
@@ -317,6 +341,8 @@ class Simulation:
 
     # --------------------------------------------------------- the episode
     def _start_episode(self) -> None:
+        if self.stream_to is not None:
+            self._writer = ResultWriter(self.stream_to, self.record)
         self._phase = "running"
         self._running_on: list[set[int]] = [set() for _ in range(self.cluster.machines)]
         self._timeline = Timeline(self.state, self.tasks, self.record.groups, self._running_on)
@@ -330,8 +356,10 @@ class Simulation:
         self._made = 0
         self._bar = None
         if self.progress:
-            self._bar = tqdm(total=len(self.jobs), unit="job", desc=self.record.broker, leave=False)
-            self._last_arrival = max((job.submit_time for job in self.jobs), default=0.0)
+            jobs = self.jobs if self._source is None else self._source
+            known = isinstance(jobs, Sized)  # a generator's length is unknown
+            self._bar = tqdm(total=len(jobs) if known else None, unit="job", desc=self.record.broker, leave=False)
+            self._last_arrival = max((job.submit_time for job in jobs), default=0.0) if self._source is None else None
         self._started_at = wallclock.perf_counter()
         # Arrivals start before the scheduler: at an instant both are due,
         # the scheduler's tick comes first, as in CloudSimPy.
@@ -345,17 +373,26 @@ class Simulation:
     def _end_episode(self) -> None:
         self._close_bar()
         if self.tasks.unfinished_jobs:
-            self._phase = "failed"
+            self._fail()
             raise SimulationStalledError(self._stall_message())
         if self.tick is None:
             self.record.makespan = float(self.tasks.latest_finish)
         self._wall_s = wallclock.perf_counter() - self._started_at
+        if self._writer is not None:
+            try:
+                self._result = self._writer.finish(self._wall_s)
+            except BaseException:
+                self._fail()
+                raise
         self._phase = "done"
 
     def _fail(self) -> None:
         self._phase = "failed"
         self._round_open = False
         self._close_bar()
+        if self._writer is not None:
+            self._writer.abort()
+            self._writer = None
 
     def _close_bar(self) -> None:
         if self._bar is not None:
@@ -366,12 +403,31 @@ class Simulation:
         return self._arrivals_done and self.tasks.unfinished_jobs == 0
 
     def _arrivals(self):
-        for j, job in enumerate(self.jobs):
+        for j, job in enumerate(self.jobs if self._source is None else self._streamed_jobs()):
             # max(..., 0): floating-point time can pass a submit time equal to the last one by an ulp.
             yield self.env.timeout(max(job.submit_time - self.env.now, 0.0))
             self.tasks.arrive(j, self.env.now)
             self._request_round()
         self._arrivals_done = True
+
+    def _streamed_jobs(self):
+        """The source's jobs, read `STREAM_BLOCK` at a time into the task table; before each block,
+        what can no longer change is written out."""
+        source, cluster, latest = iter(self._source), self.cluster, -math.inf
+        while block := list(itertools.islice(source, STREAM_BLOCK)):
+            for job in block:
+                if not isinstance(job, JobSpec):
+                    raise TypeError(f"stream_to: the jobs must be JobSpec objects, got {job!r}")
+                if job.submit_time < latest:
+                    raise ValueError(
+                        f"stream_to: job {job.id!r} is submitted at {job.submit_time}, before the job read before "
+                        f"it ({latest}); a streamed simulation reads jobs in submit-time order: sort them, or "
+                        "run without stream_to (the simulation then sorts them)")
+                latest = job.submit_time
+            check_jobs_fit(cluster, block)
+            self._writer.write_finished()
+            self.tasks.extend(block)
+            yield from block
 
     # ------------------------------------------------------ decision rounds
     def _open_round(self) -> None:
@@ -500,7 +556,8 @@ class Simulation:
         self.state.change_free(machine, self.tasks.demand(task), instances, np.add)
         if self.tasks.end(task, group.first_instance, instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
-            self._bar.set_postfix_str(f"t={now:.6g} (last arrival {self._last_arrival:.6g})", refresh=False)
+            last = "" if self._last_arrival is None else f" (last arrival {self._last_arrival:.6g})"
+            self._bar.set_postfix_str(f"t={now:.6g}{last}", refresh=False)
             self._bar.update()
         self._request_round()
 

@@ -1,0 +1,170 @@
+"""Results written while a streamed simulation runs, so that memory follows the jobs in flight.
+
+A replay of a whole trace holds millions of jobs, tasks and instance groups; kept
+until the end, they need tens of gigabytes. A streamed `cloudsim.Simulation`
+(``stream_to=folder``) reads its jobs lazily, in blocks, and every so often hands
+the rows that can no longer change to a `ResultWriter`:
+
+* the first groups, up to the earliest one still running, as a Parquet row group
+  of ``groups.parquet``;
+* the first jobs, up to the earliest one unfinished (and no further than the
+  earliest task a kept group still refers to), as row groups of ``jobs.parquet``
+  and, their tasks, of ``tasks.parquet``;
+
+then drops them. The files hold exactly the rows, in the order and with the types,
+that `EpisodeResult.to_parquet` writes for the same run kept in memory. They are
+written into a hidden folder beside ``folder`` and moved into it only when the
+episode is over: a run that fails or is interrupted leaves ``folder`` untouched.
+
+The summary (``summary.json``, `StreamedResult.summary`) has the same keys and,
+for everything computed from jobs and tasks, the same values: it reads those
+columns back from the files. Utilisation is a running sum, equal to the in-memory
+figure up to rounding in the last bits. The imbalance numbers (RLSK) need every
+machine's usage at every instant of the run; they are left out (None) of a
+streamed summary, as is ``utilisation.parquet``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cloudsim.metrics import (IMBALANCE_COLUMNS, capacity_frame, group_frame, job_frame, jsonable, stringify_ids,
+                              summarise, task_frame, used_resources)
+
+if TYPE_CHECKING:
+    from cloudsim.record import EpisodeRecord
+
+__all__ = ["ResultWriter", "StreamedResult", "check_stream_folder"]
+
+_TABLES = ("tasks", "jobs", "groups")
+# What the summary reads back from the files: a few columns, not the rows.
+_SUMMARY_COLUMNS = {"tasks": ["instances", "failed_instances", "restarts", "completion", "slowdown"],
+                    "jobs": ["completion", "wait", "slowdown"]}
+
+
+def check_stream_folder(folder: str | Path) -> Path:
+    """``folder`` as a Path, refused (ValueError) when it is a file or inside one."""
+    path = Path(folder)
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            raise ValueError(f"stream_to {str(folder)!r}: {str(part)!r} is a file, not a folder; "
+                             "pass a folder to write the results into")
+    return path
+
+
+@dataclass
+class StreamedResult:
+    """What a streamed episode leaves: its summary, and its tables as Parquet files in ``folder``.
+
+    The tables are read from disk on request (`tasks`, `jobs`, `groups`, `capacity`),
+    as pandas DataFrames with the columns of `cloudsim.EpisodeResult`'s.
+    """
+
+    summary: dict
+    folder: Path
+
+    @property
+    def makespan(self) -> float:
+        return self.summary["makespan"]
+
+    def _read(self, name: str) -> pd.DataFrame:
+        return pd.read_parquet(self.folder / f"{name}.parquet")
+
+    def tasks(self) -> pd.DataFrame:
+        return self._read("tasks")
+
+    def jobs(self) -> pd.DataFrame:
+        return self._read("jobs")
+
+    def groups(self) -> pd.DataFrame:
+        return self._read("groups")
+
+    def capacity(self) -> pd.DataFrame:
+        return self._read("capacity")
+
+
+class ResultWriter:
+    """Writes a streamed episode's finished rows as Parquet row groups (see the module docstring)."""
+
+    def __init__(self, folder: str | Path, record: "EpisodeRecord") -> None:
+        self.folder = check_stream_folder(folder)
+        self.record = record
+        self._partial = self.folder.parent / f".{self.folder.name}.partial-{os.getpid()}-{id(self)}"
+        try:
+            self._partial.mkdir(parents=True)
+        except OSError as error:
+            raise OSError(f"stream_to {str(folder)!r}: cannot make a folder there ({error.strerror}); "
+                          "pass a folder you may write to") from None
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self.used = np.zeros(len(record.cluster.resources))
+
+    def write_finished(self) -> None:
+        """Write out and drop the groups, jobs and tasks that can no longer change."""
+        table, groups = self.record.tasks, self.record.groups
+        ended = group_frame(groups.retire(groups.first_running()), table)
+        self.used += used_resources(ended, table)
+        self._append("groups", ended)
+        jobs = table.finished_jobs()
+        if len(groups):  # a kept group's task must stay, for its job and task ids
+            oldest = int(np.frombuffer(groups.task, dtype=np.int64).min())
+            jobs = min(jobs, int(table.task_job[table.row(oldest)]) - table.job_base)
+        if jobs > 0:
+            self._append("jobs", job_frame(table, jobs))
+            self._append("tasks", task_frame(table, self.record.cluster.resources,
+                                             int(table.job_first_task[jobs]) - table.task_base))
+            table.retire(jobs)
+
+    def _append(self, name: str, frame: pd.DataFrame) -> None:
+        if not len(frame):
+            return
+        data = pa.Table.from_pandas(stringify_ids(frame), preserve_index=False)
+        if name not in self._writers:
+            self._writers[name] = pq.ParquetWriter(self._partial / f"{name}.parquet", data.schema)
+        self._writers[name].write_table(data)
+
+    def finish(self, wall_s: float) -> StreamedResult:
+        """Write what is left, the summary and the capacity, and move the files into the folder."""
+        self.write_finished()
+        for writer in self._writers.values():
+            writer.close()
+        record = self.record
+        empty = {"tasks": lambda: task_frame(record.tasks, record.cluster.resources, 0),
+                 "jobs": lambda: job_frame(record.tasks, 0),
+                 "groups": lambda: group_frame(record.groups.columns(stop=0), record.tasks)}
+        for name in _TABLES:
+            if name not in self._writers:  # no rows at all: an empty file with the columns
+                stringify_ids(empty[name]()).to_parquet(self._partial / f"{name}.parquet", index=False)
+        back = {name: pd.read_parquet(self._partial / f"{name}.parquet", columns=columns)
+                for name, columns in _SUMMARY_COLUMNS.items()}
+        summary = summarise(record, back["tasks"], back["jobs"], self.used,
+                            {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
+        del back
+        stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
+        (self._partial / "summary.json").write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False) + "\n")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name in (*_TABLES, "capacity"):
+            os.replace(self._partial / f"{name}.parquet", self.folder / f"{name}.parquet")
+        os.replace(self._partial / "summary.json", self.folder / "summary.json")
+        # An earlier in-memory run's utilisation table would not belong with these files.
+        (self.folder / "utilisation.parquet").unlink(missing_ok=True)
+        self._partial.rmdir()
+        return StreamedResult(summary, self.folder)
+
+    def abort(self) -> None:
+        """Drop what was written: the folder is left as it was."""
+        for writer in self._writers.values():
+            with contextlib.suppress(Exception):  # already broken: its file goes anyway
+                writer.close()
+        self._writers.clear()
+        shutil.rmtree(self._partial, ignore_errors=True)

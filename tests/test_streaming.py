@@ -1,0 +1,158 @@
+"""Streamed simulations: jobs read lazily, finished rows written out, the same results as in memory."""
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cloudsim.simulation
+from agents import make_broker
+from cloudsim import ClusterSpec, JobSpec, Simulation, StreamedResult
+from cloudsim.faults import RandomFaults
+from cloudsim.metrics import stringify_ids
+from conftest import task
+from traces import alibaba_like, iter_alibaba_like
+
+TABLES = ("tasks", "jobs", "groups")
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 5 jobs, so that a short run writes out and drops rows many times."""
+    monkeypatch.setattr(cloudsim.simulation, "STREAM_BLOCK", 5)
+
+
+def both(cluster, jobs, broker, folder, **options):
+    """(in-memory result, streamed result) of the same run."""
+    in_memory = Simulation(cluster, list(jobs), make_broker(broker), **options).run()
+    streamed = Simulation(cluster, iter(jobs), make_broker(broker), stream_to=folder, **options).run()
+    return in_memory, streamed
+
+
+def assert_same_results(in_memory, streamed):
+    assert isinstance(streamed, StreamedResult)
+    for name in TABLES:
+        # The files hold what EpisodeResult.to_parquet writes: ids as text.
+        pd.testing.assert_frame_equal(stringify_ids(getattr(in_memory, name)), getattr(streamed, name)(),
+                                      check_exact=True)
+    pd.testing.assert_frame_equal(stringify_ids(in_memory.capacity), streamed.capacity(), check_exact=True)
+    for key, value in in_memory.summary.items():
+        if key.startswith("imbalance_"):
+            assert np.isnan(streamed.summary[key])  # not computed in a streamed run
+        elif key.startswith("utilisation_"):
+            assert streamed.summary[key] == pytest.approx(value, rel=1e-12)  # a running sum
+        elif key != "sim_wall_s":
+            assert streamed.summary[key] == value or (np.isnan(value) and np.isnan(streamed.summary[key])), key
+
+
+@pytest.mark.parametrize("broker", ["first-fit", "tetris", "drf", "sjf"])
+@pytest.mark.parametrize("tick", [None, 1.0])
+def test_a_streamed_run_gives_the_results_of_the_same_run_in_memory(small_blocks, tmp_path, broker, tick):
+    # DAG jobs (dag_fraction 0.5) on a small cluster: queues form, so many jobs are in flight
+    # at once and rows are written out while later ones still run.
+    jobs = alibaba_like(60, seed=3, max_instances=40)
+    cluster = ClusterSpec.uniform(4, {"cpu": 96, "memory": 1})
+    assert_same_results(*both(cluster, jobs, broker, tmp_path / "out", tick=tick))
+
+
+def test_streamed_results_hold_with_machine_failures_and_reservations(small_blocks, tmp_path):
+    jobs = alibaba_like(40, seed=5, max_instances=30)
+    cluster = ClusterSpec.uniform(3, {"cpu": 96, "memory": 1})
+    faults = dict(faults=RandomFaults(mtbf=300, mttr=40, seed=1))
+    for broker in ("first-fit", "easy"):  # EASY backfilling reserves
+        in_memory, streamed = both(cluster, jobs, broker, tmp_path / broker, **faults)
+        assert in_memory.summary["instance_restarts"] > 0  # failures did re-queue instances
+        assert_same_results(in_memory, streamed)
+
+
+def test_the_streamed_files_are_the_files_to_parquet_writes(small_blocks, tmp_path):
+    jobs = alibaba_like(30, seed=0, max_instances=20)
+    cluster = ClusterSpec.uniform(4, {"cpu": 96, "memory": 1})
+    in_memory, streamed = both(cluster, jobs, "first-fit", tmp_path / "streamed")
+    in_memory.to_parquet(tmp_path / "memory")
+    for name in TABLES:
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "memory" / f"{name}.parquet"),
+                                      pd.read_parquet(tmp_path / "streamed" / f"{name}.parquet"), check_exact=True)
+    summary = json.loads((tmp_path / "streamed" / "summary.json").read_text())
+    assert summary["jobs"] == 30 and summary["imbalance_machines"] is None
+
+
+def test_memory_follows_the_jobs_in_flight(small_blocks, tmp_path):
+    # 400 single-task jobs, one every 10 s, each running 3 s on an idle machine: at most one
+    # job is in flight, so the tables never hold more than about two blocks of 5 jobs.
+    jobs = (JobSpec(j, 10.0 * j, (task(0, 2, 1, 0.1, 3.0),)) for j in range(400))
+    cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 1})
+    sim = Simulation(cluster, jobs, make_broker("first-fit"), stream_to=tmp_path / "out")
+    held_jobs, held_groups = [], []
+    while (view := sim.next_decision()) is not None:
+        held_jobs.append(len(sim.tasks.job_finish))
+        held_groups.append(len(sim.record.groups))
+        sim.apply(sim.broker.decide(view))
+    assert max(held_jobs) <= 10 and max(held_groups) <= 10
+    assert sim.result().summary["jobs"] == 400
+    assert len(pd.read_parquet(tmp_path / "out" / "groups.parquet")) == 400  # 2 instances fit one machine
+
+
+def test_jobs_are_read_as_the_run_needs_them(small_blocks, tmp_path):
+    read = itertools.count()
+
+    def source():
+        for j in range(100):
+            next(read)
+            yield JobSpec(j, float(j), (task(0, 1, 1, 0.1, 1.0),))
+
+    sim = Simulation(ClusterSpec.uniform(1, {"cpu": 4, "memory": 1}), source(), make_broker("first-fit"),
+                     stream_to=tmp_path / "out")
+    assert next(read) == 0  # building the simulation reads nothing
+    sim.next_decision()
+    assert next(read) == 1 + 5  # the first decision needs the first block only
+
+
+def test_a_stream_out_of_submit_order_is_refused_and_leaves_no_files(small_blocks, tmp_path):
+    jobs = [JobSpec(j, t, (task(0, 1, 1, 0.1, 1.0),)) for j, t in enumerate([0.0, 5.0, 3.0])]
+    sim = Simulation(ClusterSpec.uniform(1, {"cpu": 4, "memory": 1}), jobs, make_broker("first-fit"),
+                     stream_to=tmp_path / "out")
+    with pytest.raises(ValueError, match=r"job 2 is submitted at 3.0, before the job read before it \(5.0\).*sort"):
+        sim.run()
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor a partial one
+
+
+def test_an_interrupted_run_leaves_the_folder_as_it_was(small_blocks, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("an earlier run")
+
+    class Interrupted:
+        decisions = 0
+
+        def decide(self, view):
+            self.decisions += 1
+            if self.decisions == 20:
+                raise KeyboardInterrupt
+            return make_broker("first-fit").decide(view)
+
+    sim = Simulation(ClusterSpec.uniform(2, {"cpu": 96, "memory": 1}), iter_alibaba_like(50, seed=0),
+                     Interrupted(), stream_to=out)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert [p.name for p in out.iterdir()] == ["summary.json"]
+    assert (out / "summary.json").read_text() == "an earlier run"
+
+
+def test_a_stream_folder_that_is_a_file_is_refused_before_the_run(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        Simulation(ClusterSpec.uniform(1, {"cpu": 1}), [], make_broker("first-fit"), stream_to=tmp_path / "file" / "x")
+
+
+def test_an_empty_stream_writes_empty_tables_with_their_columns(tmp_path):
+    result = Simulation(ClusterSpec.uniform(1, {"cpu": 1, "memory": 1}), iter([]), make_broker("first-fit"),
+                        stream_to=tmp_path / "out").run()
+    in_memory = Simulation(ClusterSpec.uniform(1, {"cpu": 1, "memory": 1}), [], make_broker("first-fit")).run()
+    for name in TABLES:
+        assert list(getattr(result, name)().columns) == list(getattr(in_memory, name).columns)
+        assert len(getattr(result, name)()) == 0
+    assert result.summary["jobs"] == 0 and result.makespan == 0.0
