@@ -48,9 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["ResultWriter", "StreamedResult", "check_stream_folder"]
 
 _TABLES = ("tasks", "jobs", "groups")
-# What the summary reads back from the files: a few columns, not the rows.
-_SUMMARY_COLUMNS = {"tasks": ["instances", "failed_instances", "restarts", "completion", "slowdown"],
-                    "jobs": ["completion", "wait", "slowdown"]}
 
 
 def check_stream_folder(folder: str | Path) -> Path:
@@ -61,6 +58,20 @@ def check_stream_folder(folder: str | Path) -> Path:
             raise ValueError(f"stream_to {str(folder)!r}: {str(part)!r} is a file, not a folder; "
                              "pass a folder to write the results into")
     return path
+
+
+class _ColumnsOnDisk:
+    """A Parquet table whose columns are read one at a time, as attributes, when asked for: the
+    summary reads a few columns of millions of rows, never the rows themselves."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def __len__(self) -> int:
+        return pq.ParquetFile(self._path).metadata.num_rows
+
+    def __getattr__(self, column: str) -> pd.Series:
+        return pd.read_parquet(self._path, columns=[column])[column]
 
 
 @dataclass
@@ -145,11 +156,9 @@ class ResultWriter:
         for name in _TABLES:
             if name not in self._writers:  # no rows at all: an empty file with the columns
                 stringify_ids(empty[name]()).to_parquet(self._partial / f"{name}.parquet", index=False)
-        back = {name: pd.read_parquet(self._partial / f"{name}.parquet", columns=columns)
-                for name, columns in _SUMMARY_COLUMNS.items()}
-        summary = summarise(record, back["tasks"], back["jobs"], self.used,
+        summary = summarise(record, _ColumnsOnDisk(self._partial / "tasks.parquet"),
+                            _ColumnsOnDisk(self._partial / "jobs.parquet"), self.used,
                             {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
-        del back
         stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
         (self._partial / "summary.json").write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False) + "\n")
         self.folder.mkdir(parents=True, exist_ok=True)
