@@ -51,6 +51,23 @@ def test_replay_table_and_parquet_output(trace, tmp_path, capsys):
     assert (out / "episodes.csv").is_file()
 
 
+def test_a_streamed_replay_writes_the_tables_a_replay_in_memory_writes(trace, tmp_path, capsys):
+    import pandas as pd
+
+    for name, extra in (("memory", []), ("streamed", ["--stream"])):
+        assert main(["replay", trace, *ARGS, "--chunk-size", "2", "--brokers", "first-fit,tetris",
+                     "--out", str(tmp_path / name), *extra]) == 0
+    for episode in ("episode-0", "episode-1"):
+        for broker in ("first-fit", "tetris"):
+            for table in ("tasks", "jobs", "groups", "capacity"):
+                path = f"{episode}/{broker}/{table}.parquet"
+                pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "memory" / path),
+                                              pd.read_parquet(tmp_path / "streamed" / path), check_exact=True)
+    assert not (tmp_path / "streamed" / "episode-0" / "first-fit" / "utilisation.parquet").exists()
+    streamed = pd.read_csv(tmp_path / "streamed" / "episodes.csv")
+    assert list(streamed.makespan) == [6, 6, 5, 5]  # as worked out in test_replay_chunks_as_json
+
+
 def test_replay_runs_the_built_in_workload(capsys):
     main(["replay", "--synthetic-jobs", "4", "--broker", "first-fit,random", "--json"])
     lines = json_lines(capsys)

@@ -98,6 +98,8 @@ CASES = [
     (["replay", *TRACE, "--tick", "1e-9"], 2, ["--tick 1e-09", "wake", "leave --tick out"]),
     (["replay", "deeprm", "--mtbf", "0.5"], 2, ["--mtbf 0.5", "tries", "would not end", "--on-failure fail"]),
     (["replay", "--overwrite"], 2, ["--overwrite", "needs --out"]),
+    (["replay", "--stream"], 2, ["--stream", "add --out DIR"]),
+    (["compare", "--stream", "--out", "new"], 2, ["--stream", "applies to replay"]),
     (["replay", "--out", "afile"], 2, ["--out afile", "is a file"]),
     (["replay", "--out", "full"], 2, ["--out full", "already holds files", "--overwrite"]),
     (["replay", "--address", "auto"], 2, ["--address auto", "--executor ray"]),

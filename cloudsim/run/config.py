@@ -596,10 +596,16 @@ class ReportConfig:
     out: str | None = option(None, "--out", "write the results into DIR (created whole when the run completes)",
                              metavar="DIR")
     overwrite: bool = option(False, "--overwrite", "with --out: replace DIR if it already holds files", switch=True)
+    stream: bool = option(
+        False, "--stream", "with --out: write each run's tables while it runs and keep only the jobs in flight "
+        "(cloudsim.streaming; no utilisation table, no imbalance numbers); the workload itself is still loaded "
+        "whole", switch=True)
 
     def __post_init__(self) -> None:
         cls = type(self)
         _require(not self.overwrite or self.out is not None, cls, "overwrite", True, "needs --out DIR")
+        _require(not self.stream or self.out is not None, cls, "stream", True,
+                 "writes the tables under --out DIR as the run goes: add --out DIR")
         if self.out is not None:
             problem = folder_problem(self.out, self.overwrite)
             _require(problem is None, cls, "out", self.out, problem)
@@ -679,6 +685,11 @@ class RunConfig:
         return False
 
     @property
+    def writes_tables(self) -> bool:
+        """Whether --out holds each run's tables (replay), which --stream writes as the run goes."""
+        return True
+
+    @property
     def window(self) -> int | None:
         """The task window heuristics see: --window, else the workload's own (`GENERATOR_WINDOWS`)."""
         if self.brokers.window is not None:
@@ -686,6 +697,8 @@ class RunConfig:
         return GENERATOR_WINDOWS.get(self.workload.generator_name) if self.workload.is_generator else None
 
     def __post_init__(self) -> None:
+        _require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
+                 "applies to replay, whose --out holds each run's tables; leave it out")
         if self.workload.machine_table is not None:
             for name in ("machines", "capacity"):
                 value = getattr(self.cluster, name)
@@ -696,6 +709,8 @@ class RunConfig:
 @dataclass(frozen=True)
 class CompareConfig(RunConfig):
     """`cloudsim compare`: every broker on the same episodes, at several loads and seeds."""
+
+    writes_tables = False  # its --out holds a comparison, not each run's tables
 
     brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(HEURISTICS))
 
@@ -854,6 +869,8 @@ class CompareConfig(RunConfig):
 @dataclass(frozen=True)
 class BenchConfig(RunConfig):
     """`cloudsim bench`: a candidate broker's makespan against baselines, chunk by chunk (DeepJS Table 2)."""
+
+    writes_tables = False  # its --out holds a comparison, not each run's tables
 
     simulation: SimulationConfig = field(default_factory=TickedSimulationConfig)
     brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(("first-fit", "tetris", "deepjs")))

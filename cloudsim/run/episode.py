@@ -37,6 +37,7 @@ class RunSpec:
     the worker from ``config`` at ``load`` with ``seed`` (``jobs`` None).
     ``keep``: "result" returns the whole `EpisodeResult` (for --out), "curve"
     the machines' utilisation over time (for plots), None only the summary.
+    ``stream_to``: a folder to stream the run's tables into (`cloudsim.streaming`).
     """
 
     broker: str
@@ -49,6 +50,7 @@ class RunSpec:
     events: list[MachineEvent] = field(default_factory=list)
     keep: str | None = None
     progress: bool = False
+    stream_to: str | None = None
 
 
 @dataclass
@@ -76,7 +78,7 @@ def run_one(spec: RunSpec) -> RunOutcome:
         cluster = spec.config.federation_cluster(cluster)
     broker = make_run_broker(spec.config, spec.broker, spec.seed, clusters)
     result = Simulation(cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
-                        on_failure=simulation.on_failure, progress=spec.progress).run()
+                        on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to).run()
     summary = dict(result.summary)
     if spec.config.federated:  # RLSK's numbers, over clusters (each pooled over its nodes)
         federation = broker.federation

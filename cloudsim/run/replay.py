@@ -84,12 +84,18 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def _run_folder(label: object, broker: str) -> Path:
+    """Where --out keeps one run's tables."""
+    return Path(f"episode-{str(label).replace(':', '-')}") / broker
+
+
 def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> ReplayResult:
     """Run every broker on every episode; ``on_row`` sees each row as soon as it is ready.
 
     With ``config.report.out`` each episode's tables are written as Parquet under
     ``episode-<label>/<broker>/`` and the rows as ``episodes.csv``; the folder
-    appears only when every run finished (see `ResultFolder`).
+    appears only when every run finished (see `ResultFolder`). With
+    ``config.report.stream`` each run writes its tables there as it runs.
     """
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         resolved, runs = prepare(config)
@@ -97,18 +103,19 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
         key = "chunk" if config.workload.chunk_size is not None else "jobs_range"
         # One run shows the engine's own bar (jobs finished, simulated time) on a terminal.
         single = len(runs) * len(brokers) == 1 and sys.stderr.isatty()
+        stream = folder is not None and config.report.stream
         specs = [RunSpec(broker, config.workload.seed, config, label=run.label, jobs=run.jobs,
                          cluster=resolved.cluster, events=run.events,
-                         keep="result" if folder is not None else None, progress=single)
+                         keep="result" if folder is not None and not stream else None, progress=single,
+                         stream_to=str(folder.staging / _run_folder(run.label, broker)) if stream else None)
                  for run in runs for broker in brokers]
         rows = []
         with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
             for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode")):
                 row = {key: spec.label, **outcome.summary}
                 rows.append(row)
-                if folder is not None:
-                    folder.write_atomically(Path(f"episode-{str(spec.label).replace(':', '-')}") / spec.broker,
-                                            outcome.result.to_parquet)
+                if outcome.result is not None:  # a streamed run has written its own tables
+                    folder.write_atomically(_run_folder(spec.label, spec.broker), outcome.result.to_parquet)
                 if on_row is not None:
                     on_row(row)
         total = account(resolved, runs, rows, brokers)
