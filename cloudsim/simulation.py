@@ -165,7 +165,8 @@ class Simulation:
         self.on_failure = on_failure
         self.cluster = cluster
         self.stream_to = None if stream_to is None else check_stream_folder(stream_to)
-        self._source = jobs if stream_to is not None else None
+        self._source = iter(jobs) if stream_to is not None else None  # read lazily, but refused now if not iterable
+        self._stream_length = len(jobs) if stream_to is not None and isinstance(jobs, Sized) else None
         self.jobs: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
         self.broker = broker
         self.tick = tick
@@ -356,10 +357,10 @@ class Simulation:
         self._made = 0
         self._bar = None
         if self.progress:
-            jobs = self.jobs if self._source is None else self._source
-            known = isinstance(jobs, Sized)  # a generator's length is unknown
-            self._bar = tqdm(total=len(jobs) if known else None, unit="job", desc=self.record.broker, leave=False)
-            self._last_arrival = max((job.submit_time for job in jobs), default=0.0) if self._source is None else None
+            streamed = self._source is not None
+            total = self._stream_length if streamed else len(self.jobs)  # a generator's length is unknown
+            self._bar = tqdm(total=total, unit="job", desc=self.record.broker, leave=False)
+            self._last_arrival = None if streamed else max((job.submit_time for job in self.jobs), default=0.0)
         self._started_at = wallclock.perf_counter()
         # Arrivals start before the scheduler: at an instant both are due,
         # the scheduler's tick comes first, as in CloudSimPy.
@@ -413,7 +414,7 @@ class Simulation:
     def _streamed_jobs(self):
         """The source's jobs, read `STREAM_BLOCK` at a time into the task table; before each block,
         what can no longer change is written out."""
-        source, cluster, latest = iter(self._source), self.cluster, -math.inf
+        source, cluster, latest = self._source, self.cluster, -math.inf
         while block := list(itertools.islice(source, STREAM_BLOCK)):
             for job in block:
                 if not isinstance(job, JobSpec):
