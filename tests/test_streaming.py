@@ -156,3 +156,58 @@ def test_an_empty_stream_writes_empty_tables_with_their_columns(tmp_path):
         assert list(getattr(result, name)().columns) == list(getattr(in_memory, name).columns)
         assert len(getattr(result, name)()) == 0
     assert result.summary["jobs"] == 0 and result.makespan == 0.0
+
+
+def v2018_trace(jobs: int) -> str:
+    """A v2018 batch_task table (written in reverse submit order) of ``jobs`` jobs, half of them
+    DAGs of two tasks, submit times tied in pairs, and one job the loader skips (a task still running)."""
+    rows = []
+    for k in range(jobs):
+        start = 100 + 5 * (k // 2)
+        rows.append(f"M1,{k % 3 + 1}.0,j_{k},1,Terminated,{start},{start + 10 + k % 5},100.0,0.5")
+        if k % 2:
+            status = "Running" if k == 7 else "Terminated"
+            rows.append(f"R2_1,1.0,j_{k},1,{status},{start + 20},{start + 26},50.0,1.0")
+    return "\n".join(reversed(rows)) + "\n"
+
+
+@pytest.mark.parametrize("jobs", [None, "3:25"])
+def test_a_streamed_trace_replay_gives_the_tables_of_a_replay_in_memory(monkeypatch, tmp_path, jobs):
+    import cloudsim.run.workload
+    from cloudsim.cli import main
+    from conftest import write
+
+    # Blocks of 4 jobs read from the trace and of 3 into the engine: both cross many times.
+    monkeypatch.setattr(cloudsim.run.workload, "TRACE_BLOCK", 4)
+    monkeypatch.setattr(cloudsim.simulation, "STREAM_BLOCK", 3)
+    trace = write(tmp_path, "batch_task.csv", v2018_trace(30))
+    selection = [] if jobs is None else ["--jobs", jobs]
+    common = ["replay", str(trace), "--format", "alibaba-v2018", "--machines", "2", "--capacity", "cpu=2,memory=1",
+              "--cache", str(tmp_path / "cache"), "--brokers", "first-fit,tetris", *selection, "--json"]
+    rows = {}
+    for name, extra in (("memory", []), ("streamed", ["--stream"])):
+        assert main([*common, "--out", str(tmp_path / name), *extra]) == 0
+        rows[name] = pd.read_csv(tmp_path / name / "episodes.csv")
+    episode = "episode-all" if jobs is None else "episode-3-25"
+    for broker in ("first-fit", "tetris"):
+        for table in TABLES:
+            path = f"{episode}/{broker}/{table}.parquet"
+            pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "memory" / path),
+                                          pd.read_parquet(tmp_path / "streamed" / path), check_exact=True)
+    # 30 jobs, job 7 skipped: 29 replayable; --jobs 3:25 takes 22 of them.
+    assert list(rows["streamed"].jobs) == ([29, 29] if jobs is None else [22, 22])
+    pd.testing.assert_series_equal(rows["memory"].makespan, rows["streamed"].makespan)
+
+
+def test_a_streamed_replay_of_the_generator_reads_it_in_each_worker(tmp_path):
+    from cloudsim.cli import main
+
+    common = ["replay", "--synthetic-jobs", "40", "--machines", "3", "--capacity", "cpu=96,memory=1",
+              "--brokers", "first-fit,sjf", "--json"]
+    assert main([*common, "--out", str(tmp_path / "memory")]) == 0
+    assert main([*common, "--out", str(tmp_path / "streamed"), "--stream", "--workers", "2"]) == 0
+    for broker in ("first-fit", "sjf"):
+        for table in TABLES:
+            path = f"episode-all/{broker}/{table}.parquet"
+            pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "memory" / path),
+                                          pd.read_parquet(tmp_path / "streamed" / path), check_exact=True)

@@ -25,7 +25,7 @@ from traces.synthetic import (
     poisson_workload,
     rlsk_workload,
 )
-from traces.workload import Workload
+from traces.workload import JobStream, Workload, read_in_blocks
 
 __all__ = [
     "DEEPRM",
@@ -37,7 +37,9 @@ __all__ = [
     "EmptyWorkloadError",
     "MachineTable",
     "TraceFormatError",
+    "JobStream",
     "Workload",
+    "read_in_blocks",
     "alibaba_like",
     "bimodal_cluster",
     "deepk8s_cluster",

@@ -202,8 +202,11 @@ def _dag_parents(rng: np.random.Generator, n: int, ids: Sequence[int]) -> list[t
     return parents
 
 
+ALIBABA_LIKE_JOBS = 100  # jobs the alibaba-like generator makes when not told
+
+
 def alibaba_like(
-    jobs: int = 100, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5
+    jobs: int = ALIBABA_LIKE_JOBS, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5
 ) -> list[JobSpec]:
     """``jobs`` jobs drawn from Alibaba-like distributions; the same seed gives the same jobs.
 
@@ -220,7 +223,7 @@ _SUBMIT_BLOCK = 65536  # inter-arrival times drawn at a time when streaming
 
 
 def iter_alibaba_like(
-    jobs: int = 100, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5
+    jobs: int = ALIBABA_LIKE_JOBS, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5
 ):
     """The jobs of `alibaba_like`, the same ones, made one at a time: memory stays flat at any ``jobs``.
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Callable, Iterator
 
 from cloudsim.specs import JobSpec
 
-__all__ = ["Workload"]
+__all__ = ["JobStream", "Workload", "read_in_blocks"]
 
 
 @dataclass
@@ -33,3 +35,33 @@ class Workload:
     def __post_init__(self) -> None:
         if self.total_jobs is None:
             self.total_jobs = len(self.jobs)
+
+
+class JobStream:
+    """Jobs in submit order that are read only when iterated, as a streamed simulation takes them.
+
+    ``read()`` yields the jobs (anew at each iteration); they are shifted so that
+    ``origin`` becomes t=0, as `traces.rebase` shifts a list. ``len()`` is their
+    number, known up front. A stream is picklable when ``read`` is (a
+    `functools.partial` of a module-level function), so it travels to worker
+    processes instead of its jobs.
+    """
+
+    def __init__(self, count: int, read: Callable[[], Iterator[JobSpec]], origin: float = 0.0) -> None:
+        self.count = count
+        self.read = read
+        self.origin = origin
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[JobSpec]:
+        for job in self.read():
+            yield job if self.origin == 0 else dataclasses.replace(job, submit_time=job.submit_time - self.origin)
+
+
+def read_in_blocks(load: Callable[..., Workload], start: int, stop: int, block: int) -> Iterator[JobSpec]:
+    """The jobs ``load(jobs=(start, stop)).jobs`` would give, loaded ``block`` jobs at a time: a
+    loader that selects a submit-order range (`traces.load_alibaba_v2018`) reads only those rows."""
+    for first in range(start, stop, block):
+        yield from load(jobs=(first, min(first + block, stop))).jobs

@@ -20,6 +20,7 @@ from cloudsim.run.episode import RunSpec, RunWarning, build_brokers, run_one
 from cloudsim.run.output import ResultFolder
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
 from cloudsim.runner import Runner
+from traces import JobStream
 
 __all__ = ["ReplayResult", "account", "check_accounted", "prepare", "replay"]
 
@@ -57,6 +58,13 @@ def account(resolved: ResolvedWorkload, runs: list[Episode], rows: list[dict], b
     instances finished, failed and were restarted. Raises if any instance is unaccounted for."""
     check_accounted(rows)
 
+    # A streamed episode's jobs were read in its runs, not here: its first run's row counts them.
+    covered = [{"jobs": row["jobs"], "tasks": row["tasks"], "instances": row["instances"]}
+               if isinstance(run.jobs, JobStream) else
+               {"jobs": len(run.jobs), "tasks": sum(len(job.tasks) for job in run.jobs),
+                "instances": sum(job.instances for job in run.jobs)}
+               for run, row in zip(runs, rows[::len(brokers)] if brokers else [])]
+
     def per_broker(column: str) -> dict:
         return {b: sum(r[column] for r in rows if r["broker"] == b) for b in brokers}
 
@@ -65,9 +73,7 @@ def account(resolved: ResolvedWorkload, runs: list[Episode], rows: list[dict], b
         "source": resolved.workload.source,
         "episodes": len(runs),
         "brokers": list(brokers),
-        "jobs": sum(len(run.jobs) for run in runs),
-        "tasks": sum(len(job.tasks) for run in runs for job in run.jobs),
-        "instances": sum(job.instances for run in runs for job in run.jobs),
+        **{key: sum(counts[key] for counts in covered) for key in ("jobs", "tasks", "instances")},
         "skipped": resolved.workload.skipped,
         "notes": resolved.workload.notes,
         "machines_skipped": resolved.machine_skipped,

@@ -8,6 +8,7 @@ they run right after loading and before the first episode starts.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -23,19 +24,31 @@ from cloudsim.run.config import (
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from traces import (
     EmptyWorkloadError,
+    JobStream,
     Workload,
     generate,
+    iter_alibaba_like,
     generator_skips,
     load_alibaba_v2017,
     load_alibaba_v2018,
     load_cloudsimpy,
     machines_v2017,
     machines_v2018,
+    read_in_blocks,
     rebase,
 )
 from traces.alibaba import shift_events
+from traces.synthetic import ALIBABA_LIKE_JOBS
 
-__all__ = ["Episode", "ResolvedWorkload", "check_episodes", "episodes", "resolve_workload"]
+__all__ = ["Episode", "ResolvedWorkload", "STREAMED_NOTES", "TRACE_BLOCK", "check_episodes", "episodes",
+           "resolve_workload", "streams_jobs"]
+
+TRACE_BLOCK = 10_000
+"""Jobs a streamed replay loads from a trace at a time (`traces.read_in_blocks`)."""
+
+STREAMED_NOTES = ("truncated_task_names", "instance_rows_unknown_job")
+"""The loaders' notes that count the whole trace; the others count the jobs loaded, which a
+streamed replay loads in its worker, block by block, so they are not reported for it."""
 
 MAX_TICK_WAKES = 100_000_000
 """A tick that wakes the scheduler more often than this before the last arrival is refused:
@@ -105,16 +118,37 @@ def _cluster(config: RunConfig, generated: ClusterSpec | None) -> ClusterSpec:
     return ClusterSpec.uniform(DEFAULT_MACHINES if machines is None else machines, capacity or DEFAULT_CAPACITY)
 
 
+def streams_jobs(config: object) -> bool:
+    """Whether a replay reads its jobs as it runs (`traces.JobStream`) instead of loading them first:
+    with --stream, one episode (no --chunk-size), from an Alibaba trace or the alibaba-like generator."""
+    source, report = config.workload, getattr(config, "report", None)  # training configs have no report
+    if report is None or not report.stream or source.chunk_size is not None:
+        return False
+    if source.is_generator:
+        return source.generator_name == "alibaba-like"
+    return source.trace_format in ("alibaba-v2017", "alibaba-v2018")
+
+
 def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int | None = None) -> ResolvedWorkload:
     """Load (or generate) the workload and build its cluster.
 
     ``load`` and ``seed`` override the configuration's for one generated
-    workload (compare runs a generator at several loads and seeds).
+    workload (compare runs a generator at several loads and seeds). When
+    `streams_jobs`, the workload's ``jobs`` is a `traces.JobStream` of the
+    selected jobs, read only when a run iterates it.
     """
     source = config.workload
+    lazy = streams_jobs(config)
     if source.is_generator:
         seed = source.seed if seed is None else seed
         load = source.effective_load if load is None else load
+        if lazy:  # alibaba-like: the generator streams; no job is made here
+            count = source.synthetic_jobs if source.synthetic_jobs is not None else ALIBABA_LIKE_JOBS
+            stream = JobStream(count, functools.partial(iter_alibaba_like, count, seed))
+            _, generated = generate(source.generator_name, 0, seed, load)
+            workload = Workload(stream, skipped=generator_skips(source.generator_name),
+                                source={"generator": source.generator_name, "seed": seed})
+            return ResolvedWorkload(workload, _cluster(config, generated), total_jobs=count)
         jobs, generated = generate(source.generator_name, source.synthetic_jobs, seed, load)
         described = {"generator": source.generator_name, "seed": seed}
         if source.generator_name not in UNLOADED_GENERATORS:
@@ -129,9 +163,16 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
         total = len(workload.jobs)
     else:
         load_trace = load_alibaba_v2017 if source.trace_format == "alibaba-v2017" else load_alibaba_v2018
+        if lazy:  # load the first job only: the whole trace's counts, and where the stream starts
+            load_trace = functools.partial(load_trace, source.source, source.instances,
+                                           status_policy=source.effective_status_policy, window=source.window,
+                                           cache=source.cache)
+            start = 0 if selection is None else selection[0]
+            selection = (start, start + 1)
         try:
             workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
-                                  window=source.window, cache=source.cache, jobs=selection)
+                                  window=source.window, cache=source.cache, jobs=selection) if not lazy else \
+                load_trace(jobs=selection)
         except EmptyWorkloadError as err:
             if selection is None:
                 raise
@@ -140,6 +181,13 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
             raise ConfigError(option, span_text(value), str(err)) from None
         total = workload.total_jobs
         first_job = 0 if selection is None else selection[0]
+        if lazy:
+            stop = total if source.jobs is None or source.jobs[1] is None else min(source.jobs[1], total)
+            stream = JobStream(max(stop - first_job, 0), functools.partial(read_in_blocks, load_trace, first_job,
+                                                                           stop, TRACE_BLOCK),
+                               origin=workload.jobs[0].submit_time)
+            notes = {k: v for k, v in workload.notes.items() if k in STREAMED_NOTES}
+            workload = Workload(stream, workload.skipped, workload.source, notes, total_jobs=total)
     resolved = ResolvedWorkload(workload, _cluster(config, None), first_job=first_job, total_jobs=total)
     if source.machine_table is not None:
         if source.trace_format == "alibaba-v2017":
@@ -165,6 +213,14 @@ def _check_range(option: str, value: tuple[int, int | None], count: int, what: s
 def episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
     """The episodes the options ask for: one job range, chunks, or the whole workload."""
     source = config.workload
+    if isinstance(resolved.workload.jobs, JobStream):  # one streamed episode (see streams_jobs)
+        stream, total = resolved.workload.jobs, resolved.total_jobs
+        label = "all"
+        if source.jobs is not None:
+            start, stop = _check_range("--jobs", source.jobs, total, "in submit order", "jobs")
+            label = f"{start}:{stop}"
+        events = shift_events(resolved.events, stream.origin) if resolved.events else []
+        return [Episode(label, stream, stream.origin, events)]
     ordered = sorted(resolved.workload.jobs, key=lambda job: job.submit_time)  # stable: file order on ties
     offset = resolved.first_job  # jobs before it were not loaded
 
@@ -198,6 +254,9 @@ def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode])
     (--tick), random failures so frequent that re-queued instances would never
     finish (--mtbf). Warns when they would restart long instances many times over.
     """
+    # A streamed episode's jobs are read as it runs: the engine checks each block as it comes
+    # (UnschedulableTaskError names the task), and the checks below that need every job are skipped.
+    runs = [run for run in runs if not isinstance(run.jobs, JobStream)]
     cluster_option = "--machine-table" if config.workload.machine_table is not None else "--capacity"
     shown = config.workload.machine_table if config.workload.machine_table is not None else ",".join(
         f"{r}={c:g}" for r, c in zip(cluster.resources, cluster.capacities[0]))
