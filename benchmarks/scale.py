@@ -16,7 +16,7 @@ straight line fitted through first-fit's points in each mode (least squares, tim
 and memory against jobs) projects them to the 4 million jobs of the full v2018
 trace; the projection is only as good as the line, and says so.
 
-    python benchmarks/scale.py                                   # defaults below
+    python benchmarks/scale.py             # PLAN, the committed results (about 1.5 hours on 2 cores)
     python benchmarks/scale.py --jobs 1000,10000 --brokers first-fit,tetris --modes stream,memory --limit 300
     python benchmarks/scale.py --append --jobs 1000000 --brokers first-fit --limit 4000   # add cases
 
@@ -40,6 +40,12 @@ MACHINES = 4034  # v2018's machine_meta.csv
 V2018_JOBS = 4_000_000  # about 4 million jobs (and 14 million tasks) over the trace's 8 days
 CAPACITY = {"cpu": 96, "memory": 1}  # a v2018 machine: 96 cores, memory normalised to 1
 MODES = ("stream", "memory")
+PLAN = (  # (broker, mode, job counts, seconds a case may take): what runs without --jobs, --brokers, --modes
+    ("first-fit", "stream", (1_000, 10_000, 100_000, 1_000_000), 4500.0),
+    ("first-fit", "memory", (1_000, 10_000, 100_000), 3600.0),
+    ("sjf", "stream", (1_000, 10_000, 100_000), 1200.0),
+    ("tetris", "stream", (1_000, 10_000), 1200.0),
+)
 
 CHILD = r"""
 import json, resource, sys, time
@@ -164,22 +170,26 @@ def write_markdown(rows: list[dict], projected: list[dict], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", default="1000,10000,100000", help="job counts, comma-separated")
-    parser.add_argument("--brokers", default="first-fit,sjf,tetris", help="brokers, comma-separated")
-    parser.add_argument("--modes", default="stream", help=f"modes, comma-separated: {', '.join(MODES)}")
-    parser.add_argument("--limit", type=float, default=600.0, help="seconds a case may take before it is stopped")
+    parser.add_argument("--jobs", help="job counts, comma-separated (default 1000,10000,100000)")
+    parser.add_argument("--brokers", help="brokers, comma-separated (default first-fit,sjf,tetris)")
+    parser.add_argument("--modes", help=f"modes, comma-separated: {', '.join(MODES)} (default stream)")
+    parser.add_argument("--limit", type=float, help="seconds a case may take before it is stopped (default 600; "
+                        "without --jobs, --brokers and --modes, PLAN's)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for scale.md, scale.json and scale.png")
     parser.add_argument("--append", action="store_true",
                         help="add the cases to those in OUT/scale.json (a case run again replaces its row)")
     args = parser.parse_args()
+    if args.limit is not None and not args.limit > 0:
+        sys.exit(f"--limit {args.limit}: give a positive number of seconds")
+    planned = args.jobs is None and args.brokers is None and args.modes is None
+    args.jobs, args.brokers, args.modes = (args.jobs or "1000,10000,100000", args.brokers or "first-fit,sjf,tetris",
+                                           args.modes or "stream")
     try:
         counts = [int(j) for j in args.jobs.split(",")]
     except ValueError:
         sys.exit(f"--jobs {args.jobs!r}: write whole numbers separated by commas, e.g. --jobs 1000,4000")
     if not counts or min(counts) < 1:
         sys.exit(f"--jobs {args.jobs!r}: every count must be at least 1")
-    if not args.limit > 0:
-        sys.exit(f"--limit {args.limit}: give a positive number of seconds")
     modes = [m for m in args.modes.split(",") if m]
     if not modes or any(m not in MODES for m in modes):
         sys.exit(f"--modes {args.modes!r}: choose among {', '.join(MODES)}")
@@ -204,16 +214,19 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         sys.exit(f"--out {args.out}: cannot make the folder ({error.strerror}); pass another folder")
+    if planned:
+        plan = [(b, m, c, limit if args.limit is None else args.limit) for b, m, c, limit in PLAN]
+    else:
+        plan = [(b, m, sorted(counts), 600.0 if args.limit is None else args.limit) for b in brokers for m in modes]
     rows = []
     started = time.perf_counter()
     try:
-        for broker in brokers:
-            for mode in modes:
-                for jobs in sorted(counts):
-                    rows.append({**run_case(jobs, broker, mode, args.limit), "limit_s": args.limit})
-                    print(json.dumps(rows[-1]), flush=True)
-                    if rows[-1]["status"] != "ok":
-                        break  # larger counts would take longer still
+        for broker, mode, jobs_list, limit in plan:
+            for jobs in jobs_list:
+                rows.append({**run_case(jobs, broker, mode, limit), "limit_s": limit})
+                print(json.dumps(rows[-1]), flush=True)
+                if rows[-1]["status"] != "ok":
+                    break  # larger counts would take longer still
     except KeyboardInterrupt:
         sys.exit(f"interrupted after {time.perf_counter() - started:.0f} s; nothing written")
     new = {(r["broker"], r["mode"], r["jobs"]) for r in rows}
