@@ -425,7 +425,8 @@ class Simulation:
                         f"it ({latest}); a streamed simulation reads jobs in submit-time order: sort them, or "
                         "run without stream_to (the simulation then sorts them)")
                 latest = job.submit_time
-            check_jobs_fit(cluster, block)
+            check_jobs_fit(cluster, block, counted=f"among the {len(block)} jobs read last (a streamed simulation "
+                                                   "checks its jobs as it reads them)")
             self._writer.write_finished()
             self.tasks.extend(block)
             yield from block

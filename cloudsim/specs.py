@@ -251,13 +251,15 @@ class UnschedulableTaskError(ValueError):
     """A task demands more than any machine can ever offer; raised before the run starts."""
 
 
-def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray | None = None) -> None:
+def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray | None = None,
+                   counted: str = "in all") -> None:
     """Refuse a workload that could never finish on ``cluster``, before anything runs.
 
     Raises ValueError when a task asks for a resource the cluster lacks, and
     `UnschedulableTaskError` when a task's demand per instance exceeds every
     machine. ``demand`` (tasks x resources, in job then task order) may be given
-    when the caller has already built it.
+    when the caller has already built it; ``counted`` says which jobs the
+    message's count of such tasks covers.
     """
     if demand is None:
         rows = [cluster.demand_vector(task, where=f"job {job.id!r}: ") for job in jobs for task in job.tasks]
@@ -276,7 +278,7 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
         largest = dict(zip(cluster.resources, capacity.max(axis=0).tolist()))
         raise UnschedulableTaskError(
             f"job {job_id!r}, task {task_id!r} demands {asked} per instance, which no machine can hold "
-            f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) in all cannot run. "
+            f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) {counted} cannot run. "
             f"Give the cluster larger machines or drop these tasks from the workload."
         )
 

@@ -211,3 +211,13 @@ def test_a_streamed_replay_of_the_generator_reads_it_in_each_worker(tmp_path):
             path = f"episode-all/{broker}/{table}.parquet"
             pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "memory" / path),
                                           pd.read_parquet(tmp_path / "streamed" / path), check_exact=True)
+
+
+def test_a_streamed_replay_names_the_capacity_when_a_task_read_later_cannot_fit(tmp_path, capsys):
+    from cloudsim.cli import main
+
+    code = main(["replay", "--synthetic-jobs", "50", "--machines", "2", "--capacity", "cpu=0.1,memory=1",
+                 "--stream", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--capacity cpu=0.1,memory=1" in err and "jobs read last" in err
+    assert list(tmp_path.iterdir()) == []

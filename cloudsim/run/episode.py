@@ -16,11 +16,12 @@ from agents import LEARNED, Windowed, make_broker, make_federated_broker
 from cloudsim.envs.rlsk import federation_metrics
 from cloudsim.faults import RandomFaults
 from cloudsim.metrics import EpisodeResult
-from cloudsim.run.config import RunConfig
-from cloudsim.run.workload import resolve_workload
+from cloudsim.run.config import ConfigError, RunConfig
+from cloudsim.run.workload import cluster_option_of, resolve_workload
 from cloudsim.simulation import Simulation
-from cloudsim.specs import MachineEvent
+from cloudsim.specs import MachineEvent, UnschedulableTaskError
 from cloudsim.specs import ClusterSpec, JobSpec
+from traces import JobStream
 
 __all__ = ["RunOutcome", "RunSpec", "RunWarning", "build_brokers", "run_one"]
 
@@ -77,8 +78,13 @@ def run_one(spec: RunSpec) -> RunOutcome:
     if spec.config.federated:
         cluster = spec.config.federation_cluster(cluster)
     broker = make_run_broker(spec.config, spec.broker, spec.seed, clusters)
-    result = Simulation(cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
-                        on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to).run()
+    try:
+        result = Simulation(cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
+                            on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to).run()
+    except UnschedulableTaskError as err:  # a streamed run checks its jobs as it reads them
+        if not isinstance(jobs, JobStream):
+            raise
+        raise ConfigError(*cluster_option_of(spec.config, cluster), str(err)) from None
     summary = dict(result.summary)
     if spec.config.federated:  # RLSK's numbers, over clusters (each pooled over its nodes)
         federation = broker.federation

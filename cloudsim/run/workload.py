@@ -41,7 +41,7 @@ from traces.alibaba import shift_events
 from traces.synthetic import ALIBABA_LIKE_JOBS
 
 __all__ = ["Episode", "ResolvedWorkload", "STREAMED_NOTES", "TRACE_BLOCK", "check_episodes", "episodes",
-           "resolve_workload", "streams_jobs"]
+           "cluster_option_of", "resolve_workload", "streams_jobs"]
 
 TRACE_BLOCK = 10_000
 """Jobs a streamed replay loads from a trace at a time (`traces.read_in_blocks`)."""
@@ -163,31 +163,21 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
         total = len(workload.jobs)
     else:
         load_trace = load_alibaba_v2017 if source.trace_format == "alibaba-v2017" else load_alibaba_v2018
-        if lazy:  # load the first job only: the whole trace's counts, and where the stream starts
-            load_trace = functools.partial(load_trace, source.source, source.instances,
-                                           status_policy=source.effective_status_policy, window=source.window,
-                                           cache=source.cache)
-            start = 0 if selection is None else selection[0]
-            selection = (start, start + 1)
-        try:
-            workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
-                                  window=source.window, cache=source.cache, jobs=selection) if not lazy else \
-                load_trace(jobs=selection)
-        except EmptyWorkloadError as err:
-            if selection is None:
-                raise
-            # The range starts past the last job: the option is what to change, not the file.
-            option, value = ("--jobs", source.jobs) if source.jobs is not None else ("--chunks", source.chunks)
-            raise ConfigError(option, span_text(value), str(err)) from None
-        total = workload.total_jobs
-        first_job = 0 if selection is None else selection[0]
         if lazy:
-            stop = total if source.jobs is None or source.jobs[1] is None else min(source.jobs[1], total)
-            stream = JobStream(max(stop - first_job, 0), functools.partial(read_in_blocks, load_trace, first_job,
-                                                                           stop, TRACE_BLOCK),
-                               origin=workload.jobs[0].submit_time)
-            notes = {k: v for k, v in workload.notes.items() if k in STREAMED_NOTES}
-            workload = Workload(stream, workload.skipped, workload.source, notes, total_jobs=total)
+            workload, first_job = _streamed_trace(source, load_trace)
+            total = workload.total_jobs
+        else:
+            try:
+                workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
+                                      window=source.window, cache=source.cache, jobs=selection)
+            except EmptyWorkloadError as err:
+                if selection is None:
+                    raise
+                # The range starts past the last job: the option is what to change, not the file.
+                option, value = ("--jobs", source.jobs) if source.jobs is not None else ("--chunks", source.chunks)
+                raise ConfigError(option, span_text(value), str(err)) from None
+            total = workload.total_jobs
+            first_job = 0 if selection is None else selection[0]
     resolved = ResolvedWorkload(workload, _cluster(config, None), first_job=first_job, total_jobs=total)
     if source.machine_table is not None:
         if source.trace_format == "alibaba-v2017":
@@ -199,6 +189,25 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
         resolved.machine_skipped = dict(table.skipped)
         resolved.machine_notes = dict(table.notes)
     return resolved
+
+
+def _streamed_trace(source: WorkloadConfig, load_trace) -> tuple[Workload, int]:
+    """(the workload with a `JobStream` of the selected jobs, the first one's submit-order index):
+    only the first job (and the first selected one) is loaded here, for the trace's counts and
+    the stream's origin."""
+    load = functools.partial(load_trace, source.source, source.instances,
+                             status_policy=source.effective_status_policy, window=source.window, cache=source.cache)
+    head = load(jobs=(0, 1))  # EmptyWorkloadError when the trace (or window) has no replayable job
+    total = head.total_jobs
+    start, stop = 0, total
+    if source.jobs is not None:
+        start, stop = _check_range("--jobs", source.jobs, total, "in submit order", "jobs")
+        if start:
+            head = load(jobs=(start, start + 1))
+    stream = JobStream(stop - start, functools.partial(read_in_blocks, load, start, stop, TRACE_BLOCK),
+                       origin=head.jobs[0].submit_time)
+    notes = {k: v for k, v in head.notes.items() if k in STREAMED_NOTES}
+    return Workload(stream, head.skipped, head.source, notes, total_jobs=total), start
 
 
 def _check_range(option: str, value: tuple[int, int | None], count: int, what: str, unit: str) -> tuple[int, int]:
@@ -245,6 +254,13 @@ def episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
     return [episode("all", 0, total)]
 
 
+def cluster_option_of(config: RunConfig, cluster: ClusterSpec) -> tuple[str, str]:
+    """(the option that set the machines, its value): where a task too large for them is fixed."""
+    if config.workload.machine_table is not None:
+        return "--machine-table", config.workload.machine_table
+    return "--capacity", ",".join(f"{r}={c:g}" for r, c in zip(cluster.resources, cluster.capacities[0]))
+
+
 def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode]) -> list[str]:
     """Refuse episodes that cannot run on ``cluster`` or would run for ever; return warnings.
 
@@ -257,9 +273,7 @@ def check_episodes(config: RunConfig, cluster: ClusterSpec, runs: list[Episode])
     # A streamed episode's jobs are read as it runs: the engine checks each block as it comes
     # (UnschedulableTaskError names the task), and the checks below that need every job are skipped.
     runs = [run for run in runs if not isinstance(run.jobs, JobStream)]
-    cluster_option = "--machine-table" if config.workload.machine_table is not None else "--capacity"
-    shown = config.workload.machine_table if config.workload.machine_table is not None else ",".join(
-        f"{r}={c:g}" for r, c in zip(cluster.resources, cluster.capacities[0]))
+    cluster_option, shown = cluster_option_of(config, cluster)
     for run in runs:
         try:
             check_jobs_fit(cluster, run.jobs)
