@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
     from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable", "stringify_ids",
-           "summarise", "task_frame", "used_resources"]
+__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable",
+           "stringify_ids", "summarise", "task_frame", "used_resources"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)

@@ -149,10 +149,12 @@ class EpisodeRecord:
 
     Attributes:
         cluster: the machines.
-        jobs: the jobs in arrival order.
+        jobs: the jobs in arrival order (in a streamed simulation, those read and
+            not yet written out: the job rows of ``tasks``).
         tasks: every task's and job's progress and times.
         state: the machines' final state (capacity, free, up).
-        groups: every instance group, in start order (a `GroupTable`).
+        groups: every instance group, in start order (a `GroupTable`; in a streamed
+            simulation, from the earliest one not yet written out).
         makespan: when the last job finished (event-driven), or the first
             scheduler tick at which every job had finished (fixed tick).
         broker: the broker's name.

@@ -63,7 +63,8 @@ from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTask
 from cloudsim.streaming import ResultWriter, StreamedResult, check_stream_folder
 from cloudsim.tasks import TaskTable
 
-__all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledError", "UnschedulableTaskError", "simulate"]
+__all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledError", "UnschedulableTaskError",
+           "simulate"]
 
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time

@@ -120,12 +120,13 @@ def _cluster(config: RunConfig, generated: ClusterSpec | None) -> ClusterSpec:
 
 def streams_jobs(config: object) -> bool:
     """Whether a replay reads its jobs as it runs (`traces.JobStream`) instead of loading them first:
-    with --stream, one episode (no --chunk-size), from an Alibaba trace or the alibaba-like generator."""
+    with --stream, one episode (no --chunk-size), from an Alibaba trace or the alibaba-like generator
+    (all of its jobs)."""
     source, report = config.workload, getattr(config, "report", None)  # training configs have no report
     if report is None or not report.stream or source.chunk_size is not None:
         return False
-    if source.is_generator:
-        return source.generator_name == "alibaba-like"
+    if source.is_generator:  # the whole generated workload (a --jobs range of it is made in memory)
+        return source.generator_name == "alibaba-like" and source.jobs is None
     return source.trace_format in ("alibaba-v2017", "alibaba-v2018")
 
 
@@ -142,17 +143,15 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
     if source.is_generator:
         seed = source.seed if seed is None else seed
         load = source.effective_load if load is None else load
-        if lazy:  # alibaba-like: the generator streams; no job is made here
-            count = source.synthetic_jobs if source.synthetic_jobs is not None else ALIBABA_LIKE_JOBS
-            stream = JobStream(count, functools.partial(iter_alibaba_like, count, seed))
-            _, generated = generate(source.generator_name, 0, seed, load)
-            workload = Workload(stream, skipped=generator_skips(source.generator_name),
-                                source={"generator": source.generator_name, "seed": seed})
-            return ResolvedWorkload(workload, _cluster(config, generated), total_jobs=count)
-        jobs, generated = generate(source.generator_name, source.synthetic_jobs, seed, load)
         described = {"generator": source.generator_name, "seed": seed}
         if source.generator_name not in UNLOADED_GENERATORS:
             described["load"] = load
+        if lazy:  # alibaba-like: the generator streams in the run; no job is made here
+            count = source.synthetic_jobs if source.synthetic_jobs is not None else ALIBABA_LIKE_JOBS
+            jobs = JobStream(count, functools.partial(iter_alibaba_like, count, seed))
+            generated = generate(source.generator_name, 0, seed, load)[1]  # its cluster only
+        else:
+            jobs, generated = generate(source.generator_name, source.synthetic_jobs, seed, load)
         workload = Workload(jobs, skipped=generator_skips(source.generator_name), source=described)
         return ResolvedWorkload(workload, _cluster(config, generated), total_jobs=len(jobs))
 
