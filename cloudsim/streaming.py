@@ -51,7 +51,9 @@ _TABLES = ("tasks", "jobs", "groups")
 
 
 def check_stream_folder(folder: str | Path) -> Path:
-    """``folder`` as a Path, refused (ValueError) when it is a file or inside one."""
+    """``folder`` as a Path, refused (ValueError) when it is empty, a file or inside a file."""
+    if not str(folder).strip():
+        raise ValueError("stream_to '': name the folder to write the results into")
     path = Path(folder)
     for part in (path, *path.parents):
         if part.exists() and not part.is_dir():

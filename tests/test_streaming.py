@@ -146,6 +146,31 @@ def test_a_stream_folder_that_is_a_file_is_refused_before_the_run(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="is a file, not a folder"):
         Simulation(ClusterSpec.uniform(1, {"cpu": 1}), [], make_broker("first-fit"), stream_to=tmp_path / "file" / "x")
+    with pytest.raises(ValueError, match="name the folder"):
+        Simulation(ClusterSpec.uniform(1, {"cpu": 1}), [], make_broker("first-fit"), stream_to="")
+    with pytest.raises(TypeError, match="not iterable"):
+        Simulation(ClusterSpec.uniform(1, {"cpu": 1}), 5, make_broker("first-fit"), stream_to=tmp_path / "out")
+    assert list(tmp_path.iterdir()) == [tmp_path / "file"]  # nothing written
+
+
+def test_only_finished_jobs_leave_the_task_table():
+    from cloudsim.tasks import TaskTable
+
+    table = TaskTable(ClusterSpec.uniform(1, {"cpu": 4, "memory": 1}),
+                      [JobSpec(j, float(j), (task(0, 1, 1, 0.1, 1.0), task(1, 1, 1, 0.1, 1.0, parents=(0,))))
+                       for j in range(3)])
+    table.arrive(0, 0.0)
+    for g in (0, 1):  # job 0's two tasks, one after the other
+        table.start(g, 1, 0.0)
+        table.end(g, 0, 1, "finished", 1.0)
+    assert table.finished_jobs() == 1
+    with pytest.raises(ValueError, match="only finished jobs"):
+        table.retire(2)
+    table.retire(1)
+    # Job 1's rows are now the first; global numbers are kept: its tasks are still 2 and 3.
+    assert (table.task_base, table.job_base, len(table.task_ids)) == (2, 1, 4)
+    table.arrive(1, 2.0)
+    assert table.ready.tolist() == [2] and table.task_key(3) == (1, 1)
 
 
 def test_an_empty_stream_writes_empty_tables_with_their_columns(tmp_path):
