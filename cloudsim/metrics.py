@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
 
 __all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable",
-           "stringify_ids", "summarise", "task_frame", "used_resources"]
+           "stringify_ids", "summarise", "task_frame", "used_resources", "write_summary"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)
@@ -219,7 +219,7 @@ class EpisodeResult:
             ("capacity", self.capacity),
         ]:
             stringify_ids(frame).to_parquet(out / f"{name}.parquet", index=False)
-        (out / "summary.json").write_text(json.dumps(jsonable(self.summary), indent=2, allow_nan=False) + "\n")
+        write_summary(out / "summary.json", self.summary)
         return out
 
 
@@ -341,6 +341,11 @@ def summarise(record: "EpisodeRecord", tasks: pd.DataFrame, jobs: pd.DataFrame, 
         "decisions": int(record.decisions),
         "sim_wall_s": wall_s,
     }
+
+def write_summary(path: Path, summary: dict) -> None:
+    """``summary`` as strict, indented JSON (NaN as null) at ``path``."""
+    path.write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False) + "\n")
+
 
 def jsonable(value: Any) -> Any:
     """``value`` ready for strict JSON: numpy scalars as Python numbers, NaN and infinities as

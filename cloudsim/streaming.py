@@ -27,7 +27,6 @@ streamed summary, as is ``utilisation.parquet``.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -39,8 +38,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cloudsim.metrics import (IMBALANCE_COLUMNS, capacity_frame, group_frame, job_frame, jsonable, stringify_ids,
-                              summarise, task_frame, used_resources)
+from cloudsim.metrics import (IMBALANCE_COLUMNS, capacity_frame, group_frame, job_frame, stringify_ids, summarise,
+                              task_frame, used_resources, write_summary)
 
 if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
@@ -162,7 +161,7 @@ class ResultWriter:
                             _ColumnsOnDisk(self._partial / "jobs.parquet"), self.used,
                             {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
         stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
-        (self._partial / "summary.json").write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False) + "\n")
+        write_summary(self._partial / "summary.json", summary)
         self.folder.mkdir(parents=True, exist_ok=True)
         for name in (*_TABLES, "capacity"):
             os.replace(self._partial / f"{name}.parquet", self.folder / f"{name}.parquet")
