@@ -130,7 +130,7 @@ class ResultWriter:
         jobs = table.finished_jobs()
         if len(groups):  # a kept group's task must stay, for its job and task ids
             oldest = int(np.frombuffer(groups.task, dtype=np.int64).min())
-            jobs = min(jobs, int(table.task_job[table.row(oldest)]) - table.job_base)
+            jobs = min(jobs, int(table.task_job[table.rows(oldest)]) - table.job_base)
         if jobs > 0:
             self._append("jobs", job_frame(table, jobs))
             self._append("tasks", task_frame(table, self.record.cluster.resources,

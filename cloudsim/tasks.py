@@ -176,12 +176,8 @@ class TaskTable:
         unfinished = np.flatnonzero(np.isnan(self.job_finish))
         return int(unfinished[0]) if len(unfinished) else len(self.job_finish)
 
-    def row(self, g: int) -> int:
-        """The row of global task index ``g``."""
-        return g - self.task_base
-
-    def rows(self, g: np.ndarray) -> np.ndarray:
-        """The rows of the global task indices ``g``."""
+    def rows(self, g):
+        """The row of global task index ``g`` in the ``task_*`` arrays (the rows of an array of them)."""
         return g - self.task_base
 
     def demand(self, g: int) -> np.ndarray:
