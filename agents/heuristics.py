@@ -358,14 +358,15 @@ class BestFit(QueuePolicy):
     name = "best-fit"
 
     def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
-        left = share(view.free[machines] - view.demand[task], view.capacity[machines])
-        return int(machines[np.argmin(left.sum(axis=1))])
+        # Every machine at once, then the fitting ones picked: on a large cluster a gather of
+        # (machines, resources) rows costs more than the arithmetic it saves.
+        left = share(view.free - view.demand[task], view.capacity).sum(axis=1)
+        return int(machines[np.argmin(left[machines])])
 
 
-def machine_load(view: ClusterView, machines: np.ndarray) -> np.ndarray:
+def machine_load(view: ClusterView) -> np.ndarray:
     """Each machine's utilisation averaged over resources (RLSK's eq. 5 for one cluster)."""
-    capacity = view.capacity[machines]
-    return share(capacity - view.free[machines], capacity).mean(axis=1)
+    return share(view.capacity - view.free, view.capacity).mean(axis=1)
 
 
 class LeastLoad(QueuePolicy):
@@ -378,7 +379,7 @@ class LeastLoad(QueuePolicy):
     repeats = False
 
     def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
-        return int(machines[np.argmin(machine_load(view, machines))])
+        return int(machines[np.argmin(machine_load(view)[machines])])
 
 
 class RoundRobin(QueuePolicy):
