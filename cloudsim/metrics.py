@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
 
 __all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable",
-           "stringify_ids", "summarise", "task_frame", "used_resources", "write_summary"]
+           "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals", "used_resources",
+           "write_summary"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)
@@ -95,7 +96,7 @@ class EpisodeResult:
         # The summary's imbalance numbers are averages of the very series imbalance() returns.
         imbalance = result.imbalance()
         makespan = float(record.makespan)
-        result.summary = summarise(record, tasks, jobs, used_resources(groups, table), {
+        result.summary = summarise(record, task_numbers(tasks), jobs, used_resources(groups, table), {
             column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
             for column in IMBALANCE_COLUMNS}, wall_s)
         return result
@@ -306,29 +307,63 @@ def used_resources(groups: pd.DataFrame, table: "TaskTable") -> np.ndarray:
     return (table.task_demand[table.rows(groups.task.to_numpy())] * occupied[:, None]).sum(axis=0)
 
 
-def summarise(record: "EpisodeRecord", tasks: pd.DataFrame, jobs: pd.DataFrame, used: np.ndarray,
+def task_numbers(tasks: pd.DataFrame) -> dict:
+    """The summary's numbers over tasks, from the ``tasks`` frame (or its columns instances,
+    failed_instances, restarts, completion and slowdown)."""
+    return {"tasks": int(len(tasks)), "instances": int(tasks.instances.sum()),
+            "instances_failed": int(tasks.failed_instances.sum()), "instance_restarts": int(tasks.restarts.sum()),
+            "avg_completion": _mean(tasks.completion), "avg_slowdown": _mean(tasks.slowdown)}
+
+
+class TaskTotals:
+    """`task_numbers` added up one batch of task rows at a time: what a streamed run keeps instead
+    of its task rows. Counts are exact; a mean is the exact sum (``math.fsum``) of each batch's
+    numpy sum over the count, equal to the in-memory mean up to rounding in the last bits."""
+
+    def __init__(self) -> None:
+        self.counts = {"tasks": 0, "instances": 0, "instances_failed": 0, "instance_restarts": 0}
+        self._sums: dict[str, list[float]] = {"completion": [], "slowdown": []}
+        self._known = {"completion": 0, "slowdown": 0}  # values that are not NaN
+
+    def add(self, tasks: pd.DataFrame) -> None:
+        for key, column in (("tasks", None), ("instances", "instances"), ("instances_failed", "failed_instances"),
+                            ("instance_restarts", "restarts")):
+            self.counts[key] += len(tasks) if column is None else int(tasks[column].sum())
+        for name in self._sums:
+            values = tasks[name].to_numpy(dtype=float)
+            known = values[~np.isnan(values)]
+            self._sums[name].append(float(known.sum()))
+            self._known[name] += len(known)
+
+    def numbers(self) -> dict:
+        means = {f"avg_{name}": math.fsum(self._sums[name]) / self._known[name] if self._known[name] else float("nan")
+                 for name in self._sums}
+        return {**self.counts, **means}
+
+
+def summarise(record: "EpisodeRecord", tasks: dict, jobs: pd.DataFrame, used: np.ndarray,
               imbalance: dict[str, float], wall_s: float) -> dict:
-    """The summary of a finished episode from its ``tasks`` and ``jobs`` frames (the columns
-    instances, failed_instances, restarts, completion, slowdown; completion, wait, slowdown),
-    the resources its groups used (`used_resources`) and its mean imbalance numbers."""
+    """The summary of a finished episode from its `task_numbers`, its ``jobs`` frame (the columns
+    completion, wait, slowdown), the resources its groups used (`used_resources`) and its mean
+    imbalance numbers."""
     makespan = float(record.makespan)
     total = record.state.capacity.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_util = used / (total * makespan) if makespan > 0 else np.zeros(len(total))
-    instances, failed = int(tasks.instances.sum()), int(tasks.failed_instances.sum())
     job_completion = _mean(jobs.completion)  # also DeepRM_Plus's average cycling time
     return {
         "broker": record.broker,
         "mode": "event" if record.tick is None else f"tick={record.tick:g}",
         "makespan": makespan,
         "jobs": int(len(jobs)),
-        "tasks": int(len(tasks)),
-        "instances": instances,
-        "instances_finished": instances - failed,  # every instance has ended once, finished or failed
-        "instances_failed": failed,
-        "instance_restarts": int(tasks.restarts.sum()),
-        "avg_completion": _mean(tasks.completion),
-        "avg_slowdown": _mean(tasks.slowdown),
+        "tasks": tasks["tasks"],
+        "instances": tasks["instances"],
+        # every instance has ended once, finished or failed
+        "instances_finished": tasks["instances"] - tasks["instances_failed"],
+        "instances_failed": tasks["instances_failed"],
+        "instance_restarts": tasks["instance_restarts"],
+        "avg_completion": tasks["avg_completion"],
+        "avg_slowdown": tasks["avg_slowdown"],
         "avg_job_completion": job_completion,
         "avg_job_slowdown": _mean(jobs.slowdown),
         "avg_job_wait": _mean(jobs.wait),
@@ -341,6 +376,7 @@ def summarise(record: "EpisodeRecord", tasks: pd.DataFrame, jobs: pd.DataFrame, 
         "decisions": int(record.decisions),
         "sim_wall_s": wall_s,
     }
+
 
 def write_summary(path: Path, summary: dict) -> None:
     """``summary`` as strict, indented JSON (NaN as null) at ``path``."""

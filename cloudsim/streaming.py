@@ -16,12 +16,13 @@ that `EpisodeResult.to_parquet` writes for the same run kept in memory. They are
 written into a hidden folder beside ``folder`` and moved into it only when the
 episode is over: a run that fails or is interrupted leaves ``folder`` untouched.
 
-The summary (``summary.json``, `StreamedResult.summary`) has the same keys and,
-for everything computed from jobs and tasks, the same values: it reads those
-columns back from the files. Utilisation is a running sum, equal to the in-memory
-figure up to rounding in the last bits. The imbalance numbers (RLSK) need every
-machine's usage at every instant of the run; they are left out (None) of a
-streamed summary, as is ``utilisation.parquet``.
+The summary (``summary.json``, `StreamedResult.summary`) has the same keys. Its
+job numbers (means and percentiles) are the same values: it reads those columns
+of the jobs back from the file. The task numbers are running totals
+(`cloudsim.metrics.TaskTotals`): the counts exact, the two means and utilisation
+equal to the in-memory figures up to rounding in the last bits. The imbalance
+numbers (RLSK) need every machine's usage at every instant of the run; they are
+left out (None) of a streamed summary, as is ``utilisation.parquet``.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cloudsim.metrics import (IMBALANCE_COLUMNS, capacity_frame, group_frame, job_frame, stringify_ids, summarise,
-                              task_frame, used_resources, write_summary)
+from cloudsim.metrics import (IMBALANCE_COLUMNS, TaskTotals, capacity_frame, group_frame, job_frame, stringify_ids,
+                              summarise, task_frame, used_resources, write_summary)
 
 if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
@@ -63,7 +64,7 @@ def check_stream_folder(folder: str | Path) -> Path:
 
 class _ColumnsOnDisk:
     """A Parquet table whose columns are read one at a time, as attributes, when asked for: the
-    summary reads a few columns of millions of rows, never the rows themselves."""
+    summary reads a few columns of the jobs, never the rows themselves."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
@@ -120,6 +121,7 @@ class ResultWriter:
                           "pass a folder you may write to") from None
         self._writers: dict[str, pq.ParquetWriter] = {}
         self.used = np.zeros(len(record.cluster.resources))
+        self.task_totals = TaskTotals()
 
     def write_finished(self) -> None:
         """Write out and drop the groups, jobs and tasks that can no longer change."""
@@ -133,8 +135,9 @@ class ResultWriter:
             jobs = min(jobs, int(table.task_job[table.rows(oldest)]) - table.job_base)
         if jobs > 0:
             self._append("jobs", job_frame(table, jobs))
-            self._append("tasks", task_frame(table, self.record.cluster.resources,
-                                             int(table.job_first_task[jobs]) - table.task_base))
+            tasks = task_frame(table, self.record.cluster.resources, int(table.job_first_task[jobs]) - table.task_base)
+            self.task_totals.add(tasks)
+            self._append("tasks", tasks)
             table.retire(jobs)
 
     def _append(self, name: str, frame: pd.DataFrame) -> None:
@@ -157,9 +160,8 @@ class ResultWriter:
         for name in _TABLES:
             if name not in self._writers:  # no rows at all: an empty file with the columns
                 stringify_ids(empty[name]()).to_parquet(self._partial / f"{name}.parquet", index=False)
-        summary = summarise(record, _ColumnsOnDisk(self._partial / "tasks.parquet"),
-                            _ColumnsOnDisk(self._partial / "jobs.parquet"), self.used,
-                            {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
+        summary = summarise(record, self.task_totals.numbers(), _ColumnsOnDisk(self._partial / "jobs.parquet"),
+                            self.used, {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
         stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
         write_summary(self._partial / "summary.json", summary)
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -41,8 +41,8 @@ def assert_same_results(in_memory, streamed):
     for key, value in in_memory.summary.items():
         if key.startswith("imbalance_"):
             assert np.isnan(streamed.summary[key])  # not computed in a streamed run
-        elif key.startswith("utilisation_"):
-            assert streamed.summary[key] == pytest.approx(value, rel=1e-12)  # a running sum
+        elif key.startswith("utilisation_") or key in ("avg_completion", "avg_slowdown"):
+            assert streamed.summary[key] == pytest.approx(value, rel=1e-12, nan_ok=True)  # running sums
         elif key != "sim_wall_s":
             assert streamed.summary[key] == value or (np.isnan(value) and np.isnan(streamed.summary[key])), key
 
@@ -246,3 +246,21 @@ def test_a_streamed_replay_names_the_capacity_when_a_task_read_later_cannot_fit(
     err = capsys.readouterr().err
     assert code == 2 and "--capacity cpu=0.1,memory=1" in err and "jobs read last" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_task_totals_add_up_batches_as_one_frame_would():
+    from cloudsim.metrics import TaskTotals, task_numbers
+
+    batches = [pd.DataFrame({"instances": [2, 1, 4], "failed_instances": [0, 1, 0], "restarts": [1, 0, 0],
+                             "completion": [1.0, 2.0, np.nan], "slowdown": [np.nan] * 3}),
+               pd.DataFrame({"instances": [3], "failed_instances": [0], "restarts": [2],
+                             "completion": [3.0], "slowdown": [np.nan]})]
+    totals = TaskTotals()
+    for batch in batches:
+        totals.add(batch)
+    numbers = totals.numbers()
+    # Worked by hand: 4 tasks, 10 instances, 1 failed, 3 restarts; completion (1 + 2 + 3) / 3 known.
+    assert {k: numbers[k] for k in ("tasks", "instances", "instances_failed", "instance_restarts")} == \
+        {"tasks": 4, "instances": 10, "instances_failed": 1, "instance_restarts": 3}
+    assert numbers["avg_completion"] == 2.0 and np.isnan(numbers["avg_slowdown"])
+    assert list(numbers) == list(task_numbers(pd.concat(batches)))
