@@ -245,8 +245,15 @@ def _slow_replay(out: Path, extra=()) -> list[str]:
             "--brokers", "random", "--workers", "1", "--json", "--out", str(out), *extra]
 
 
+def _as_from_a_terminal() -> None:
+    # A shell starts background jobs with SIGINT ignored, and children inherit that: a test run
+    # started that way would send Ctrl-C to a replay that cannot receive it. A terminal's does.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_after_first_row(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_as_from_a_terminal)
     first = process.stdout.readline()  # the first episode finished
     assert first.startswith("{"), process.stderr.read()
     process.send_signal(signal.SIGINT)
