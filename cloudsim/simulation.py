@@ -168,16 +168,15 @@ class Simulation:
         self.stream_to = None if stream_to is None else check_stream_folder(stream_to)
         self._source = iter(jobs) if stream_to is not None else None  # read lazily, but refused now if not iterable
         self._stream_length = len(jobs) if stream_to is not None and isinstance(jobs, Sized) else None
-        self.jobs: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
+        ordered: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
         self.broker = broker
         self.tick = tick
         self.max_idle_ticks = max_idle_ticks
         self.progress = progress
         self.env = simpy.Environment()
-        self.tasks = TaskTable(cluster, self.jobs)
-        check_jobs_fit(cluster, self.jobs, self.tasks.task_demand)
-        if stream_to is not None:
-            self.jobs = self.tasks.jobs  # the window: jobs read and not yet written out
+        self.tasks = TaskTable(cluster, ordered)
+        check_jobs_fit(cluster, ordered, self.tasks.task_demand)
+        self.jobs = self.tasks.jobs  # the table's job rows: every job, or in a streamed run the window
         self.state = ClusterState(cluster, self.tasks)
         if name is None:
             name = broker_name(broker) if broker is not None else EXTERNAL
@@ -553,11 +552,11 @@ class Simulation:
         groups = self.record.groups
         now = self.env.now
         groups.end_group(gid, now, outcome)
-        group = groups[gid]
-        machine, task, instances = group.machine, group.task, group.instances
+        r = gid - groups.base  # its row: read the columns, not a whole InstanceGroup, on this hot path
+        machine, task, instances = groups.machine[r], groups.task[r], groups.instances[r]
         self._running_on[machine].discard(gid)
         self.state.change_free(machine, self.tasks.demand(task), instances, np.add)
-        if self.tasks.end(task, group.first_instance, instances, outcome, now) and self._bar is not None:
+        if self.tasks.end(task, groups.first_instance[r], instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
             last = "" if self._last_arrival is None else f" (last arrival {self._last_arrival:.6g})"
             self._bar.set_postfix_str(f"t={now:.6g}{last}", refresh=False)
