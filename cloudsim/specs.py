@@ -19,6 +19,7 @@ __all__ = [
     "ClusterSpec",
     "JobSpec",
     "MACHINE_STATES",
+    "EXACT_BOUND",
     "MachineEvent",
     "TaskSpec",
     "UnschedulableTaskError",
@@ -27,6 +28,10 @@ __all__ = [
 ]
 
 MACHINE_STATES = ("up", "down", "failed")
+# Counts the engine takes, and every number the trace loaders read, stay below 2**53 in magnitude: from
+# there a float64 (the clock, durations, sums of demands) no longer holds every whole number, so a time,
+# count or id would be rounded silently, and an int64 total of such counts could overflow.
+EXACT_BOUND = 2**53
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,10 @@ class TaskSpec:
     parents: tuple[Hashable, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.instances, (int, np.integer)) or self.instances < 1:
+        if not isinstance(self.instances, (int, np.integer)) or not 1 <= self.instances < EXACT_BOUND:
             raise ValueError(
-                f"task {self.id!r}: instances must be a whole number >= 1, got {self.instances!r}"
+                f"task {self.id!r}: instances must be a whole number >= 1 and below 2**53 ({EXACT_BOUND}), "
+                f"got {self.instances!r}"
             )
         for name, value in self.demand.items():
             if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value >= 0):

@@ -1,9 +1,17 @@
-"""Shared fixtures: small hand-made workloads, and the real trace samples when present."""
+"""Shared fixtures: small hand-made workloads, the real trace samples when present, optional packages.
+
+A test that needs a package of an optional extra (setup.cfg's ``[options.extras_require]``) says so with
+``@pytest.mark.needs("ray")``: without the package it is skipped, with the extra to install as the reason,
+so that the README's set-up (``.[test]`` alone) runs green and every extra installed runs those tests too.
+"""
 
 from __future__ import annotations
 
+import configparser
 import gzip
+import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +20,36 @@ from cloudsim import ClusterSpec, JobSpec, TaskSpec
 
 DATA = Path(os.environ.get("CLOUDSIM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 JOBS_CSV = DATA / "cloudsimpy" / "jobs.csv"
+
+
+def _optional_packages() -> dict[str, str]:
+    """Each package of an optional extra of setup.cfg (all but `test`), with its extra.
+
+    Their import names are their distribution names (ray, tensorboard), so find_spec can look for them.
+    """
+    config = configparser.ConfigParser()
+    config.read(Path(__file__).resolve().parents[1] / "setup.cfg")
+    return {re.match(r"[A-Za-z0-9_.-]+", line).group(0): extra
+            for extra, requirements in config["options.extras_require"].items() if extra != "test"
+            for line in requirements.split("\n") if line.strip()}
+
+
+OPTIONAL_PACKAGES = _optional_packages()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs(package): the test needs a package of an optional extra; "
+                                       f"skipped without it (one of {', '.join(OPTIONAL_PACKAGES)})")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs"):
+        (package,) = mark.args
+        if package not in OPTIONAL_PACKAGES:
+            raise ValueError(f"{item.nodeid}: @pytest.mark.needs({package!r}) names no optional package; "
+                             f"known: {', '.join(OPTIONAL_PACKAGES)} (declare it in an extra of setup.cfg)")
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"{package} is not installed (pip install -e '.[{OPTIONAL_PACKAGES[package]}]')")
 
 
 @pytest.fixture

@@ -260,6 +260,26 @@ def test_cli_replays_a_v2017_trace_with_its_machines_and_their_failures(tmp_path
     assert episodes[0]["instance_restarts"] == 1
 
 
+def test_cli_summary_counts_the_machine_rows_it_read_otherwise(tmp_path, cache, capsys):
+    tasks = write(tmp_path, "batch_task.csv", V2017_TASKS)
+    # Machine 2's add is before the window (-5: up from t=0), its soft error has no time (skipped), and
+    # machine 1 has a soft error at -3 (down from t=0): one row skipped, two noted.
+    events = write(tmp_path, "server_event.csv",
+                   "0,1,add,,4,1,1\n-5,2,add,,4,1,1\n,2,softerror,,0,0,0\n-3,1,softerror,,0,0,0\n")
+    assert main(["replay", str(tasks), "--format", "alibaba-v2017", "--machine-table", str(events),
+                 "--machine-events", "--cache", str(cache), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert summary["machines_skipped"] == {"missing_time": 1} and summary["machine_notes"] == {"before_window": 2}
+    meta = write(tmp_path, "machine_meta.csv", "m_1,0,1,1,4,100,USING\nm_2,-10,1,1,4,100,USING\n"
+                                               "m_2,50,1,1,4,100,OFFLINE\nm_2,70,1,1,4,100,\n")
+    v2018 = write(tmp_path, "v2018.csv", "M1,1.0,j_1,1,Terminated,100,110,1.0,0.5\n")
+    assert main(["replay", str(v2018), "--format", "alibaba-v2018", "--machine-table", str(meta),
+                 "--cache", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert "machine table rows skipped: {'missing_status': 1}" in out
+    assert "noted in the machine table: {'before_window': 1, 'unknown_status_OFFLINE': 1}" in out
+
+
 # ----------------------------------------------------------------- real samples
 def real(*parts):
     path = DATA.joinpath("alibaba", *parts)

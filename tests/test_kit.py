@@ -2,6 +2,7 @@
 damaged files by name, the training log that survives a killed run, and evaluation episodes."""
 
 import errno
+import importlib.util
 import json
 import math
 import random
@@ -294,8 +295,8 @@ def test_training_log_refuses_what_is_not_a_scalar(tmp_path):
         TrainingLog(tmp_path / "file")
 
 
+@pytest.mark.needs("tensorboard")
 def test_training_log_writes_tensorboard_events(tmp_path):
-    pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     with TrainingLog(tmp_path, tensorboard=True) as log:
@@ -357,7 +358,7 @@ def test_train_logs_every_iteration_after_its_checkpoint_and_resume_appends(tmp_
     common = _trace(tmp_path)
     log = tmp_path / "log"
     assert main(["train", "deepjs", *common, "--chunks", "0:1", "--checkpoint", str(tmp_path / "a.pt"),
-                 "--log", str(log), "--tensorboard"]) == 0
+                 "--log", str(log)]) == 0
     assert main(["train", "deepjs", *common, "--chunks", "0:2", "--checkpoint", str(tmp_path / "a.pt"),
                  "--log", str(log), "--resume"]) == 0
     rows = pd.read_csv(log / "log.csv")
@@ -366,7 +367,7 @@ def test_train_logs_every_iteration_after_its_checkpoint_and_resume_appends(tmp_
     assert rows["chunk_iteration"].tolist() == [0, 1, 0, 1]
     assert {"makespan_before", "mean_makespan", "mean_return", "loss", "decisions", "wall_s"} <= set(rows.columns)
     assert pd.read_json(log / "log.jsonl", lines=True)["iteration"].tolist() == [0, 1, 2, 3]
-    assert any(p.name.startswith("events.out.tfevents") for p in log.iterdir())
+    assert not any(p.name.startswith("events.out.tfevents") for p in log.iterdir())  # TensorBoard only if asked
     summaries = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"summary"' in line]
     assert [s["log"] for s in summaries] == [str(log), str(log)]
     # The log changes nothing: the same training without it ends with the same weights.
@@ -376,6 +377,31 @@ def test_train_logs_every_iteration_after_its_checkpoint_and_resume_appends(tmp_
     logged, plain = (torch.load(tmp_path / name, weights_only=True) for name in ("a.pt", "b.pt"))
     assert all(torch.equal(logged["model"][k], plain["model"][k]) for k in plain["model"])
     assert logged["log"] == plain["log"]
+
+
+@pytest.mark.needs("tensorboard")
+def test_train_with_tensorboard_writes_events_beside_the_log(tmp_path):
+    from cloudsim.cli import main
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    log = tmp_path / "log"
+    assert main(["train", "deepjs", *_trace(tmp_path), "--chunks", "0:1", "--checkpoint", str(tmp_path / "a.pt"),
+                 "--log", str(log), "--tensorboard"]) == 0
+    events = EventAccumulator(str(log))
+    events.Reload()
+    assert [e.step for e in events.Scalars("mean_makespan")] == pd.read_csv(log / "log.csv")["iteration"].tolist()
+
+
+def test_train_with_tensorboard_missing_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    from cloudsim.cli import main
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "tensorboard" else real_find_spec(name, *args))
+    assert main(["train", "deepjs", *_trace(tmp_path), "--checkpoint", str(tmp_path / "a.pt"),
+                 "--log", str(tmp_path / "log"), "--tensorboard"]) == 2
+    assert "--tensorboard: needs the tensorboard package: pip install tensorboard" in capsys.readouterr().err
+    assert not (tmp_path / "a.pt").exists() and not (tmp_path / "log").exists()
 
 
 @pytest.mark.parametrize("extra, message", [

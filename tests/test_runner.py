@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -12,8 +11,7 @@ import pytest
 from cloudsim.cli import main
 from cloudsim.runner import Runner, RunnerError
 
-HAS_RAY = importlib.util.find_spec("ray") is not None
-needs_ray = pytest.mark.skipif(not HAS_RAY, reason="Ray is not installed (pip install 'cloudsim[ray]')")
+needs_ray = pytest.mark.needs("ray")
 
 
 def square_after_pid(x: int) -> tuple[int, int]:

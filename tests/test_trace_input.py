@@ -3,7 +3,7 @@
 
 import pytest
 
-from cloudsim import MachineEvent
+from cloudsim import MachineEvent, TaskSpec
 from conftest import write
 from traces import (
     EmptyWorkloadError,
@@ -14,7 +14,8 @@ from traces import (
     machines_v2017,
     machines_v2018,
 )
-from traces.alibaba import V2017_BATCH_TASK, V2018_BATCH_TASK
+from traces.alibaba import (V2017_BATCH_INSTANCE, V2017_BATCH_TASK, V2017_SERVER_EVENT, V2018_BATCH_INSTANCE,
+                            V2018_BATCH_TASK, V2018_MACHINE_META)
 from traces.rawcsv import has_header
 
 BOM = "\ufeff"
@@ -125,6 +126,82 @@ def test_an_empty_window_or_selection_is_an_error_naming_it(tmp_path, cache):
 def test_infinite_and_overflowing_values_name_line_and_column(tmp_path, cache, row, message):
     with pytest.raises(TraceFormatError, match=f"values.csv: {message}"):
         load_alibaba_v2017(write(tmp_path, "values.csv", V2017 + row), cache=cache)
+
+
+# A valid data row of every raw table, and a loader that reads that table alone.
+V2017_INSTANCE = "101,104,2,7,1,Terminated,1,1,0,0,0,0\n"  # start, end, job, task, machine, status, seq, 5 more
+V2018_INSTANCE = "ins_1,M1,j_1,1,Terminated,101,104,m_1,1,1,0,0,0,0\n"
+SERVER_EVENT = "0,1,add,,64,0.5,1\n"
+MACHINE_META = "m_1,0,1,1,96,100,USING\n"
+READERS = {
+    "alibaba-v2017 batch_task": (V2017, lambda path, cache: load_alibaba_v2017(path, cache=cache)),
+    "alibaba-v2018 batch_task": (V2018, lambda path, cache: load_alibaba_v2018(path, cache=cache)),
+    "alibaba-v2017 batch_instance": (V2017_INSTANCE, lambda path, cache: load_alibaba_v2017(
+        write(path.parent, "tasks.csv", V2017), path, cache=cache)),
+    "alibaba-v2018 batch_instance": (V2018_INSTANCE, lambda path, cache: load_alibaba_v2018(
+        write(path.parent, "tasks.csv", V2018), path, cache=cache)),
+    "alibaba-v2017 server_event": (SERVER_EVENT, lambda path, cache: machines_v2017(path)),
+    "alibaba-v2018 machine_meta": (MACHINE_META, lambda path, cache: machines_v2018(path)),
+}
+SPECS = {spec.name: spec for spec in (V2017_BATCH_TASK, V2018_BATCH_TASK, V2017_BATCH_INSTANCE,
+                                      V2018_BATCH_INSTANCE, V2017_SERVER_EVENT, V2018_MACHINE_META)}
+NUMERIC_COLUMNS = [(table, column) for table, spec in SPECS.items() for column, kind in spec.types.items()
+                   if kind != "string"]
+
+
+def test_every_table_has_a_valid_row_to_damage():
+    assert set(READERS) == set(SPECS)
+    assert len(NUMERIC_COLUMNS) == 26  # 7 + 5 + 4 + 2 + 5 + 3 numeric columns read
+
+
+@pytest.mark.parametrize("value", ["9007199254740993", "-9007199254740993", "1e300", "-1e308"])
+@pytest.mark.parametrize("table, column", NUMERIC_COLUMNS)
+def test_a_number_beyond_2_53_in_any_column_names_line_and_column(tmp_path, cache, table, column, value):
+    # 2**53 + 1 is the first whole number a float64 cannot hold: it would be rounded, a count of 1e300
+    # would overflow the engine's int64 arrays. Each is refused on its line (2: after a valid row).
+    row, read = READERS[table]
+    fields = row.splitlines()[0].split(",")
+    integer = SPECS[table].types[column] == "int64"
+    if integer and "e" in value:
+        value = value.replace("e300", "0" * 300).replace("e308", "0" * 308)  # written as a whole number
+    fields[SPECS[table].columns.index(column)] = value
+    path = write(tmp_path, "damaged.csv", row.splitlines()[0] + "\n" + ",".join(fields) + "\n")
+    beyond = "is beyond the 64-bit integer range" if integer and len(value.lstrip("-")) > 19 else "reaches 2\\*\\*53"
+    with pytest.raises(TraceFormatError, match=f"damaged.csv: line 2, column '{column}': '{value}' {beyond}"):
+        read(path, cache)
+
+
+def test_a_count_of_1e308_instances_is_named_in_every_format(tmp_path, cache):
+    with pytest.raises(TraceFormatError, match=r"v17.csv: line 4, column 'instances': '1e308' reaches 2\*\*53"):
+        load_alibaba_v2017(write(tmp_path, "v17.csv", V2017 + "10,40,2,1,1e308,Terminated,50,0.01\n"), cache=cache)
+    with pytest.raises(TraceFormatError, match=r"v18.csv: line 4, column 'instance_num': '1e308' reaches 2\*\*53"):
+        load_alibaba_v2018(write(tmp_path, "v18.csv", V2018 + "M1,1e308,j_3,1,Terminated,100,110,100.0,0.5\n"),
+                           cache=cache)
+    with pytest.raises(TraceFormatError, match=r"cs.csv: column 'instances_num' is beyond the 64-bit integer range "
+                                               r"on 1 line\(s\): 3"):
+        load_cloudsimpy(write(tmp_path, "cs.csv", CLOUDSIMPY_HEADER + CLOUDSIMPY.replace("12,2,0", "12,1e308,0")))
+    with pytest.raises(TraceFormatError, match=r"cs2.csv: column 'duration' reaches 2\*\*53 .* on 1 line\(s\): 2"):
+        load_cloudsimpy(write(tmp_path, "cs2.csv", CLOUDSIMPY_HEADER + CLOUDSIMPY.replace("0,10,4.0", "0,10,1e300")))
+    with pytest.raises(ValueError, match=r"task 't': instances must be a whole number >= 1 and below 2\*\*53"):
+        TaskSpec("t", 10**308, {"cpu": 1}, 1.0)  # the engine's own spec refuses it too
+
+
+def test_a_machine_number_beyond_2_53_is_named(tmp_path):
+    # The machines are ordered by their number: one read as a rounded or wrapped integer would move.
+    with pytest.raises(TraceFormatError, match=r"big.csv: column 'machine_id' has a number that reaches 2\*\*53 .* "
+                                               r"on 1 line\(s\): 2 \(first value: 'm_99999999999999999999'\)"):
+        machines_v2018(write(tmp_path, "big.csv", MACHINE_META + "m_99999999999999999999,0,1,1,96,100,USING\n"))
+
+
+@pytest.mark.parametrize("table", sorted(READERS))
+def test_a_byte_order_mark_before_a_headerless_first_row_is_ignored_in_every_table(tmp_path, cache, table):
+    row, read = READERS[table]
+    results = []
+    for folder, text in (("plain", row), ("marked", BOM + row)):
+        (tmp_path / folder).mkdir()
+        result = read(write(tmp_path / folder, "t.csv", text), cache)  # a workload also names its file
+        results.append((result.jobs, result.skipped, result.notes) if hasattr(result, "jobs") else result)
+    assert results[0] == results[1]
 
 
 def test_bytes_that_are_not_utf8_name_line_and_column(tmp_path, cache):

@@ -91,9 +91,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
-from cloudsim.specs import MachineEvent
+from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, MachineEvent, TaskSpec
 from traces.rawcsv import (
+    BEYOND_EXACT,
     CacheError,
     DamagedCacheEntry,
     EmptyWorkloadError,
@@ -916,6 +916,7 @@ def machines_v2018(machine_meta: str | Path) -> MachineTable:
     notes: Counter = Counter()
     numbers = pd.to_numeric(frame.machine_id.str.extract(r"^m_(\d+)$")[0], errors="coerce")
     _check_values(path, frame, "machine_id", numbers.isna(), "is not of the form m_<number>")
+    _check_values(path, frame, "machine_id", numbers >= EXACT_BOUND, f"has a number that {BEYOND_EXACT}")
     frame["number"] = numbers.astype(np.int64)
     for column, reason in (("time_stamp", "missing_time"), ("status", "missing_status")):
         empty = frame[column].isna()

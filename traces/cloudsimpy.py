@@ -11,8 +11,8 @@ other row 1 is data, so a damaged first row is reported (line 1 and its
 column), not dropped. A ``.csv.gz`` file is read as well; a UTF-8 byte-order
 mark is ignored. An empty file is a `TraceFormatError`, a header without rows
 an `EmptyWorkloadError`; every message about a row names the file, the line(s)
-and the column, including values that are not finite or beyond the 64-bit
-integer range, and bytes that are not UTF-8.
+and the column, including values that are not finite, beyond the 64-bit
+integer range or reaching 2**53 (`cloudsim.specs.EXACT_BOUND`), and bytes that are not UTF-8.
 
 Jobs are built exactly as CloudSimPy builds them, which replays need for equal
 makespans: rows are grouped by job_id in order of first appearance, tasks keep
@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cloudsim.specs import JobSpec, TaskSpec
-from traces.rawcsv import EmptyWorkloadError, TraceFormatError, first_row, is_number, non_utf8_message, open_text
+from cloudsim.specs import EXACT_BOUND, JobSpec, TaskSpec
+from traces.rawcsv import (BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, first_row, is_number, non_utf8_message,
+                           open_text)
 
 __all__ = ["CLOUDSIMPY_COLUMNS", "EmptyWorkloadError", "TraceFormatError", "load_cloudsimpy"]
 
@@ -123,6 +124,10 @@ def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
             beyond = values.to_numpy(dtype=np.float64) >= 2.0**63  # int64 would wrap around silently
             if beyond.any():
                 raise _rows_error(path, frame, pd.Series(beyond), column, "is beyond the 64-bit integer range")
+        beyond = values.to_numpy(dtype=np.float64) >= EXACT_BOUND  # not negative: checked above
+        if beyond.any():
+            raise _rows_error(path, frame, pd.Series(beyond), column, BEYOND_EXACT)
+        if column in _WHOLE:
             values = values.astype(np.int64)
         frame[column] = values
     if (frame.instances_num < 1).any():

@@ -30,6 +30,8 @@ at the start of a ``.gz`` file's content.
 **Values.** Every message about a row names the file, the line and the column:
 a value that is not a number, an integer column's value that is not a whole
 number or is beyond the 64-bit range, an infinite value (``inf``, ``1e999``),
+a number of any column of magnitude 2**53 or more (`cloudsim.specs.EXACT_BOUND`:
+a time, count or id there is rounded in float64, a quantity overflows when summed),
 a byte that is not UTF-8 (convert the file to UTF-8), a wrong number of fields.
 An empty file, and a table with a header row but no data rows, are errors that
 say so.
@@ -80,12 +82,15 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from cloudsim.specs import EXACT_BOUND
+
 __all__ = [
     "CacheError",
     "DamagedCacheEntry",
     "EmptyWorkloadError",
     "TableSpec",
     "TraceFormatError",
+    "BEYOND_EXACT",
     "cache_dir",
     "cached_derived",
     "cached_parquet",
@@ -101,7 +106,7 @@ __all__ = [
     "stream_table",
 ]
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 # Arrow's CSV reader reads a few dozen blocks ahead of a slower consumer (about 36 measured here):
 # small blocks keep that read-ahead, and so peak memory, small whatever the file size.
 BLOCK_BYTES = 2 << 20
@@ -117,6 +122,9 @@ _REPORT_KEY, _ROWS_KEY, _TOKEN_KEY = b"cloudsim.report", b"cloudsim.rows", b"clo
 _INT64 = (-(2**63), 2**63 - 1)
 _NAME_LIKE = re.compile(r"^[a-z_]")
 _INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
+# What a number of magnitude EXACT_BOUND or more is, for the messages of every loader.
+BEYOND_EXACT = (f"reaches 2**53 ({EXACT_BOUND}) in magnitude, where float64 stops holding every whole number; no "
+                f"time, count or quantity of a real trace comes near it: the file is damaged")
 _TEMPORARY = re.compile(r"^\..+\.parquet\.\d+-[0-9a-f]{8}\.tmp$|^.+\.[0-9a-f]{16}\.partial$")
 
 
@@ -250,6 +258,9 @@ def _field_problem(kind: pa.DataType, value: str) -> str | None:
             return f"{value!r} is not written as an integer (no decimal point or exponent)"
         if not _INT64[0] <= int(text) <= _INT64[1]:
             return f"{value!r} is beyond the 64-bit integer range"
+        number = int(text)  # exact: a float would round 2**53 + 1 down into range
+    if abs(number) >= EXACT_BOUND:
+        return f"{value!r} {BEYOND_EXACT}"
     return None
 
 
@@ -321,7 +332,7 @@ def stream_batches(
     convert = pacsv.ConvertOptions(
         column_types=dict(spec.types), include_columns=list(spec.types), null_values=[""], strings_can_be_null=True
     )
-    floats = [c for c in spec.types if pa.types.is_floating(spec.types[c])]
+    numeric = [c for c in spec.types if _is_numeric(spec.types[c])]
     line = skip + 1
     bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=f"reading {path.name}",
                disable=None if progress is None else not progress, leave=False)
@@ -332,13 +343,14 @@ def stream_batches(
             source = pa.CompressedInputStream(raw, "gzip") if path.suffix == ".gz" else raw
             for batch in pacsv.open_csv(source, read_options=read, convert_options=convert):
                 bar.update(raw.tell() - bar.n)
-                for column in floats:  # Arrow reads inf and 1e999 as infinity: no replayable value
-                    infinite = pc.is_inf(batch.column(column))
-                    if pc.any(infinite).as_py():
-                        at = pc.index(infinite, True).as_py()
+                for column in numeric:  # Arrow reads inf, 1e999 and 1e300 as floats: no replayable value
+                    values = batch.column(column)
+                    beyond = pc.or_(pc.greater_equal(values, EXACT_BOUND), pc.less_equal(values, -EXACT_BOUND))
+                    if pc.any(beyond).as_py():
+                        at = pc.index(beyond, True).as_py()
                         raw_text = _raw_field(path, line + at, spec.columns.index(column))
-                        raise TraceFormatError(f"{path}: line {line + at}, column {column!r}: {raw_text!r} is "
-                                               f"not a finite number")
+                        problem = _field_problem(spec.types[column], raw_text) or f"{raw_text!r} {BEYOND_EXACT}"
+                        raise TraceFormatError(f"{path}: line {line + at}, column {column!r}: {problem}")
                 yield line, batch
                 line += batch.num_rows
     except pa.ArrowInvalid as err:
