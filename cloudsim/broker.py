@@ -17,13 +17,14 @@ tasks, indexed so that vectorised brokers can work on whole arrays::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 
 import numpy as np
 
-from cloudsim.cluster import frozen
+from cloudsim.cluster import frozen, instances_applied
 
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Broker",
+    "CheckedDecision",
     "ClusterView",
     "Decision",
     "InvalidDecisionError",
+    "PlanCheck",
+    "as_plan",
     "broker_name",
     "check_decision",
     "frozen",
@@ -356,53 +360,182 @@ def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[int, int, int]:
-    """(machine, task, count) of a broker's answer, once it is known to be possible now.
+def as_plan(answer: object) -> list:
+    """A broker's answer as a plan: None or an empty sequence is no decision, a `Decision` or a
+    ``(machine, task[, count])`` tuple is a plan of one, a list (or tuple) of them is a plan."""
+    if answer is None:
+        return []
+    if isinstance(answer, Decision) or (isinstance(answer, tuple) and answer
+                                        and not isinstance(answer[0], (Decision, tuple))):
+        return [answer]
+    if isinstance(answer, (list, tuple)):
+        return list(answer)
+    return [answer]  # refused by the check, with what a decision may be
 
-    Raises `InvalidDecisionError` naming the broker, the instant, the machine and
-    the task, and saying what is wrong, for anything the cluster cannot do.
+
+@dataclass(frozen=True)
+class CheckedDecision:
+    """A decision known to be possible: ``count`` instances of the view's task ``task`` on ``machine``,
+    started now (``at`` None) or reserved from ``at``."""
+
+    machine: int
+    task: int
+    count: int
+    at: float | None = None
+
+
+class PlanCheck:
+    """Checks the decisions of one plan in order, each against the state the earlier ones leave.
+
+    A plan means its decisions given one by one, in order; every decision indexes the tasks of
+    the view the plan answers. The check keeps what the earlier decisions would change (free
+    resources of the machines they use, computed as the engine computes them; waiting counts;
+    the holdings of their instances over time) without changing the engine, so that a plan
+    with a bad decision anywhere is refused whole.
+
+    Args:
+        view: the view the plan answers.
+        broker: the broker's name, for messages.
+        tick: the scheduler's tick (None: event-driven): a reservation starts at a tick.
+        size: how many decisions the plan has (messages of a plan of several name the position).
     """
-    if isinstance(decision, Decision):
-        fields = (decision.machine, decision.task, decision.count)
-    elif isinstance(decision, tuple) and len(decision) in (2, 3):
-        fields = (*decision, 1) if len(decision) == 2 else decision
-    else:
-        raise InvalidDecisionError(
-            f"broker {broker!r} at t={view.time}: returned {decision!r}; return a "
-            f"Decision(machine, task, count), a (machine, task[, count]) tuple, or None to wait"
-        )
-    machine, task, count = fields
-    if not (_is_int(machine) and _is_int(task) and _is_int(count)):
-        raise InvalidDecisionError(
-            f"broker {broker!r} at t={view.time}: machine, task and count must be integers, got {fields!r}"
-        )
-    machine, task, count = int(machine), int(task), int(count)
-    if not (0 <= machine < view.num_machines and 0 <= task < view.num_tasks):
-        where = f"broker {broker!r} at t={view.time}: machine {machine}, task {task}"
-        if not 0 <= machine < view.num_machines:
-            raise InvalidDecisionError(f"{where}: no such machine (the cluster has {view.num_machines})")
-        raise InvalidDecisionError(f"{where}: no such task (the view has {view.num_tasks} ready tasks)")
-    # A view's task has at least one waiting instance, and one instance fits exactly when the
-    # (up-to-date) fit matrix says so: the common case needs nothing more.
-    if count == 1 and view.fits_one(machine, task):
-        return machine, task, count
-    waiting = view.waiting_instances(task)
-    if isinstance(decision, Decision) and decision.at is not None and decision.at != view.time:
-        if not 1 <= count <= waiting:  # a reservation: the engine checks it against the free profile
-            raise InvalidDecisionError(f"broker {broker!r} at t={view.time}: reservation of machine {machine}, "
-                                       f"task {task}: count {count} not in 1..{waiting} waiting instances")
-        return machine, task, count
-    if 1 < count <= waiting and view.up[machine] and view.fit_count(machine, task) >= count:
-        return machine, task, count
-    job_id, task_id = view.task_key(task)
-    where = f"broker {broker!r} at t={view.time}: machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
-    if not 1 <= count <= waiting:
-        raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
-    if not view.up[machine]:
-        raise InvalidDecisionError(f"{where}: the machine is down")
-    free = dict(zip(view.resources, view.free[machine].tolist()))
-    demand = dict(zip(view.resources, view.demand[task].tolist()))
-    raise InvalidDecisionError(
-        f"{where}: {count} instance(s) do not fit: only {view.fit_count(machine, task)} fit; "
-        f"free {free}, demand per instance {demand}"
-    )
+
+    def __init__(self, view: ClusterView, broker: str, tick: float | None = None, size: int = 1) -> None:
+        self.view, self.broker, self.tick, self.size = view, broker, tick, size
+        self._free: dict[int, np.ndarray] = {}  # machine -> free vector after the plan's earlier starts
+        self._waiting: dict[int, int] = {}  # view task -> waiting instances left
+        self._taken: dict[int, int] = {}  # view task -> instances the plan's earlier decisions took
+        self._held: dict[int, list[tuple[float, float, np.ndarray]]] = {}  # machine -> (start, end, demand)
+
+    def _where(self, position: int) -> str:
+        plan = f"decision {position} of the plan ({self.size} decisions): " if self.size > 1 else ""
+        return f"broker {self.broker!r} at t={self.view.time}: {plan}"
+
+    def check(self, position: int, decision: object) -> CheckedDecision:
+        """Check the plan's decision at ``position`` (after those before it) and count its effects.
+
+        Raises `InvalidDecisionError` naming the broker, the instant, the position in the plan, the
+        machine and the task, and saying what is wrong, for anything the cluster cannot do then.
+        """
+        view, where = self.view, self._where(position)
+        if isinstance(decision, Decision):
+            fields = (decision.machine, decision.task, decision.count)
+        elif isinstance(decision, tuple) and len(decision) in (2, 3):
+            fields = (*decision, 1) if len(decision) == 2 else decision
+        else:
+            raise InvalidDecisionError(
+                f"{where}returned {decision!r}; return a Decision(machine, task, count), a (machine, task[, count]) "
+                f"tuple, a list of them (a plan), or None to wait")
+        machine, task, count = fields
+        if not (_is_int(machine) and _is_int(task) and _is_int(count)):
+            raise InvalidDecisionError(f"{where}machine, task and count must be integers, got {fields!r}")
+        machine, task, count = int(machine), int(task), int(count)
+        if not (0 <= machine < view.num_machines and 0 <= task < view.num_tasks):
+            if not 0 <= machine < view.num_machines:
+                raise InvalidDecisionError(f"{where}machine {machine}, task {task}: no such machine (the cluster "
+                                           f"has {view.num_machines})")
+            raise InvalidDecisionError(f"{where}machine {machine}, task {task}: no such task (the view has "
+                                       f"{view.num_tasks} ready tasks)")
+        at = decision.at if isinstance(decision, Decision) else None
+        if at is not None and at != view.time:
+            return self._reservation(where, machine, task, count, at)
+        timeline = view._timeline
+        reserved = timeline is not None and (timeline.has_reservations(machine) or machine in self._held)
+        # A view's task has at least one waiting instance, and one instance fits exactly when the
+        # (up-to-date) fit matrix says so: the common case needs nothing more.
+        if (count == 1 and machine not in self._free and task not in self._waiting and not reserved
+                and view.fits_one(machine, task)):
+            if position < self.size - 1:
+                self._took(machine, task, count, view.time)
+            return CheckedDecision(machine, task, count)
+        waiting = self._waiting_of(task)
+        free = self._free.get(machine)
+        fitting = 0
+        if view.up[machine]:
+            fitting = view.fit_count(machine, task) if free is None else \
+                sequential_fit_count(free, view.demand[task], waiting)
+        if not (1 <= count <= waiting and fitting >= count):
+            job_id, task_id = view.task_key(task)
+            where = f"{where}machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
+            if not 1 <= count <= waiting:
+                raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
+            if not view.up[machine]:
+                raise InvalidDecisionError(f"{where}: the machine is down")
+            now_free = view.free[machine] if free is None else free
+            raise InvalidDecisionError(
+                f"{where}: {count} instance(s) do not fit: only {fitting} fit; free "
+                f"{dict(zip(view.resources, now_free.tolist()))}, demand per instance "
+                f"{dict(zip(view.resources, view.demand[task].tolist()))}")
+        if reserved:
+            demand, duration = self._stay(task, count)
+            if not timeline.fits(machine, demand, view.time, view.time + duration, view.time, free,
+                                 self._held.get(machine, ())):
+                raise InvalidDecisionError(
+                    f"{where}machine {machine}, task {task}: {count} instance(s) started now would take resources "
+                    f"reserved on the machine for later (view.reservations); start them elsewhere, or reserve them "
+                    f"at view.earliest_start(...)")
+        if position < self.size - 1:  # a later decision of the plan sees its effects
+            self._took(machine, task, count, view.time)
+        return CheckedDecision(machine, task, count)
+
+    def _reservation(self, where: str, machine: int, task: int, count: int, at: object) -> CheckedDecision:
+        view = self.view
+        now = view.time
+        where = f"{where}reservation of machine {machine}, task {task} at {at!r}"
+        waiting = self._waiting_of(task)
+        if not 1 <= count <= waiting:
+            raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
+        if isinstance(at, bool) or not isinstance(at, (int, float, np.integer, np.floating)) or not math.isfinite(at):
+            raise InvalidDecisionError(f"{where}: 'at' must be a finite time, or None to start now")
+        at = float(at)
+        if at < now:
+            raise InvalidDecisionError(f"{where}: the time has passed; reserve at a time >= {now}")
+        if self.tick is not None and not math.isclose((at - now) / self.tick, round((at - now) / self.tick),
+                                                      abs_tol=1e-9):
+            raise InvalidDecisionError(f"{where}: with a scheduler tick of {self.tick}, a reservation starts at a "
+                                       "tick; reserve a whole number of ticks ahead")
+        timeline = view._future()
+        demand, duration = self._stay(task, count)
+        free, held = self._free.get(machine), self._held.get(machine, ())
+        if not timeline.fits(machine, demand, at, at + duration, now, free, held):
+            times, profile = timeline.free_profile(machine, now, free, held)
+            raise InvalidDecisionError(
+                f"{where}: {count} instance(s) do not fit the machine's free profile for their whole duration "
+                f"(profile from now: times {times.tolist()}, free {profile.tolist()}); reserve at "
+                f"view.earliest_start(machine, task) = {view.earliest_start(machine, task, count)} or elsewhere")
+        self._waiting[task] = waiting - count
+        self._taken[task] = self._taken.get(task, 0) + count
+        self._held.setdefault(machine, []).append((at, at + duration, demand))
+        return CheckedDecision(machine, task, count, at)
+
+    def _waiting_of(self, task: int) -> int:
+        waiting = self._waiting.get(task)
+        return self.view.waiting_instances(task) if waiting is None else waiting
+
+    def _durations(self, task: int, count: int) -> list[float]:
+        """The durations of the next ``count`` instances of ``task`` after those the plan took."""
+        taken = self._taken.get(task, 0)
+        return self.view._tasks.next_durations(int(self.view.task_index[task]), taken + count)[taken:]
+
+    def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
+        """What ``count`` instances of ``task`` take together, and how long the longest of them runs."""
+        return self.view.demand[task] * count, max(self._durations(task, count), default=0.0)
+
+    def _took(self, machine: int, task: int, count: int, now: float) -> None:
+        """Count a start now: the machine's free vector, the task's waiting instances, their holdings."""
+        view = self.view
+        free = view.free[machine] if machine not in self._free else self._free[machine]
+        self._free[machine] = instances_applied(free, view.demand[task], count, np.subtract)
+        if view._timeline is not None:  # later decisions on the machine may need its profile
+            for duration in sorted(set(self._durations(task, count))):
+                n = self._durations(task, count).count(duration)
+                self._held.setdefault(machine, []).append((now, now + duration, view.demand[task] * n))
+        self._waiting[task] = self._waiting_of(task) - count
+        self._taken[task] = self._taken.get(task, 0) + count
+
+
+def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[int, int, int]:
+    """(machine, task, count) of a single decision, once it is known to be possible now
+    (`PlanCheck` of a plan of one; the engine checks plans with `PlanCheck`)."""
+    checked = PlanCheck(view, broker).check(0, decision)
+    return checked.machine, checked.task, checked.count

@@ -28,7 +28,7 @@ from cloudsim.specs import ClusterSpec
 if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
 
-__all__ = ["ClusterState", "frozen"]
+__all__ = ["ClusterState", "frozen", "instances_applied"]
 
 _EPISODES = itertools.count()
 
@@ -38,6 +38,21 @@ def frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def instances_applied(free: np.ndarray, demand: np.ndarray, count: int, op: np.ufunc) -> np.ndarray:
+    """``free`` after taking (np.subtract) or giving back (np.add) ``count`` instances of ``demand``.
+
+    Free resources are running float64 totals, as in CloudSimPy: k instances change them by
+    k separate roundings, not by one of ``k * demand``. The engine and the checks of a plan's
+    later decisions both compute them here, so both see the same bits.
+    """
+    if count == 1:
+        return op(free, demand)
+    steps = np.empty((count + 1, demand.shape[0]))
+    steps[0] = free
+    steps[1:] = demand
+    return op.accumulate(steps, axis=0)[-1]
 
 
 class ClusterState:
@@ -52,6 +67,7 @@ class ClusterState:
             per episode is stale when it changes.
         changes: how many changes of free resources or up state there have been.
         machine_change: per machine, the value of ``changes`` at its latest change (0: none).
+        running: instances running on each machine.
     """
 
     def __init__(self, spec: ClusterSpec, tasks: "TaskTable") -> None:
@@ -67,23 +83,32 @@ class ClusterState:
         self.episode = next(_EPISODES)
         self.changes = 0
         self.machine_change = np.zeros(spec.machines, dtype=np.int64)
+        self.running = np.zeros(spec.machines, dtype=np.int64)  # instances running on each machine
         self._stale_rows: set[int] = set()
         self._fits_version = -1  # the waiting set the fit matrix was built for
 
     # ------------------------------------------------------------- changes
-    def change_free(self, machine: int, demand: np.ndarray, count: int, op: np.ufunc) -> None:
-        """Take (np.subtract) or give back (np.add) ``count`` instances of ``demand``, one at a time.
+    def take(self, machine: int, demand: np.ndarray, count: int) -> None:
+        """``count`` instances of ``demand`` start on ``machine``: their resources leave its free vector."""
+        self.running[machine] += count
+        self._change_free(machine, demand, count, np.subtract)
 
-        Free resources are running float64 totals, as in CloudSimPy: k instances
-        change them by k separate roundings, not by one of ``k * demand``.
+    def give_back(self, machine: int, demand: np.ndarray, count: int) -> None:
+        """``count`` instances of ``demand`` on ``machine`` end: their resources are free again.
+
+        A machine left with nothing running is at its capacity exactly, whatever
+        rounding its running totals gathered: the simulation never stalls on a task
+        that needs a whole empty machine.
         """
-        if count == 1:
-            op(self.free[machine], demand, out=self.free[machine])
+        self.running[machine] -= count
+        if self.running[machine] == 0:
+            self.free[machine] = self.capacity[machine]
+            self._changed(machine)
         else:
-            steps = np.empty((count + 1, demand.shape[0]))
-            steps[0] = self.free[machine]
-            steps[1:] = demand
-            self.free[machine] = op.accumulate(steps, axis=0)[-1]
+            self._change_free(machine, demand, count, np.add)
+
+    def _change_free(self, machine: int, demand: np.ndarray, count: int, op: np.ufunc) -> None:
+        self.free[machine] = instances_applied(self.free[machine], demand, count, op)
         self._changed(machine)
 
     def set_up(self, machine: int, up: bool) -> None:

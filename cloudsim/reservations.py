@@ -21,7 +21,7 @@ wait again. Brokers that never reserve see no change at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -77,10 +77,20 @@ class Timeline:
     def has_reservations(self, machine: int) -> bool:
         return self._machines_reserved.get(machine, 0) > 0
 
-    def free_profile(self, machine: int, now: float) -> tuple[np.ndarray, np.ndarray]:
+    def free_profile(self, machine: int, now: float, free_now: np.ndarray | None = None,
+                     held: Sequence[tuple[float, float, np.ndarray]] = ()) -> tuple[np.ndarray, np.ndarray]:
         """(times, free): ``free[k]`` is the machine's free resources on ``[times[k], times[k+1])``,
-        from ``times[0] = now`` on; the last row holds for ever after."""
+        from ``times[0] = now`` on; the last row holds for ever after.
+
+        ``free_now`` and ``held`` describe decisions not yet applied (the earlier decisions of a
+        plan): the free vector now after their starts, and their ``(start, end, demand)``
+        holdings, those starting now counted in ``free_now`` already.
+        """
         changes: list[tuple[float, np.ndarray]] = []
+        for start, end, taken in held:
+            if start > now:
+                changes.append((start, -taken))
+            changes.append((end, taken))
         for gid in self._running_on[machine]:
             g = self._groups[gid]
             changes.append((g.start + g.duration, self._tasks.demand(g.task) * g.instances))
@@ -90,19 +100,23 @@ class Timeline:
                 changes.append((r.start, -taken))
                 changes.append((r.end, taken))
         times = np.array(sorted({now, *(t for t, _ in changes if t > now)}))
-        free = np.repeat(self._state.free[machine][None, :], times.size, axis=0)
+        now_free = self._state.free[machine] if free_now is None else free_now
+        free = np.repeat(now_free[None, :], times.size, axis=0)
         for t, delta in changes:
             if t > now:
                 free[np.searchsorted(times, t):] += delta
         return times, free
 
-    def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float) -> bool:
-        """Whether ``demand`` fits the machine's free profile over ``[start, end)`` (and the machine is up)."""
+    def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float,
+             free_now: np.ndarray | None = None, held: Sequence[tuple[float, float, np.ndarray]] = ()) -> bool:
+        """Whether ``demand`` fits the machine's free profile over ``[start, end)`` (and the machine is up);
+        ``free_now`` and ``held``: decisions not yet applied, as in `free_profile`."""
         if not self._state.up[machine]:
             return False
-        if not self.has_reservations(machine) and start == now:  # free only rises from now on
-            return bool(np.all(self._state.free[machine] >= demand))
-        times, free = self.free_profile(machine, now)
+        if start == now and not self.has_reservations(machine) and all(s <= now for s, _, _ in held):
+            # free only rises from now on
+            return bool(np.all((self._state.free[machine] if free_now is None else free_now) >= demand))
+        times, free = self.free_profile(machine, now, free_now, held)
         after = np.append(times[1:], np.inf)
         # the pieces [times[k], after[k]) that meet [start, end); a zero-length stay needs the piece holding start
         overlap = (after > start) & ((times < end) if end > start else (times <= start))

@@ -54,7 +54,7 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, broker_name, check_decision
+from cloudsim.broker import ClusterView, PlanCheck, as_plan, broker_name
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -231,32 +231,35 @@ class Simulation:
         return self._view
 
     def apply(self, decision: object, wake_after: float | None = None) -> None:
-        """Apply a decision about the view `next_decision` returned, or end the round with None.
+        """Apply a decision or a plan about the view `next_decision` returned, or end the round with None.
 
         A decision is a `cloudsim.Decision`, or a ``(machine, task[, count])``
-        tuple, with ``task`` a position in that view; it is checked first
-        (`cloudsim.InvalidDecisionError`, the state untouched). ``None`` ends the
-        round: time moves on to the next event. With ``wake_after`` (event-driven
-        mode only), a round opens after at most that long even if nothing happens.
+        tuple, with ``task`` a position in that view. A plan is a list of them:
+        the same decisions given one by one, in order (each sees the resources the
+        earlier ones took), every one indexing the tasks of that view. Everything
+        is checked first (`cloudsim.InvalidDecisionError`, naming the decision's
+        position in a plan of several; the state untouched, nothing of the plan
+        applied); the round stays open for more. ``None`` (or an empty plan) ends
+        the round: time moves on to the next event. With ``wake_after``
+        (event-driven mode only), a round opens after at most that long even if
+        nothing happens.
         """
         view = self._view
         if view is None:
             raise RuntimeError("apply() needs an open decision: call next_decision() first, once before each apply()")
         self._view = None
-        if decision is not None:
-            machine, task, count = check_decision(decision, view, self.record.broker)
-            at = decision.at if isinstance(decision, Decision) else None
-            if at is not None and at != self.env.now:
-                self._reserve(view, machine, task, count, at)
-            else:
-                if self._timeline.has_reservations(machine) and not view.fits_from(machine, task, count):
-                    raise InvalidDecisionError(
-                        f"broker {self.record.broker!r} at t={view.time}: machine {machine}, task {task}: "
-                        f"{count} instance(s) started now would take resources reserved on the machine for later "
-                        f"(view.reservations); start them elsewhere, or reserve them at view.earliest_start(...)")
-                self._start(machine, int(view.task_index[task]), count)
-            self._made += 1
-            self.record.decisions += 1
+        plan = as_plan(decision)
+        if plan:
+            check = PlanCheck(view, self.record.broker, self.tick, len(plan))
+            checked = [check.check(position, item) for position, item in enumerate(plan)]
+            for item in checked:
+                g = int(view.task_index[item.task])
+                if item.at is None:
+                    self._start(item.machine, g, item.count)
+                else:
+                    self._reserve(item.machine, g, item.count, item.at)
+            self._made += len(checked)
+            self.record.decisions += len(checked)
             return
         if wake_after is not None:
             if self.tick is not None:
@@ -299,26 +302,9 @@ class Simulation:
             raise
         return self.result()
 
-    def _reserve(self, view: ClusterView, machine: int, task: int, count: int, at: object) -> None:
-        """Hold ``count`` instances of the view's ``task`` on ``machine`` to start at ``at`` (checked first)."""
+    def _reserve(self, machine: int, g: int, count: int, at: float) -> None:
+        """Hold ``count`` instances of global task ``g`` on ``machine`` to start at ``at`` (a checked reservation)."""
         now = self.env.now
-        where = f"broker {self.record.broker!r} at t={now}: reservation of machine {machine}, task {task} at {at!r}"
-        if isinstance(at, bool) or not isinstance(at, (int, float, np.integer, np.floating)) or not math.isfinite(at):
-            raise InvalidDecisionError(f"{where}: 'at' must be a finite time, or None to start now")
-        at = float(at)
-        if at < now:
-            raise InvalidDecisionError(f"{where}: the time has passed; reserve at a time >= {now}")
-        if self.tick is not None and not math.isclose((at - now) / self.tick, round((at - now) / self.tick),
-                                                      abs_tol=1e-9):
-            raise InvalidDecisionError(f"{where}: with a scheduler tick of {self.tick}, a reservation starts at a "
-                                       "tick; reserve a whole number of ticks ahead")
-        if not view.fits_from(machine, task, count, at):
-            times, free = view.free_profile(machine)
-            raise InvalidDecisionError(
-                f"{where}: {count} instance(s) do not fit the machine's free profile for their whole duration "
-                f"(profile from now: times {times.tolist()}, free {free.tolist()}); reserve at "
-                f"view.earliest_start(machine, task) = {view.earliest_start(machine, task, count)} or elsewhere")
-        g = int(view.task_index[task])
         duration = max(self.tasks.next_durations(g, count))
         self.tasks.reserve(g, count)
         self._timeline.add(Reservation(machine, g, count, at, at + duration,
@@ -333,7 +319,7 @@ class Simulation:
             demand = self.tasks.demand(r.task) * r.count
             slack = FIT_TOLERANCE * self.state.capacity[r.machine]
             if self.state.up[r.machine] and np.all(self.state.free[r.machine] + slack >= demand):
-                self.state.change_free(r.machine, self.tasks.demand(r.task), r.count, np.subtract)
+                self.state.take(r.machine, self.tasks.demand(r.task), r.count)
                 for first, n, duration in self.tasks.start(r.task, r.count, self.env.now, reserved=True):
                     self._add_to_group(r.machine, r.task, first, n, duration)
             else:
@@ -516,7 +502,7 @@ class Simulation:
 
     # ------------------------------------------------------ instance groups
     def _start(self, machine: int, g: int, count: int) -> None:
-        self.state.change_free(machine, self.tasks.demand(g), count, np.subtract)
+        self.state.take(machine, self.tasks.demand(g), count)
         for first, n, duration in self.tasks.start(g, count, self.env.now):
             self._add_to_group(machine, g, first, n, duration)
 
@@ -555,7 +541,7 @@ class Simulation:
         r = gid - groups.base  # its row: read the columns, not a whole InstanceGroup, on this hot path
         machine, task, instances = groups.machine[r], groups.task[r], groups.instances[r]
         self._running_on[machine].discard(gid)
-        self.state.change_free(machine, self.tasks.demand(task), instances, np.add)
+        self.state.give_back(machine, self.tasks.demand(task), instances)
         if self.tasks.end(task, groups.first_instance[r], instances, outcome, now) and self._bar is not None:
             # Jobs finished, and how far simulated time has come against the last arrival.
             last = "" if self._last_arrival is None else f" (last arrival {self._last_arrival:.6g})"

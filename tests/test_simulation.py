@@ -185,6 +185,22 @@ def test_sequential_fit_count_follows_float_subtraction():
     assert sequential_fit_count(np.array([64.0, 1.0]), np.array([0.0, 0.0]), 7) == 7
 
 
+@pytest.mark.parametrize("tick", [None, 1.0])
+def test_an_empty_machine_is_at_its_exact_capacity_so_a_whole_machine_task_starts(tick):
+    # One machine of 1 cpu. Job A (t=0): tasks of 0.79 and 0.08 cpu, 2 s each, run together; the running
+    # float total after both end would be 1 - 0.79 - 0.08 + 0.79 + 0.08 = 0.9999999999999999 (checked
+    # in plain Python), too little for job B (t=5): one instance of the whole 1 cpu, 3 s. Nothing runs
+    # after A, so the machine is at its capacity, 1.0 exactly: B runs from 5 to 8.
+    assert 1.0 - 0.79 - 0.08 + 0.79 + 0.08 < 1.0
+    cluster = ClusterSpec.uniform(1, {"cpu": 1.0})
+    jobs = [JobSpec("A", 0, (TaskSpec("a1", 1, {"cpu": 0.79}, 2), TaskSpec("a2", 1, {"cpu": 0.08}, 2))),
+            JobSpec("B", 5, (TaskSpec("b", 1, {"cpu": 1.0}, 3),))]
+    sim = Simulation(cluster, jobs, FirstFit(), tick=tick)
+    result = sim.run()
+    assert by_task(result)["start_time"]["b"] == 5.0 and result.summary["makespan"] == (8.0 if tick is None else 8)
+    assert sim.state.free[0, 0] == 1.0
+
+
 def test_tetris_takes_the_largest_dot_product_first_on_ties():
     # Free (4,1) and (1,4); tasks (1,0.5) and (0.5,1): scores m0.t0 = 4.5, m0.t1 = 3,
     # m1.t0 = 3, m1.t1 = 4.5. The tie goes to the first pair in machine-major order: (m0, t0).

@@ -1,0 +1,173 @@
+"""Plans: a round answered with a list of decisions means the same decisions given one by one.
+
+Each heuristic runs twice on the same workload: once one decision per call, recording every
+round's decisions (by global task index), and once answering each round with the recorded
+decisions as one plan. The two runs must leave the same instance groups (task, machine, first
+instance, count, start, end, outcome), with ticks, failures and EASY's reservations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents import BROKERS, LEARNED, FirstFit, make_broker
+from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
+                      TaskSpec)
+from cloudsim.faults import RandomFaults
+from test_properties import clusters, workloads
+
+HEURISTICS = sorted(n for n in BROKERS if n not in LEARNED)
+
+
+class Recorder:
+    """Wraps a broker; keeps each round's decisions as (machine, global task, count, at), one list a
+    round (a round ends when the broker answers None)."""
+
+    def __init__(self, broker) -> None:
+        self.broker, self.name = broker, getattr(broker, "name", "broker")
+        self.rounds: list[list[tuple]] = []
+        self._new_round = True
+
+    def decide(self, view):
+        if self._new_round:
+            self.rounds.append([])
+            self._new_round = False
+        decision = self.broker.decide(view)
+        if decision is None:
+            self._new_round = True
+        else:
+            d = decision if isinstance(decision, Decision) else Decision(*decision)
+            self.rounds[-1].append((d.machine, int(view.task_index[d.task]), d.count, d.at))
+        return decision
+
+
+class Replayer:
+    """Answers each round with the recorded round's decisions as one plan, then None."""
+
+    def __init__(self, rounds: list[list[tuple]], name: str) -> None:
+        self.rounds, self.name, self._planned = iter(rounds), name, False
+
+    def decide(self, view):
+        if self._planned:
+            self._planned = False
+            return None
+        plan = next(self.rounds)  # the runs open the same rounds: running out would be a bug
+        if not plan:
+            return None
+        self._planned = True
+        position = {int(g): p for p, g in enumerate(view.task_index)}
+        return [Decision(m, position[g], count, at) for m, g, count, at in plan]
+
+
+def groups(result):
+    frame = result.groups
+    return frame[["task", "machine", "first_instance", "instances", "start", "end", "outcome"]].reset_index(drop=True)
+
+
+def one_by_one_then_as_plans(cluster, jobs, name, tick, faults_seed):
+    faults = (lambda: RandomFaults(40, 5, seed=faults_seed)) if faults_seed is not None else (lambda: None)
+    recorder = Recorder(make_broker(name, seed=3))
+    one = Simulation(cluster, jobs, recorder, tick=tick, faults=faults(), max_idle_ticks=200).run()
+    replayer = Replayer(recorder.rounds, recorder.name)
+    planned = Simulation(cluster, jobs, replayer, tick=tick, faults=faults(), max_idle_ticks=200).run()
+    return one, planned, recorder
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(data=st.data(), name=st.sampled_from(HEURISTICS), tick=st.sampled_from([None, 1.0]),
+       faulty=st.booleans())
+def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, tick, faulty):
+    cluster = data.draw(clusters())
+    jobs = data.draw(workloads(cluster))
+    one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, 7 if faulty else None)
+    assert groups(planned).equals(groups(one))
+    assert planned.summary["decisions"] == one.summary["decisions"] == sum(map(len, recorder.rounds))
+
+
+def test_plans_on_a_real_sized_round_with_ties_and_reservations():
+    # 3 equal machines (ties everywhere) and 12 jobs of several tasks arriving together: rounds of many
+    # decisions; EASY reserves the head of its queue within its plans.
+    cluster = ClusterSpec.uniform(3, {"cpu": 8, "memory": 1})
+    rng = np.random.default_rng(5)
+    jobs = [JobSpec(j, float(j // 4), tuple(TaskSpec(t, int(rng.integers(1, 6)), {"cpu": float(rng.integers(1, 9)),
+                                                                               "memory": 0.125}, float(rng.integers(1, 7)))
+                                          for t in range(3))) for j in range(12)]
+    for name in ("first-fit", "tetris", "easy", "sjf", "drf"):
+        for tick in (None, 1.0):
+            one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, None)
+            assert groups(planned).equals(groups(one)), (name, tick)
+            assert max(map(len, recorder.rounds)) > 1  # the plans had several decisions
+            if name == "easy":  # its plans reserved the head of its queue and started others now
+                assert any(at is not None for plan in recorder.rounds for *_, at in plan)
+
+
+def two_machine_view():
+    # m0 and m1 of 4 cpu; task 0: 3 instances of 2 cpu, task 1: 1 instance of 4 cpu, both at t=0.
+    cluster = ClusterSpec.uniform(2, {"cpu": 4})
+    jobs = [JobSpec("A", 0, (TaskSpec("a", 3, {"cpu": 2}, 5), TaskSpec("b", 1, {"cpu": 4}, 5)))]
+    sim = Simulation(cluster, jobs)
+    return sim, sim.next_decision()
+
+
+def test_a_later_decision_of_a_plan_sees_what_the_earlier_ones_took():
+    sim, _ = two_machine_view()
+    # Two instances of a fill m0; a third on m0 no longer fits, though it would on its own.
+    with pytest.raises(InvalidDecisionError, match=r"decision 1 of the plan \(2 decisions\): machine 0, task 0 "
+                                                   r"\(job 'A', task 'a'\): 1 instance\(s\) do not fit: only 0 fit"):
+        sim.apply([Decision(0, 0, 2), Decision(0, 0, 1)])
+    # Nothing of the refused plan was applied: the same instant, every instance still waiting.
+    view = sim.next_decision()
+    assert view.free.tolist() == [[4.0], [4.0]] and view.waiting.tolist() == [3, 1]
+    with pytest.raises(InvalidDecisionError, match=r"decision 2 of the plan \(3 decisions\): machine 1, task 0 "
+                                                   r"\(job 'A', task 'a'\): count 2 not in 1..1 waiting instances"):
+        sim.apply([Decision(0, 0, 2), (1, 1), Decision(1, 0, 2)])
+    view = sim.next_decision()
+    assert view.free.tolist() == [[4.0], [4.0]] and sim.record.decisions == 0
+    # A valid plan: a on m0 (2) and b on m1; the last a fits nowhere and waits.
+    sim.apply([Decision(0, 0, 2), (1, 1)])
+    view = sim.next_decision()
+    assert view.free.tolist() == [[0.0], [0.0]] and view.waiting.tolist() == [1] and sim.record.decisions == 2
+
+
+def test_a_plan_indexes_the_tasks_of_its_view_even_after_one_leaves_the_waiting_set():
+    sim, _ = two_machine_view()
+    # After a's three instances (two on m0, one on m1) a has none waiting: given one by one, b would
+    # then be position 0. In the plan, position 1 is still b, whose 4 cpu no longer fit m1's 2 left.
+    with pytest.raises(InvalidDecisionError, match=r"decision 2 of the plan \(3 decisions\): machine 1, task 1 "
+                                                   r"\(job 'A', task 'b'\): 1 instance\(s\) do not fit: only 0 fit; "
+                                                   r"free \{'cpu': 2.0\}"):
+        sim.apply([Decision(0, 0, 2), Decision(1, 0, 1), (1, 1)])
+
+
+def test_malformed_plans_are_refused_whole():
+    sim, _ = two_machine_view()
+    with pytest.raises(InvalidDecisionError, match=r"decision 1 of the plan \(2 decisions\): returned 'x'"):
+        sim.apply([(0, 0), "x"])
+    sim.next_decision()
+    with pytest.raises(InvalidDecisionError, match=r"decision 0 of the plan \(2 decisions\): machine 5, task 0: "
+                                                   r"no such machine"):
+        sim.apply([(5, 0), (0, 0)])
+    view = sim.next_decision()
+    assert view.waiting.tolist() == [3, 1]
+    sim.apply([])  # an empty plan ends the round, as None does: nothing runs or arrives, so the run stalls
+    with pytest.raises(SimulationStalledError, match="keeps answering None"):
+        sim.next_decision()
+
+
+def test_first_fit_answering_plans_runs_as_first_fit(two_machines, three_tasks):
+    class FirstFitPlans:
+        """First-fit's decisions of a round collected on the stepping API of a copy, as one plan."""
+        name = "first-fit"
+
+        def decide(self, view):
+            machines, tasks = view.fit_pairs
+            if len(machines) == 0:
+                return None
+            m, t = int(machines[0]), int(tasks[0])
+            return [Decision(m, t, view.fit_count(m, t))]
+
+    assert groups(Simulation(two_machines, three_tasks, FirstFitPlans()).run()).equals(
+        groups(Simulation(two_machines, three_tasks, FirstFit()).run()))
