@@ -26,7 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
-from cloudsim.broker import ClusterView, Decision
+from cloudsim.broker import ClusterView, Decision, sequential_fit_count
+from cloudsim.cluster import instances_applied
 
 __all__ = [
     "BestFit",
@@ -60,13 +61,31 @@ class FirstFit:
 
     name = "first-fit"
 
-    def decide(self, view: ClusterView) -> Decision | None:
-        candidates = view.machine_fits_some
-        machine = int(np.argmax(candidates)) if len(candidates) else 0
-        if view.num_tasks == 0 or not candidates[machine]:
+    def decide(self, view: ClusterView) -> list[Decision] | None:
+        """The round's decisions as one plan: machine by machine in order, each task in order with
+        the count that still fits. Free resources only shrink within a round, so a machine passed
+        fits nothing later, and a task that did not fit a machine never will: the same decisions
+        as one at a time."""
+        if view.num_tasks == 0:
             return None
-        task = int(np.argmax(view.fits[machine]))
-        return Decision(machine, task, view.fit_count(machine, task))
+        machines = np.flatnonzero(view.machine_fits_some)
+        if len(machines) == 0:
+            return None
+        fits, demand = view.fits, view.demand
+        waiting = view.waiting.copy()
+        plan = []
+        for machine in machines.tolist():
+            free = view.free[machine]
+            for task in np.flatnonzero(fits[machine] & (waiting > 0)).tolist():
+                if not (free >= demand[task]).all():
+                    continue
+                count = sequential_fit_count(free, demand[task], int(waiting[task]))
+                plan.append(Decision(machine, task, count))
+                free = instances_applied(free, demand[task], count, np.subtract)
+                waiting[task] -= count
+            if not waiting.any():
+                break
+        return plan
 
 
 class RandomFit:

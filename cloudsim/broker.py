@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 
 import numpy as np
 
-from cloudsim.cluster import frozen, instances_applied
+from cloudsim.cluster import frozen, instances_applied, running_totals
 
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
@@ -405,7 +405,10 @@ class PlanCheck:
         self._free: dict[int, np.ndarray] = {}  # machine -> free vector after the plan's earlier starts
         self._waiting: dict[int, int] = {}  # view task -> waiting instances left
         self._taken: dict[int, int] = {}  # view task -> instances the plan's earlier decisions took
-        self._held: dict[int, list[tuple[float, float, np.ndarray]]] = {}  # machine -> (start, end, demand)
+        # machine -> what the plan's earlier decisions hold on it: (start, view task, instances the plan had
+        # taken of the task before, count), turned into holdings over time only when a check needs them
+        self._held: dict[int, list[tuple[float, int, int, int]]] = {}
+        self._reserved: set[int] = set()  # machines on which the plan's earlier decisions reserve
 
     def _where(self, position: int) -> str:
         plan = f"decision {position} of the plan ({self.size} decisions): " if self.size > 1 else ""
@@ -440,7 +443,7 @@ class PlanCheck:
         if at is not None and at != view.time:
             return self._reservation(where, machine, task, count, at)
         timeline = view._timeline
-        reserved = timeline is not None and (timeline.has_reservations(machine) or machine in self._held)
+        reserved = timeline is not None and (timeline.has_reservations(machine) or machine in self._reserved)
         # A view's task has at least one waiting instance, and one instance fits exactly when the
         # (up-to-date) fit matrix says so: the common case needs nothing more.
         if (count == 1 and machine not in self._free and task not in self._waiting and not reserved
@@ -450,11 +453,18 @@ class PlanCheck:
             return CheckedDecision(machine, task, count)
         waiting = self._waiting_of(task)
         free = self._free.get(machine)
-        fitting = 0
-        if view.up[machine]:
-            fitting = view.fit_count(machine, task) if free is None else \
-                sequential_fit_count(free, view.demand[task], waiting)
-        if not (1 <= count <= waiting and fitting >= count):
+        demand = view.demand[task]
+        totals = None
+        if 1 <= count <= waiting and view.up[machine]:
+            # the free vector before each of the count starts must hold one more instance
+            totals = running_totals(view.free[machine] if free is None else free, demand, count, np.subtract)
+            if not (totals[:-1] >= demand).all():
+                totals = None
+        if totals is None:
+            fitting = 0
+            if view.up[machine]:
+                fitting = view.fit_count(machine, task) if free is None else \
+                    sequential_fit_count(free, demand, waiting)
             job_id, task_id = view.task_key(task)
             where = f"{where}machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
             if not 1 <= count <= waiting:
@@ -469,13 +479,13 @@ class PlanCheck:
         if reserved:
             demand, duration = self._stay(task, count)
             if not timeline.fits(machine, demand, view.time, view.time + duration, view.time, free,
-                                 self._held.get(machine, ())):
+                                 self._holdings(machine)):
                 raise InvalidDecisionError(
                     f"{where}machine {machine}, task {task}: {count} instance(s) started now would take resources "
                     f"reserved on the machine for later (view.reservations); start them elsewhere, or reserve them "
                     f"at view.earliest_start(...)")
         if position < self.size - 1:  # a later decision of the plan sees its effects
-            self._took(machine, task, count, view.time)
+            self._took(machine, task, count, view.time, totals[-1])
         return CheckedDecision(machine, task, count)
 
     def _reservation(self, where: str, machine: int, task: int, count: int, at: object) -> CheckedDecision:
@@ -496,40 +506,56 @@ class PlanCheck:
                                        "tick; reserve a whole number of ticks ahead")
         timeline = view._future()
         demand, duration = self._stay(task, count)
-        free, held = self._free.get(machine), self._held.get(machine, ())
+        free, held = self._free.get(machine), self._holdings(machine)
         if not timeline.fits(machine, demand, at, at + duration, now, free, held):
             times, profile = timeline.free_profile(machine, now, free, held)
             raise InvalidDecisionError(
                 f"{where}: {count} instance(s) do not fit the machine's free profile for their whole duration "
                 f"(profile from now: times {times.tolist()}, free {profile.tolist()}); reserve at "
                 f"view.earliest_start(machine, task) = {view.earliest_start(machine, task, count)} or elsewhere")
+        self._held.setdefault(machine, []).append((at, task, self._taken.get(task, 0), count))
+        self._reserved.add(machine)
         self._waiting[task] = waiting - count
         self._taken[task] = self._taken.get(task, 0) + count
-        self._held.setdefault(machine, []).append((at, at + duration, demand))
         return CheckedDecision(machine, task, count, at)
 
     def _waiting_of(self, task: int) -> int:
         waiting = self._waiting.get(task)
         return self.view.waiting_instances(task) if waiting is None else waiting
 
-    def _durations(self, task: int, count: int) -> list[float]:
-        """The durations of the next ``count`` instances of ``task`` after those the plan took."""
-        taken = self._taken.get(task, 0)
+    def _durations(self, task: int, count: int, taken: int | None = None) -> list[float]:
+        """The durations of the next ``count`` instances of ``task`` after the ``taken`` ones (default:
+        those the plan took so far)."""
+        taken = self._taken.get(task, 0) if taken is None else taken
         return self.view._tasks.next_durations(int(self.view.task_index[task]), taken + count)[taken:]
+
+    def _holdings(self, machine: int) -> list[tuple[float, float, np.ndarray]]:
+        """(start, end, demand) of the instances the plan's earlier decisions start or reserve on
+        ``machine``: one holding per run of equal durations, as the engine's instance groups."""
+        holdings = []
+        for start, task, taken, count in self._held.get(machine, ()):
+            durations = self._durations(task, count, taken)
+            for duration in sorted(set(durations)):
+                n = durations.count(duration) if start == self.view.time else count
+                holdings.append((start, start + (duration if start == self.view.time else max(durations)),
+                                 self.view.demand[task] * n))
+                if start != self.view.time:
+                    break  # a reservation holds all its instances until its longest one ends
+        return holdings
 
     def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
         """What ``count`` instances of ``task`` take together, and how long the longest of them runs."""
         return self.view.demand[task] * count, max(self._durations(task, count), default=0.0)
 
-    def _took(self, machine: int, task: int, count: int, now: float) -> None:
-        """Count a start now: the machine's free vector, the task's waiting instances, their holdings."""
+    def _took(self, machine: int, task: int, count: int, now: float, free_after: np.ndarray | None = None) -> None:
+        """Count a start now: the machine's free vector (``free_after``, when known), the task's waiting
+        instances, their holdings."""
         view = self.view
-        free = view.free[machine] if machine not in self._free else self._free[machine]
-        self._free[machine] = instances_applied(free, view.demand[task], count, np.subtract)
-        if view._timeline is not None:  # later decisions on the machine may need its profile
-            for duration in sorted(set(self._durations(task, count))):
-                n = self._durations(task, count).count(duration)
-                self._held.setdefault(machine, []).append((now, now + duration, view.demand[task] * n))
+        if free_after is None:
+            free = view.free[machine] if machine not in self._free else self._free[machine]
+            free_after = instances_applied(free, view.demand[task], count, np.subtract)
+        self._free[machine] = free_after
+        self._held.setdefault(machine, []).append((now, task, self._taken.get(task, 0), count))
         self._waiting[task] = self._waiting_of(task) - count
         self._taken[task] = self._taken.get(task, 0) + count
 

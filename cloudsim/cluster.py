@@ -28,7 +28,7 @@ from cloudsim.specs import ClusterSpec
 if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
 
-__all__ = ["ClusterState", "frozen", "instances_applied"]
+__all__ = ["ClusterState", "frozen", "instances_applied", "running_totals"]
 
 _EPISODES = itertools.count()
 
@@ -40,19 +40,23 @@ def frozen(array: np.ndarray) -> np.ndarray:
     return view
 
 
-def instances_applied(free: np.ndarray, demand: np.ndarray, count: int, op: np.ufunc) -> np.ndarray:
-    """``free`` after taking (np.subtract) or giving back (np.add) ``count`` instances of ``demand``.
+def running_totals(free: np.ndarray, demand: np.ndarray, count: int, op: np.ufunc) -> np.ndarray:
+    """Row k: ``free`` after taking (np.subtract) or giving back (np.add) k instances of ``demand``,
+    k = 0..count, shape (count + 1, resources).
 
     Free resources are running float64 totals, as in CloudSimPy: k instances change them by
-    k separate roundings, not by one of ``k * demand``. The engine and the checks of a plan's
-    later decisions both compute them here, so both see the same bits.
+    k separate roundings, not by one of ``k * demand``. The engine, and the checks of a plan's
+    decisions, compute them here, so both see the same bits.
     """
-    if count == 1:
-        return op(free, demand)
     steps = np.empty((count + 1, demand.shape[0]))
     steps[0] = free
     steps[1:] = demand
-    return op.accumulate(steps, axis=0)[-1]
+    return op.accumulate(steps, axis=0)
+
+
+def instances_applied(free: np.ndarray, demand: np.ndarray, count: int, op: np.ufunc) -> np.ndarray:
+    """``free`` after ``count`` instances of ``demand``: the last row of `running_totals`."""
+    return op(free, demand) if count == 1 else running_totals(free, demand, count, op)[-1]
 
 
 class ClusterState:

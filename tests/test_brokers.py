@@ -17,6 +17,7 @@ from agents.heuristics import (
     TetrisStar,
 )
 from cloudsim import ClusterSpec, Decision, JobSpec, simulate
+from cloudsim.broker import as_plan
 from conftest import task
 from traces import generate
 
@@ -112,8 +113,8 @@ class OneAtATime:
         self.broker = broker
 
     def decide(self, view):
-        decision = self.broker.decide(view)
-        return None if decision is None else Decision(decision.machine, decision.task, 1)
+        plan = as_plan(self.broker.decide(view))  # a broker's first decision, whether it plans or not
+        return Decision(plan[0].machine, plan[0].task, 1) if plan else None
 
 
 @pytest.mark.parametrize("name", ["first-fit", "best-fit", "fcfs", "sjf", "hrrn"])

@@ -1,8 +1,8 @@
 """Plans: a round answered with a list of decisions means the same decisions given one by one.
 
-Each heuristic runs twice on the same workload: once one decision per call, recording every
-round's decisions (by global task index), and once answering each round with the recorded
-decisions as one plan. The two runs must leave the same instance groups (task, machine, first
+Each heuristic runs twice on the same workload: once as it answers (one decision per call, or
+its own plans), recording every round's decisions (by global task index), and once answering
+each round with all the recorded decisions as one plan. The two runs must leave the same instance groups (task, machine, first
 instance, count, start, end, outcome), with ticks, failures and EASY's reservations.
 """
 
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from agents import BROKERS, LEARNED, FirstFit, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
+from cloudsim.broker import as_plan
 from cloudsim.faults import RandomFaults
 from test_properties import clusters, workloads
 
@@ -36,10 +37,11 @@ class Recorder:
             self.rounds.append([])
             self._new_round = False
         decision = self.broker.decide(view)
-        if decision is None:
+        plan = as_plan(decision)
+        if not plan:
             self._new_round = True
-        else:
-            d = decision if isinstance(decision, Decision) else Decision(*decision)
+        for d in plan:
+            d = d if isinstance(d, Decision) else Decision(*d)
             self.rounds[-1].append((d.machine, int(view.task_index[d.task]), d.count, d.at))
         return decision
 
@@ -87,6 +89,32 @@ def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, ti
     assert planned.summary["decisions"] == one.summary["decisions"] == sum(map(len, recorder.rounds))
 
 
+class FirstOfPlan:
+    """A broker's one-decision path: the first decision of whatever it answers, one per call."""
+
+    def __init__(self, broker) -> None:
+        self.broker, self.name = broker, getattr(broker, "name", "broker")
+
+    def decide(self, view):
+        plan = as_plan(self.broker.decide(view))
+        return plan[0] if plan else None
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(data=st.data(), name=st.sampled_from(HEURISTICS), tick=st.sampled_from([None, 1.0]),
+       faulty=st.booleans())
+def test_a_broker_that_plans_makes_the_decisions_it_makes_one_at_a_time(data, name, tick, faulty):
+    # Its plan's first decision, asked for again after each one is applied, is the one-decision path.
+    cluster = data.draw(clusters())
+    jobs = data.draw(workloads(cluster))
+    runs = []
+    for broker in (make_broker(name, seed=3), FirstOfPlan(make_broker(name, seed=3))):
+        faults = RandomFaults(40, 5, seed=7) if faulty else None
+        runs.append(Simulation(cluster, jobs, broker, tick=tick, faults=faults, max_idle_ticks=200).run())
+    assert groups(runs[0]).equals(groups(runs[1]))
+    assert runs[0].summary["decisions"] == runs[1].summary["decisions"]
+
+
 def test_plans_on_a_real_sized_round_with_ties_and_reservations():
     # 3 equal machines (ties everywhere) and 12 jobs of several tasks arriving together: rounds of many
     # decisions; EASY reserves the head of its queue within its plans.
@@ -99,6 +127,8 @@ def test_plans_on_a_real_sized_round_with_ties_and_reservations():
         for tick in (None, 1.0):
             one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, None)
             assert groups(planned).equals(groups(one)), (name, tick)
+            alone = Simulation(cluster, jobs, FirstOfPlan(make_broker(name, seed=3)), tick=tick).run()
+            assert groups(alone).equals(groups(one)), (name, tick)
             assert max(map(len, recorder.rounds)) > 1  # the plans had several decisions
             if name == "easy":  # its plans reserved the head of its queue and started others now
                 assert any(at is not None for plan in recorder.rounds for *_, at in plan)

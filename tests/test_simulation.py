@@ -219,9 +219,11 @@ def test_tetris_takes_the_largest_dot_product_first_on_ties():
 
 
 class OneAtATimeFirstFit(FirstFit):
+    """The first decision of first-fit's plan, one instance of it: one instance per call."""
+
     def decide(self, view):
-        decision = super().decide(view)
-        return None if decision is None else Decision(decision.machine, decision.task, 1)
+        plan = super().decide(view)
+        return Decision(plan[0].machine, plan[0].task, 1) if plan else None
 
 
 @pytest.mark.parametrize("tick", [None, 1])
