@@ -50,6 +50,7 @@ from agents.kit import (
     trim_log,
 )
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec
+from cloudsim.broker import as_plan
 from cloudsim.envs import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
 
 __all__ = ["ActorCritic", "Deepk8sBroker", "Deepk8sConfig", "Deepk8sPolicy", "load_policy", "train"]
@@ -187,8 +188,10 @@ def make_env(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec) ->
 
 
 def expert_action(env: Deepk8sEnv, expert: Windowed) -> int:
-    """What SJF on the same window does in the environment's current state, as an action."""
-    return env.encoding.encode(expert.decide(env.view))
+    """What SJF on the same window does in the environment's current state, as an action: the first
+    decision of its plan (the environment takes one decision per step)."""
+    plan = as_plan(expert.decide(env.view))
+    return env.encoding.encode(plan[0] if plan else None)
 
 
 # ------------------------------------------------------------------ A2C and PPO (Stable-Baselines3)

@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
+from agents.planning import PlannedView, plan_of
 from cloudsim.broker import ClusterView, Decision, sequential_fit_count
 from cloudsim.cluster import instances_applied
 
@@ -73,6 +74,7 @@ class FirstFit:
             return None
         fits, demand = view.fits, view.demand
         waiting = view.waiting.copy()
+        windowed = view.backlog > 0  # a task that runs out lets a backlog task in: only a new view shows it
         plan = []
         for machine in machines.tolist():
             free = view.free[machine]
@@ -83,6 +85,8 @@ class FirstFit:
                 plan.append(Decision(machine, task, count))
                 free = instances_applied(free, demand[task], count, np.subtract)
                 waiting[task] -= count
+                if windowed and waiting[task] == 0:
+                    return plan
             if not waiting.any():
                 break
         return plan
@@ -262,13 +266,20 @@ class QueuePolicy:
         """The machine among ``machines`` (those that fit ``task``, ascending) to start it on."""
         return int(machines[0])
 
-    def decide(self, view: ClusterView) -> Decision | None:
+    def decide(self, view: ClusterView) -> list[Decision] | None:
+        """The round's decisions as one plan, each chosen as one at a time (`agents.planning`)."""
+        if view.num_tasks == 0:
+            return None
+        return plan_of(view, self.decide_one)
+
+    def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
+        """The next decision on ``view``: the task, then its machine."""
         if view.num_tasks == 0:
             return None
         fits = view.fits
         if self.strict:
-            task = 0  # the head of the queue, in arrival order
-            if not fits[:, 0].any():
+            task = int(np.argmax(view.waiting > 0))  # the head of the queue, in arrival order
+            if not fits[:, task].any():
                 return None
         else:
             placeable = np.flatnonzero(fits.any(axis=0))

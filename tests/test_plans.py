@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import BROKERS, LEARNED, FirstFit, make_broker
+from agents import BROKERS, LEARNED, FirstFit, Windowed, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
 from cloudsim.broker import as_plan
@@ -90,12 +90,16 @@ def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, ti
 
 
 class FirstOfPlan:
-    """A broker's one-decision path: the first decision of whatever it answers, one per call."""
+    """A broker's one-decision path, one decision per call: its rule for one decision where it has one
+    (`decide_one`: a rule with state, such as round-robin's next machine, must not plan ahead), else
+    the first decision of whatever it answers."""
 
     def __init__(self, broker) -> None:
         self.broker, self.name = broker, getattr(broker, "name", "broker")
 
     def decide(self, view):
+        if getattr(type(self.broker), "decide_one", None) is not None:
+            return self.broker.decide_one(view)
         plan = as_plan(self.broker.decide(view))
         return plan[0] if plan else None
 
@@ -132,6 +136,18 @@ def test_plans_on_a_real_sized_round_with_ties_and_reservations():
             assert max(map(len, recorder.rounds)) > 1  # the plans had several decisions
             if name == "easy":  # its plans reserved the head of its queue and started others now
                 assert any(at is not None for plan in recorder.rounds for *_, at in plan)
+
+
+@pytest.mark.parametrize("name", ["first-fit", "fcfs", "sjf", "hrrn", "best-fit", "drf", "least-load",
+                                  "round-robin"])
+def test_a_plan_on_a_window_stops_where_a_backlog_task_would_enter_it(name):
+    # Windows of 2 tasks over 9 waiting tasks: when a planned task runs out, one at a time the next
+    # backlog task takes its slot and may be chosen before the rest of the plan.
+    cluster = ClusterSpec.uniform(2, {"cpu": 6, "memory": 1})
+    jobs = [JobSpec(j, 0.0, (TaskSpec(0, 1 + j % 2, {"cpu": 1.0 + j % 3, "memory": 0.1}, 2.0 + j),)) for j in range(9)]
+    planned = Simulation(cluster, jobs, Windowed(make_broker(name), 2)).run()
+    alone = Simulation(cluster, jobs, Windowed(FirstOfPlan(make_broker(name)), 2)).run()
+    assert groups(planned).equals(groups(alone))
 
 
 def two_machine_view():
