@@ -137,9 +137,15 @@ class PairScore(ABC):
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
 
-    def decide(self, view: ClusterView) -> Decision | None:
+    def decide(self, view: ClusterView) -> list[Decision] | Decision | None:
+        """On a cluster of ``incremental_from`` machines or more, the best pair from the kept best pairs;
+        on a smaller one, the round's decisions as one plan, every pair scored anew before each."""
         if self.incremental and view.num_machines >= self.incremental_from:
             return best_decision(self, view)
+        return plan_of(view, self.decide_one)
+
+    def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
+        """The best fit pair of ``view``, every pair scored."""
         machines, tasks = view.fit_pairs
         if len(machines) == 0:
             return None
@@ -276,18 +282,18 @@ class QueuePolicy:
         """The next decision on ``view``: the task, then its machine."""
         if view.num_tasks == 0:
             return None
-        fits = view.fits
         if self.strict:
             task = int(np.argmax(view.waiting > 0))  # the head of the queue, in arrival order
-            if not fits[:, task].any():
-                return None
         else:
-            placeable = np.flatnonzero(fits.any(axis=0))
+            placeable = np.flatnonzero(view.tasks_fitting_some())
             if len(placeable) == 0:
                 return None
             key = self.priority(view)
             task = int(placeable[0] if key is None else placeable[np.argmin(key[placeable])])
-        machine = self.place(view, task, np.flatnonzero(fits[:, task]))
+        machines = np.flatnonzero(view.machines_fitting(task))
+        if len(machines) == 0:  # only a strict queue's head can fit nowhere
+            return None
+        machine = self.place(view, task, machines)
         return Decision(machine, task, view.fit_count(machine, task) if self.repeats else 1)
 
 

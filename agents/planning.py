@@ -29,17 +29,39 @@ __all__ = ["PlannedView", "plan_of"]
 
 class PlannedView:
     """``view`` after the decisions given to `apply`: free, waiting, fits and job usage follow them;
-    everything else is read from ``view`` (the same instant)."""
+    everything else is read from ``view`` (the same instant).
+
+    The fit matrix is not copied: the machines a plan started on keep their own fit rows, and a
+    count of fitting machines per task answers `tasks_fitting_some` in O(tasks); ``fits`` (the
+    whole matrix) is built only for a rule that reads it.
+    """
 
     def __init__(self, view: ClusterView) -> None:
         self._view = view
         self.free = view.free.copy()
         self.waiting = view.waiting.copy()
-        self.fits = view.fits.copy()
+        self._rows: dict[int, np.ndarray] = {}  # machine -> its fit row now, for machines the plan started on
+        self._fitting = view.fits.sum(axis=0)  # per task, the machines that fit it now
+        self._fits: np.ndarray | None = None
         self._job_usage: np.ndarray | None = None
+        self._usage_added: list[tuple[int, np.ndarray]] = []  # (job row, demand held), until job_usage is read
 
     def __getattr__(self, name: str):
         return getattr(self._view, name)
+
+    # ---------------------------------------------------------------- fits
+    def _row(self, machine: int) -> np.ndarray:
+        row = self._rows.get(machine)
+        return self._view.fits[machine] if row is None else row
+
+    @property
+    def fits(self) -> np.ndarray:
+        if self._fits is None:
+            self._fits = self._view.fits.copy()
+            for machine, row in self._rows.items():
+                self._fits[machine] = row
+            self._fits[:, self.waiting == 0] = False
+        return self._fits
 
     @property
     def machine_fits_some(self) -> np.ndarray:
@@ -49,20 +71,32 @@ class PlannedView:
     def fit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         return np.nonzero(self.fits)
 
-    @property
-    def job_usage(self) -> np.ndarray:
-        if self._job_usage is None:
-            self._job_usage = self._view.job_usage.copy()
-        return self._job_usage
+    def tasks_fitting_some(self) -> np.ndarray:
+        return (self._fitting > 0) & (self.waiting > 0)
+
+    def machines_fitting(self, task: int) -> np.ndarray:
+        column = self._view.fits[:, task].copy()
+        for machine, row in self._rows.items():
+            column[machine] = row[task]
+        return column & (self.waiting[task] > 0)
 
     def fits_one(self, machine: int, task: int) -> bool:
-        return bool(self.fits[machine, task])
+        return bool(self._row(machine)[task]) and self.waiting[task] > 0
+
+    # ------------------------------------------------------------- the rest
+    @property
+    def job_usage(self) -> np.ndarray:
+        if self._job_usage is None:  # read first now: the plan's starts so far added in their order
+            self._job_usage = self._view.job_usage.copy()
+            for job, held in self._usage_added:
+                self._job_usage[job] += held
+        return self._job_usage
 
     def waiting_instances(self, task: int) -> int:
         return int(self.waiting[task])
 
     def fit_count(self, machine: int, task: int) -> int:
-        if not self.fits[machine, task]:
+        if not self.fits_one(machine, task):
             return 0
         return sequential_fit_count(self.free[machine], self.demand[task], int(self.waiting[task]))
 
@@ -72,24 +106,34 @@ class PlannedView:
         demand = self.demand[task]
         self.free[machine] = instances_applied(self.free[machine], demand, count, np.subtract)
         self.waiting[task] -= count
-        self.fits[machine] = self.up[machine] & (self.demand <= self.free[machine]).all(axis=1) & (self.waiting > 0)
-        if self.waiting[task] == 0:
-            self.fits[:, task] = False
+        row = self.up[machine] & (self.demand <= self.free[machine]).all(axis=1)
+        self._fitting += row.astype(np.int64) - self._row(machine)
+        self._rows[machine] = row
+        if self._fits is not None:
+            self._fits[machine] = row & (self.waiting > 0)
+            if self.waiting[task] == 0:
+                self._fits[:, task] = False
         if self._job_usage is not None:  # as the task table adds it
             self._job_usage[self.job_index[task]] += count * demand
+        else:
+            self._usage_added.append((self.job_index[task], count * demand))
 
 
-def plan_of(view: ClusterView, decide: Callable[[PlannedView], Decision | None]) -> list[Decision] | None:
+def plan_of(view: ClusterView, decide: Callable[[ClusterView | PlannedView], Decision | None]) -> list[Decision] | None:
     """The round's decisions of a one-decision rule ``decide``, each taken on the view its earlier
     ones leave, as one plan (None: it waits)."""
+    decision = decide(view)  # the first on the view itself: a round with nothing to start costs no copy
+    if decision is None:
+        return None
     planned = PlannedView(view)
     windowed = view.backlog > 0
     plan = []
-    while (decision := decide(planned)) is not None:
+    while decision is not None:
         if decision.at is not None and decision.at != view.time:
             raise ValueError("plan_of plans starts now; a rule that reserves answers one decision at a time")
         plan.append(decision)
         planned.apply(decision)
         if windowed and planned.waiting[decision.task] == 0:
             break  # a backlog task enters the window: the next view shows it
-    return plan or None
+        decision = decide(planned)
+    return plan

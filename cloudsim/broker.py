@@ -304,6 +304,14 @@ class ClusterView:
         machines, tasks = np.nonzero(self.fits)
         return frozen(machines), frozen(tasks)
 
+    def tasks_fitting_some(self) -> np.ndarray:
+        """Boolean (tasks,): the task fits at least one machine (``fits.any(axis=0)``)."""
+        return self.fits.any(axis=0)
+
+    def machines_fitting(self, task: int) -> np.ndarray:
+        """Boolean (machines,): the machines ``task`` fits (a column of ``fits``)."""
+        return self.fits[:, task]
+
     def fits_one(self, machine: int, task: int) -> bool:
         """Whether one instance of the view's ``task`` fits ``machine`` now (one entry of ``fits``, without the matrix)."""
         return bool(self.up[machine]) and bool((self.demand[task] <= self.free[machine]).all())

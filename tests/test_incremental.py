@@ -17,6 +17,7 @@ from agents import incremental, make_broker
 from agents.heuristics import Packer, PairScore, Tetris, TetrisStar, Windowed
 from agents.incremental import KEPT
 from cloudsim import ClusterSpec, Decision, JobSpec, MachineEvent, Simulation, TaskSpec
+from cloudsim.broker import as_plan
 
 SCORERS = {
     "tetris": Tetris,
@@ -55,7 +56,8 @@ def decisions(broker, cluster, jobs, events) -> list[tuple[int, int, int]]:
     sim = Simulation(cluster, jobs, machine_events=events, max_idle_ticks=50)
     made = []
     while (view := sim.next_decision()) is not None:
-        decision = broker.decide(view)
+        plan = as_plan(broker.decide(view))  # a plan's first decision: one decision at a time
+        decision = plan[0] if plan else None
         if decision is not None:
             made.append((decision.machine, int(view.task_index[decision.task]), decision.count))
         sim.apply(decision)
@@ -162,5 +164,5 @@ def test_small_clusters_score_every_pair():
     broker = Tetris()
     sim = Simulation(ClusterSpec.uniform(2, {"cpu": 2, "memory": 2}),
                      [JobSpec(1, 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
-    assert broker.decide(sim.next_decision()) == Decision(0, 0)
+    assert broker.decide(sim.next_decision()) == [Decision(0, 0)]  # a plan of the round, every pair scored
     assert broker.best_pairs is None

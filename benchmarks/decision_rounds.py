@@ -1,0 +1,95 @@
+"""Decisions per second of the heuristics at Alibaba scale, this code against another checkout.
+
+Each case replays the alibaba-like generator (seed 0) on 4,034 machines of (96 cpu, 1 memory),
+event-driven, in a fresh Python process (`Simulation(...).run()`, the results included), and
+reports the wall time, the decisions and the decisions per second. With ``--against DIR`` (a
+checkout of another commit, e.g. ``git worktree add /tmp/base HEAD~3``) the same cases run on
+that code too, alternating with this one, so that both see the same machine load; the table then
+gives both medians and their ratio.
+
+    python benchmarks/decision_rounds.py                                   # this code, medians of 3
+    python benchmarks/decision_rounds.py --against /tmp/base --jobs 1000 --brokers first-fit,sjf
+
+Writes benchmarks/results/decision_rounds.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmark_common import RESULTS, ROOT, code_version
+
+CASE = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+from agents import make_broker
+from cloudsim import ClusterSpec, Simulation
+from traces import alibaba_like
+jobs = alibaba_like({jobs}, seed=0)
+cluster = ClusterSpec.uniform(4034, {{"cpu": 96, "memory": 1}})
+started = time.perf_counter()
+summary = Simulation(cluster, jobs, make_broker({broker!r})).run().summary
+print(json.dumps({{"wall_s": time.perf_counter() - started, "decisions": summary["decisions"],
+                  "makespan": summary["makespan"]}}))
+"""
+
+
+def run_case(root: Path, broker: str, jobs: int) -> dict:
+    done = subprocess.run([sys.executable, "-c", CASE.format(root=str(root), jobs=jobs, broker=broker)],
+                          capture_output=True, text=True, cwd=root)
+    if done.returncode != 0:
+        raise RuntimeError(f"{broker} on {root} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1000, help="alibaba-like jobs per case (default 1000)")
+    parser.add_argument("--brokers", default="first-fit,best-fit,sjf,fcfs,drf",
+                        help="comma-separated heuristics")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per case; the median is reported")
+    parser.add_argument("--against", type=Path, help="a checkout of another commit to measure alongside")
+    args = parser.parse_args(argv)
+    if args.jobs < 1 or args.repeats < 1:
+        parser.error("--jobs and --repeats must be >= 1")
+    if args.against is not None and not (args.against / "cloudsim" / "simulation.py").is_file():
+        parser.error(f"--against {args.against}: not a cloudsim checkout (no cloudsim/simulation.py)")
+    roots = {"this": ROOT} | ({"against": args.against.resolve()} if args.against is not None else {})
+    rows = []
+    for broker in args.brokers.split(","):
+        times: dict[str, list[float]] = {name: [] for name in roots}
+        runs: dict[str, dict] = {}
+        for _ in range(args.repeats):
+            for name, root in roots.items():  # alternating: both see the same load
+                runs[name] = run_case(root, broker, args.jobs)
+                times[name].append(runs[name]["wall_s"])
+        row = {"broker": broker, "jobs": args.jobs}
+        for name in roots:
+            median = statistics.median(times[name])
+            row |= {f"{name}_s": round(median, 2), f"{name}_decisions": runs[name]["decisions"],
+                    f"{name}_decisions_per_s": round(runs[name]["decisions"] / median),
+                    f"{name}_makespan": runs[name]["makespan"]}
+        if "against" in roots:
+            row["speedup"] = round(row["against_s"] / row["this_s"], 2)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    out = {"code": code_version(), "against": str(args.against) if args.against else None,
+           "setting": "alibaba-like seed 0, 4,034 x (96 cpu, 1 memory), event-driven, whole process of one run",
+           "repeats": args.repeats, "rows": rows}
+    (RESULTS / "decision_rounds.json").write_text(json.dumps(out, indent=1) + "\n")
+    columns = list(rows[0])
+    table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    table += ["| " + " | ".join(str(r[c]) for c in columns) + " |" for r in rows]
+    (RESULTS / "decision_rounds.md").write_text(
+        f"Measured on {out['code']}{f' against {args.against}' if args.against else ''}: {out['setting']}, "
+        f"median of {args.repeats}.\n\n" + "\n".join(table) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
