@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
 from agents.planning import PlannedView, plan_of
-from cloudsim.broker import ClusterView, Decision, sequential_fit_count
+from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit_count
 from cloudsim.cluster import instances_applied
 
 __all__ = [
@@ -62,8 +62,8 @@ class FirstFit:
 
     name = "first-fit"
 
-    def decide(self, view: ClusterView) -> list[Decision] | None:
-        """The round's decisions as one plan: machine by machine in order, each task in order with
+    def decide(self, view: ClusterView) -> Plan | None:
+        """The round's decisions as one (final) plan: machine by machine in order, each task in order with
         the count that still fits. Free resources only shrink within a round, so a machine passed
         fits nothing later, and a task that did not fit a machine never will: the same decisions
         as one at a time."""
@@ -86,10 +86,10 @@ class FirstFit:
                 free = instances_applied(free, demand[task], count, np.subtract)
                 waiting[task] -= count
                 if windowed and waiting[task] == 0:
-                    return plan
+                    return Plan(plan)  # not final: a backlog task enters the window
             if not waiting.any():
                 break
-        return plan
+        return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
 
 
 class RandomFit:
@@ -381,9 +381,12 @@ class DominantResourceFairness(QueuePolicy):
 
     name = "drf"
     repeats = False
+    _total: tuple[int, np.ndarray] | None = None  # (episode, the cluster's total capacity): fixed in an episode
 
     def priority(self, view: ClusterView) -> np.ndarray:
-        return share(view.job_usage[view.job_index], view.capacity.sum(axis=0)).max(axis=1)
+        if self._total is None or self._total[0] != view.episode:
+            self._total = (view.episode, view.capacity.sum(axis=0))
+        return share(view.job_usage[view.job_index], self._total[1]).max(axis=1)
 
 
 class BestFit(QueuePolicy):

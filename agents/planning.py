@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision, sequential_fit_count
+from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit_count
 from cloudsim.cluster import instances_applied
 
 __all__ = ["PlannedView", "plan_of"]
@@ -40,7 +40,10 @@ class PlannedView:
         self._view = view
         self.free = view.free.copy()
         self.waiting = view.waiting.copy()
-        self._rows: dict[int, np.ndarray] = {}  # machine -> its fit row now, for machines the plan started on
+        # The fit rows of the machines the plan started on, in a buffer that grows: slot -> machine, row.
+        self._slot: dict[int, int] = {}
+        self._machines = np.empty(8, dtype=np.int64)
+        self._rows = np.empty((8, view.num_tasks), dtype=bool)
         self._fitting = view.fits.sum(axis=0)  # per task, the machines that fit it now
         self._fits: np.ndarray | None = None
         self._job_usage: np.ndarray | None = None
@@ -51,15 +54,15 @@ class PlannedView:
 
     # ---------------------------------------------------------------- fits
     def _row(self, machine: int) -> np.ndarray:
-        row = self._rows.get(machine)
-        return self._view.fits[machine] if row is None else row
+        slot = self._slot.get(machine)
+        return self._view.fits[machine] if slot is None else self._rows[slot]
 
     @property
     def fits(self) -> np.ndarray:
         if self._fits is None:
+            touched = len(self._slot)
             self._fits = self._view.fits.copy()
-            for machine, row in self._rows.items():
-                self._fits[machine] = row
+            self._fits[self._machines[:touched]] = self._rows[:touched]
             self._fits[:, self.waiting == 0] = False
         return self._fits
 
@@ -75,10 +78,12 @@ class PlannedView:
         return (self._fitting > 0) & (self.waiting > 0)
 
     def machines_fitting(self, task: int) -> np.ndarray:
+        if self.waiting[task] == 0:
+            return np.zeros(self.num_machines, dtype=bool)
         column = self._view.fits[:, task].copy()
-        for machine, row in self._rows.items():
-            column[machine] = row[task]
-        return column & (self.waiting[task] > 0)
+        touched = len(self._slot)
+        column[self._machines[:touched]] = self._rows[:touched, task]
+        return column
 
     def fits_one(self, machine: int, task: int) -> bool:
         return bool(self._row(machine)[task]) and self.waiting[task] > 0
@@ -108,7 +113,14 @@ class PlannedView:
         self.waiting[task] -= count
         row = self.up[machine] & (self.demand <= self.free[machine]).all(axis=1)
         self._fitting += row.astype(np.int64) - self._row(machine)
-        self._rows[machine] = row
+        slot = self._slot.get(machine)
+        if slot is None:
+            slot = self._slot[machine] = len(self._slot)
+            if slot == len(self._machines):  # full: twice the room
+                self._machines = np.concatenate([self._machines, np.empty_like(self._machines)])
+                self._rows = np.concatenate([self._rows, np.empty_like(self._rows)])
+            self._machines[slot] = machine
+        self._rows[slot] = row
         if self._fits is not None:
             self._fits[machine] = row & (self.waiting > 0)
             if self.waiting[task] == 0:
@@ -119,9 +131,10 @@ class PlannedView:
             self._usage_added.append((self.job_index[task], count * demand))
 
 
-def plan_of(view: ClusterView, decide: Callable[[ClusterView | PlannedView], Decision | None]) -> list[Decision] | None:
+def plan_of(view: ClusterView, decide: Callable[[ClusterView | PlannedView], Decision | None]) -> Plan | None:
     """The round's decisions of a one-decision rule ``decide``, each taken on the view its earlier
-    ones leave, as one plan (None: it waits)."""
+    ones leave, as one plan (None: it waits). The plan is final (the engine asks no more this round)
+    unless a task window ended it early."""
     decision = decide(view)  # the first on the view itself: a round with nothing to start costs no copy
     if decision is None:
         return None
@@ -134,6 +147,6 @@ def plan_of(view: ClusterView, decide: Callable[[ClusterView | PlannedView], Dec
         plan.append(decision)
         planned.apply(decision)
         if windowed and planned.waiting[decision.task] == 0:
-            break  # a backlog task enters the window: the next view shows it
+            return Plan(plan)  # a backlog task enters the window: the next view shows it
         decision = decide(planned)
-    return plan
+    return Plan(plan, final=True)  # the rule waits on the view the plan leaves

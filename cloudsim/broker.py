@@ -37,8 +37,10 @@ __all__ = [
     "ClusterView",
     "Decision",
     "InvalidDecisionError",
+    "Plan",
     "PlanCheck",
     "as_plan",
+    "ends_round",
     "broker_name",
     "check_decision",
     "frozen",
@@ -379,6 +381,24 @@ def as_plan(answer: object) -> list:
     if isinstance(answer, (list, tuple)):
         return list(answer)
     return [answer]  # refused by the check, with what a decision may be
+
+
+class Plan(list):
+    """A plan (a list of decisions) that may say it is the whole round.
+
+    ``final=True``: after these decisions the broker would answer None, so the engine ends the
+    round without asking it again (a round trip saved per round). A plain list, or a plan that is
+    not final, leaves the round open, and the broker is asked again.
+    """
+
+    def __init__(self, decisions=(), final: bool = False) -> None:
+        super().__init__(decisions)
+        self.final = final
+
+
+def ends_round(answer: object) -> bool:
+    """Whether a broker's answer ends the decision round: None, an empty plan, or a final `Plan`."""
+    return answer is None or (isinstance(answer, Plan) and answer.final) or (isinstance(answer, list) and not answer)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ClusterView, PlanCheck, as_plan, broker_name
+from cloudsim.broker import ClusterView, Plan, PlanCheck, as_plan, broker_name, ends_round
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -239,14 +239,19 @@ class Simulation:
         earlier ones took), every one indexing the tasks of that view. Everything
         is checked first (`cloudsim.InvalidDecisionError`, naming the decision's
         position in a plan of several; the state untouched, nothing of the plan
-        applied); the round stays open for more. ``None`` (or an empty plan) ends
-        the round: time moves on to the next event. With ``wake_after``
-        (event-driven mode only), a round opens after at most that long even if
-        nothing happens.
+        applied); the round stays open for more, unless the plan is a final
+        `cloudsim.broker.Plan`. ``None`` (or an empty plan) ends the round: time
+        moves on to the next event. With ``wake_after`` (event-driven mode only),
+        a round that ends opens again after at most that long even if nothing happens.
         """
         view = self._view
         if view is None:
             raise RuntimeError("apply() needs an open decision: call next_decision() first, once before each apply()")
+        if wake_after is not None:
+            if self.tick is not None:
+                raise ValueError("wake_after applies to event-driven simulations (tick=None) only")
+            if not (math.isfinite(wake_after) and wake_after > 0):
+                raise ValueError(f"wake_after must be a positive number, got {wake_after!r}")
         self._view = None
         plan = as_plan(decision)
         if plan:
@@ -260,12 +265,8 @@ class Simulation:
                     self._reserve(item.machine, g, item.count, item.at)
             self._made += len(checked)
             self.record.decisions += len(checked)
-            return
-        if wake_after is not None:
-            if self.tick is not None:
-                raise ValueError("wake_after applies to event-driven simulations (tick=None) only")
-            if not (math.isfinite(wake_after) and wake_after > 0):
-                raise ValueError(f"wake_after must be a positive number, got {wake_after!r}")
+            if not (isinstance(decision, Plan) and decision.final):
+                return
         self._round_open = False
         try:
             self._close_round(wake_after)
@@ -296,7 +297,7 @@ class Simulation:
         try:
             while (view := next_decision()) is not None:
                 decision = decide(view)
-                apply(decision, broker.wake_after if wakes and decision is None else None)
+                apply(decision, broker.wake_after if wakes and ends_round(decision) else None)
         except BaseException:
             self._fail()  # the broker raised, or Ctrl-C: close the progress bar
             raise

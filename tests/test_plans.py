@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agents import BROKERS, LEARNED, FirstFit, Windowed, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
-from cloudsim.broker import as_plan
+from cloudsim.broker import Plan, as_plan, ends_round
 from cloudsim.faults import RandomFaults
 from test_properties import clusters, workloads
 
@@ -38,7 +38,7 @@ class Recorder:
             self._new_round = False
         decision = self.broker.decide(view)
         plan = as_plan(decision)
-        if not plan:
+        if ends_round(decision):  # None, or a final plan: the broker is not asked again this round
             self._new_round = True
         for d in plan:
             d = d if isinstance(d, Decision) else Decision(*d)
@@ -186,6 +186,15 @@ def test_a_plan_indexes_the_tasks_of_its_view_even_after_one_leaves_the_waiting_
                                                    r"\(job 'A', task 'b'\): 1 instance\(s\) do not fit: only 0 fit; "
                                                    r"free \{'cpu': 2.0\}"):
         sim.apply([Decision(0, 0, 2), Decision(1, 0, 1), (1, 1)])
+
+
+def test_a_final_plan_ends_the_round_and_a_list_leaves_it_open():
+    sim, _ = two_machine_view()
+    sim.apply([Decision(0, 0, 2)])  # a list: the broker is asked again at the same instant
+    assert sim.next_decision().time == 0
+    sim.apply(Plan([Decision(1, 0, 1)], final=True))  # the whole round: time moves on, to the ends at t=5
+    view = sim.next_decision()
+    assert view.time == 5 and view.waiting.tolist() == [1] and sim.record.decisions == 2  # two decisions
 
 
 def test_malformed_plans_are_refused_whole():
