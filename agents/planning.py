@@ -44,7 +44,7 @@ class PlannedView:
         self._slot: dict[int, int] = {}
         self._machines = np.empty(8, dtype=np.int64)
         self._rows = np.empty((8, view.num_tasks), dtype=bool)
-        self._fitting = view.fits.sum(axis=0)  # per task, the machines that fit it now
+        self._fitting: np.ndarray | None = None  # per task, the machines that fit it now (made on first use)
         self._fits: np.ndarray | None = None
         self._job_usage: np.ndarray | None = None
         self._usage_added: list[tuple[int, np.ndarray]] = []  # (job row, demand held), until job_usage is read
@@ -75,6 +75,10 @@ class PlannedView:
         return np.nonzero(self.fits)
 
     def tasks_fitting_some(self) -> np.ndarray:
+        if self._fitting is None:  # the view's counts, with the rows the plan changed so far
+            touched = len(self._slot)
+            self._fitting = self._view.machines_fitting_each.astype(np.int64)
+            self._fitting += self._rows[:touched].sum(axis=0) - self._view.fits[self._machines[:touched]].sum(axis=0)
         return (self._fitting > 0) & (self.waiting > 0)
 
     def machines_fitting(self, task: int) -> np.ndarray:
@@ -112,7 +116,8 @@ class PlannedView:
         self.free[machine] = instances_applied(self.free[machine], demand, count, np.subtract)
         self.waiting[task] -= count
         row = self.up[machine] & (self.demand <= self.free[machine]).all(axis=1)
-        self._fitting += row.astype(np.int64) - self._row(machine)
+        if self._fitting is not None:
+            self._fitting += row.astype(np.int64) - self._row(machine)
         slot = self._slot.get(machine)
         if slot is None:
             slot = self._slot[machine] = len(self._slot)

@@ -306,9 +306,14 @@ class ClusterView:
         machines, tasks = np.nonzero(self.fits)
         return frozen(machines), frozen(tasks)
 
+    @cached_property
+    def machines_fitting_each(self) -> np.ndarray:
+        """How many machines each task fits (``fits.sum(axis=0)``), shape (tasks,)."""
+        return frozen(self.fits.sum(axis=0))
+
     def tasks_fitting_some(self) -> np.ndarray:
         """Boolean (tasks,): the task fits at least one machine (``fits.any(axis=0)``)."""
-        return self.fits.any(axis=0)
+        return self.machines_fitting_each > 0
 
     def machines_fitting(self, task: int) -> np.ndarray:
         """Boolean (machines,): the machines ``task`` fits (a column of ``fits``)."""

@@ -164,5 +164,5 @@ def test_small_clusters_score_every_pair():
     broker = Tetris()
     sim = Simulation(ClusterSpec.uniform(2, {"cpu": 2, "memory": 2}),
                      [JobSpec(1, 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
-    assert broker.decide(sim.next_decision()) == [Decision(0, 0)]  # a plan of the round, every pair scored
+    assert broker.decide(sim.next_decision()) == Decision(0, 0)
     assert broker.best_pairs is None
