@@ -10,11 +10,12 @@ RESULTS = ROOT / "benchmarks" / "results"
 CLOUDSIMPY_TRACE = ROOT.parent / "shared" / "data" / "cloudsimpy" / "jobs.csv"
 
 
-def code_version() -> str:
-    """The library code measured: git commit, and tracked files changed since (read-only git calls)."""
+def code_version(root: Path = ROOT) -> str:
+    """The library code measured (in checkout ``root``): git commit, and tracked files changed since
+    (read-only git calls)."""
     def git(*argv: str) -> str:
         try:
-            return subprocess.run(["git", "--no-optional-locks", *argv], cwd=ROOT, capture_output=True,
+            return subprocess.run(["git", "--no-optional-locks", *argv], cwd=root, capture_output=True,
                                   text=True, timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""

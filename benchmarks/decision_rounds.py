@@ -2,7 +2,7 @@
 
 Each case replays the alibaba-like generator (seed 0) on 4,034 machines of (96 cpu, 1 memory),
 event-driven, in a fresh Python process (`Simulation(...).run()`, the results included), and
-reports the wall time, the decisions and the decisions per second. With ``--against DIR`` (a
+reports the time of the run (results included), the decisions and the decisions per second. With ``--against DIR`` (a
 checkout of another commit, e.g. ``git worktree add /tmp/base HEAD~3``) the same cases run on
 that code too, alternating with this one, so that both see the same machine load; the table then
 gives both medians and their ratio.
@@ -78,15 +78,17 @@ def main(argv: list[str] | None = None) -> int:
             row["speedup"] = round(row["against_s"] / row["this_s"], 2)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    out = {"code": code_version(), "against": str(args.against) if args.against else None,
-           "setting": "alibaba-like seed 0, 4,034 x (96 cpu, 1 memory), event-driven, whole process of one run",
+    against = f"{code_version(roots['against'])} in {args.against}" if args.against is not None else None
+    out = {"code": code_version(), "against": against,
+           "setting": "alibaba-like seed 0, 4,034 x (96 cpu, 1 memory), event-driven; the time of "
+                      "Simulation(...).run() with its results, each run in a fresh process",
            "repeats": args.repeats, "rows": rows}
     (RESULTS / "decision_rounds.json").write_text(json.dumps(out, indent=1) + "\n")
     columns = list(rows[0])
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     table += ["| " + " | ".join(str(r[c]) for c in columns) + " |" for r in rows]
     (RESULTS / "decision_rounds.md").write_text(
-        f"Measured on {out['code']}{f' against {args.against}' if args.against else ''}: {out['setting']}, "
+        f"Measured on {out['code']}{f' against {against}' if against else ''}: {out['setting']}, "
         f"median of {args.repeats}.\n\n" + "\n".join(table) + "\n")
     return 0
 
