@@ -47,6 +47,26 @@ def run_case(root: Path, broker: str, jobs: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def measure(roots: dict[str, Path], broker: str, jobs: int, repeats: int) -> dict:
+    """One table row: each checkout's median time over ``repeats`` runs, alternating between them."""
+    times: dict[str, list[float]] = {name: [] for name in roots}
+    runs: dict[str, dict] = {}
+    for _ in range(repeats):
+        for name, root in roots.items():  # alternating: both see the same load
+            runs[name] = run_case(root, broker, jobs)
+            times[name].append(runs[name]["wall_s"])
+    row = {"broker": broker, "jobs": jobs}
+    for name in roots:
+        median = statistics.median(times[name])
+        row |= {f"{name}_s": round(median, 2), f"{name}_decisions": runs[name]["decisions"],
+                f"{name}_decisions_per_s": round(runs[name]["decisions"] / median),
+                f"{name}_makespan": runs[name]["makespan"]}
+    if "against" in roots:
+        row["speedup"] = round(row["against_s"] / row["this_s"], 2)
+    print(json.dumps(row), flush=True)
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000, help="alibaba-like jobs per case (default 1000)")
@@ -59,37 +79,36 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs and --repeats must be >= 1")
     if args.against is not None and not (args.against / "cloudsim" / "simulation.py").is_file():
         parser.error(f"--against {args.against}: not a cloudsim checkout (no cloudsim/simulation.py)")
+    from agents import BROKERS, LEARNED
+
+    unknown = [b for b in args.brokers.split(",") if b not in BROKERS or b in LEARNED]
+    if unknown:
+        parser.error(f"--brokers: {', '.join(unknown)}: not a heuristic; choose among "
+                     f"{', '.join(b for b in BROKERS if b not in LEARNED)}")
     roots = {"this": ROOT} | ({"against": args.against.resolve()} if args.against is not None else {})
     rows = []
-    for broker in args.brokers.split(","):
-        times: dict[str, list[float]] = {name: [] for name in roots}
-        runs: dict[str, dict] = {}
-        for _ in range(args.repeats):
-            for name, root in roots.items():  # alternating: both see the same load
-                runs[name] = run_case(root, broker, args.jobs)
-                times[name].append(runs[name]["wall_s"])
-        row = {"broker": broker, "jobs": args.jobs}
-        for name in roots:
-            median = statistics.median(times[name])
-            row |= {f"{name}_s": round(median, 2), f"{name}_decisions": runs[name]["decisions"],
-                    f"{name}_decisions_per_s": round(runs[name]["decisions"] / median),
-                    f"{name}_makespan": runs[name]["makespan"]}
-        if "against" in roots:
-            row["speedup"] = round(row["against_s"] / row["this_s"], 2)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    try:
+        for broker in args.brokers.split(","):
+            rows.append(measure(roots, broker, args.jobs, args.repeats))
+    except (RuntimeError, KeyboardInterrupt) as err:
+        print(f"decision_rounds.py: {'interrupted' if isinstance(err, KeyboardInterrupt) else err}; "
+              f"nothing written", file=sys.stderr)
+        return 1
     against = f"{code_version(roots['against'])} in {args.against}" if args.against is not None else None
     out = {"code": code_version(), "against": against,
            "setting": "alibaba-like seed 0, 4,034 x (96 cpu, 1 memory), event-driven; the time of "
                       "Simulation(...).run() with its results, each run in a fresh process",
            "repeats": args.repeats, "rows": rows}
-    (RESULTS / "decision_rounds.json").write_text(json.dumps(out, indent=1) + "\n")
     columns = list(rows[0])
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     table += ["| " + " | ".join(str(r[c]) for c in columns) + " |" for r in rows]
-    (RESULTS / "decision_rounds.md").write_text(
-        f"Measured on {out['code']}{f' against {against}' if against else ''}: {out['setting']}, "
-        f"median of {args.repeats}.\n\n" + "\n".join(table) + "\n")
+    written = {"decision_rounds.json": json.dumps(out, indent=1) + "\n",
+               "decision_rounds.md": f"Measured on {out['code']}{f' against {against}' if against else ''}: "
+                                     f"{out['setting']}, median of {args.repeats}.\n\n" + "\n".join(table) + "\n"}
+    for name, text in written.items():  # each file whole or not at all
+        temporary = RESULTS / f".{name}.tmp"
+        temporary.write_text(text)
+        temporary.replace(RESULTS / name)
     return 0
 
 
