@@ -1,7 +1,8 @@
 """cloudsim: an event-driven discrete-event simulator of a datacenter for studying job schedulers.
 
 A workload of `JobSpec` (jobs -> tasks -> instances) runs on a `ClusterSpec`
-under a broker, any object whose ``decide(view)`` returns a `Decision` or None::
+under a broker, any object whose ``decide(view)`` returns a `Decision`, a `Plan`
+(a list of decisions) or None::
 
     from cloudsim import ClusterSpec, simulate
     from agents import FirstFit
@@ -13,7 +14,7 @@ The same engine steps one decision at a time (`Simulation.next_decision` and
 (``gymnasium.make("cloudsim/Deepk8s-v0")``).
 """
 
-from cloudsim.broker import Broker, ClusterView, Decision, InvalidDecisionError, sequential_fit_count
+from cloudsim.broker import Broker, ClusterView, Decision, InvalidDecisionError, Plan, sequential_fit_count
 from cloudsim.metrics import EpisodeResult
 from cloudsim.simulation import Simulation, SimulationStalledError, simulate
 from cloudsim.specs import MachineEvent, UnschedulableTaskError
@@ -30,6 +31,7 @@ __all__ = [
     "InvalidDecisionError",
     "MachineEvent",
     "JobSpec",
+    "Plan",
     "Simulation",
     "SimulationStalledError",
     "StreamedResult",

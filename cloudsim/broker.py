@@ -1,9 +1,11 @@
 """The plug-in point: what a broker sees, what it may answer, and how answers are checked.
 
 A broker is any object with a ``decide(view)`` method. The simulation calls it
-repeatedly at a decision instant; each call returns one `Decision` (start
-``count`` instances of ``view`` task ``task`` on machine ``machine``) or ``None``
-to end the instant. The view is a read-only picture of the cluster and the ready
+repeatedly at a decision instant (a decision round); each call returns one
+`Decision` (start ``count`` instances of ``view`` task ``task`` on machine
+``machine``), a plan (a list of decisions, meaning them one by one in order, each
+indexing that view's tasks; checked whole by `PlanCheck`; a final `Plan` also ends
+the round), or ``None`` to end the instant. The view is a read-only picture of the cluster and the ready
 tasks, indexed so that vectorised brokers can work on whole arrays::
 
     class SmallestFirst:
@@ -70,9 +72,9 @@ class Decision:
 
 @runtime_checkable
 class Broker(Protocol):
-    """A scheduling policy. Return one `Decision` per call, or ``None`` to wait."""
+    """A scheduling policy. Return one `Decision` or a plan (a list of them) per call, or ``None`` to wait."""
 
-    def decide(self, view: "ClusterView") -> Decision | tuple | None: ...
+    def decide(self, view: "ClusterView") -> Decision | tuple | list | None: ...
 
 
 class InvalidDecisionError(ValueError):
