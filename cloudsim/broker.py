@@ -569,13 +569,12 @@ class PlanCheck:
         ``machine``: one holding per run of equal durations, as the engine's instance groups."""
         holdings = []
         for start, task, taken, count in self._held.get(machine, ()):
-            durations = self._durations(task, count, taken)
-            for duration in sorted(set(durations)):
-                n = durations.count(duration) if start == self.view.time else count
-                holdings.append((start, start + (duration if start == self.view.time else max(durations)),
-                                 self.view.demand[task] * n))
-                if start != self.view.time:
-                    break  # a reservation holds all its instances until its longest one ends
+            durations, demand = self._durations(task, count, taken), self.view.demand[task]
+            if start > self.view.time:  # a reservation holds all its instances until its longest one ends
+                holdings.append((start, start + max(durations), demand * count))
+                continue
+            for duration in sorted(set(durations)):  # started now: each run of equal durations ends together
+                holdings.append((start, start + duration, demand * durations.count(duration)))
         return holdings
 
     def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:

@@ -4,8 +4,9 @@ Three kinds of activity share one `simpy.Environment`:
 
 * the **arrival process** sleeps until each job's submit time and hands its
   tasks without parents to the waiting set;
-* the **scheduler** asks the broker for decisions, one at a time, until it
-  answers ``None``; each decision starts instances on a machine;
+* the **scheduler** asks the broker for decisions, one at a time or a plan
+  (a list of them) at a time, until it answers ``None`` or a final plan; each
+  decision starts instances on a machine;
 * every **instance group** (instances of one task started on one machine at one
   instant with one duration) is one timeout; when it fires, the instances
   finish, their resources are freed, and children of finished tasks become ready.
@@ -25,7 +26,7 @@ Gymnasium environment needs::
 
     sim = Simulation(cluster, jobs)
     while (view := sim.next_decision()) is not None:
-        sim.apply(my_decision(view))        # a Decision, or None to end the round
+        sim.apply(my_decision(view))        # a Decision, a plan (list), or None to end the round
     result = sim.result()
 
 ``next_decision`` steps the SimPy environment (``Environment.step``, the loop
