@@ -139,10 +139,9 @@ class PairScore(ABC):
 
     def decide(self, view: ClusterView) -> Decision | None:
         """The best pair, one decision per call: from the kept best pairs on a cluster of ``incremental_from``
-        machines or more, every pair scored on a smaller one. (Planned with `agents.planning.plan_of`, a
-        round of these rules was slower: rounds hold about one decision, and the plan's bookkeeping cost
-        more than the round trip it saved; Tetris on CloudSimPy's first 200 jobs, 5 machines, event-driven:
-        7.3 s planned against 4.4 s, medians of 3.)"""
+        machines or more, every pair scored on a smaller one. (Planned with `agents.planning.plan_of`,
+        these rules were slower: their rounds hold about one decision, and a plan's bookkeeping cost more
+        than the round trip it saved; README, "Speed".)"""
         if self.incremental and view.num_machines >= self.incremental_from:
             return best_decision(self, view)
         return self.decide_one(view)
