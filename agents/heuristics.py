@@ -353,21 +353,28 @@ class EasyBackfilling:
 
     name = "easy"
 
-    def decide(self, view: ClusterView) -> Decision | None:
+    def decide(self, view: ClusterView) -> list[Decision] | None:
+        """The round's decisions as one plan, each chosen as one at a time (`agents.planning`)."""
         if view.num_tasks == 0:
             return None
-        fits = view.fits
+        return plan_of(view, self.decide_one)
+
+    def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
+        """The next decision on ``view``: the head now, its reservation, or a task backfilled around it."""
+        if view.num_tasks == 0 or not (view.waiting > 0).any():
+            return None
         if not view.reservations:
-            machines = np.flatnonzero(fits[:, 0])
+            head = int(np.argmax(view.waiting > 0))  # the first task in arrival order with instances waiting
+            machines = np.flatnonzero(view.machines_fitting(head))
             if machines.size:
-                return Decision(int(machines[0]), 0, view.fit_count(int(machines[0]), 0))
-            starts = np.array([view.earliest_start(m, 0) for m in range(view.num_machines)])
+                return Decision(int(machines[0]), head, view.fit_count(int(machines[0]), head))
+            starts = np.array([view.earliest_start(m, head) for m in range(view.num_machines)])
             machine = int(np.argmin(starts))
             if not np.isfinite(starts[machine]):
                 return None  # no machine up can hold it: wait for a repair
-            return Decision(machine, 0, 1, at=float(starts[machine]))
+            return Decision(machine, head, 1, at=float(starts[machine]))
         # backfilling: task-major (arrival order first, then machines), around the pending reservation
-        tasks, machines = np.nonzero(fits.T)
+        tasks, machines = np.nonzero(view.fits.T)
         for task, machine in zip(tasks.tolist(), machines.tolist()):
             if view.fits_from(machine, task):
                 return Decision(machine, task, 1)

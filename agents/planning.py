@@ -3,9 +3,11 @@
 A broker that answers a round with a plan (`cloudsim.broker`, "Rounds and plans") must choose
 each decision as it would one at a time: after the earlier decisions of the round. `PlannedView`
 is the round's view with those decisions counted: free resources (with the engine's own running
-totals, `cloudsim.cluster.instances_applied`), waiting instances, the fit matrix and what each
-job's running instances hold. A rule written for one decision reads it as it reads a view, and
-`plan_of` asks the rule again after each decision, until it waits.
+totals, `cloudsim.cluster.instances_applied`), waiting instances, the fit matrix, what each job's
+running instances hold, and the reservations and each machine's future (`reservations`,
+`fits_from`, `earliest_start`, through the engine's own `cloudsim.broker.PlanCheck`). A rule
+written for one decision reads it as it reads a view, and `plan_of` asks the rule again after each
+decision, until it waits.
 
 Task positions are those of the round's view, so the plan indexes them directly; a task with no
 waiting instance left stays at its position with no fit (one at a time it would leave the view,
@@ -21,8 +23,9 @@ from typing import Callable
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit_count
+from cloudsim.broker import ClusterView, Decision, Plan, PlanCheck, sequential_fit_count
 from cloudsim.cluster import instances_applied
+from cloudsim.reservations import Reservation
 
 __all__ = ["PlannedView", "plan_of"]
 
@@ -48,6 +51,9 @@ class PlannedView:
         self._fits: np.ndarray | None = None
         self._job_usage: np.ndarray | None = None
         self._usage_added: list[tuple[int, np.ndarray]] = []  # (job row, demand held), until job_usage is read
+        self._applied: list[Decision] = []
+        self._reserved: list[Reservation] = []  # the plan's reservations
+        self._check: PlanCheck | None = None  # the plan's holdings over time, made when a rule asks for the future
 
     def __getattr__(self, name: str):
         return getattr(self._view, name)
@@ -92,6 +98,24 @@ class PlannedView:
     def fits_one(self, machine: int, task: int) -> bool:
         return bool(self._row(machine)[task]) and self.waiting[task] > 0
 
+    # ------------------------------------------------------------- the future
+    def _future(self) -> PlanCheck:
+        if self._check is None:
+            self._check = PlanCheck(self._view, "plan", size=None)
+            for position, decision in enumerate(self._applied):
+                self._check.check(position, decision)
+        return self._check
+
+    @property
+    def reservations(self) -> tuple[Reservation, ...]:
+        return (*self._view.reservations, *self._reserved)
+
+    def fits_from(self, machine: int, task: int, count: int = 1, at: float | None = None) -> bool:
+        return self._future().fits_from(machine, task, count, at)
+
+    def earliest_start(self, machine: int, task: int, count: int = 1) -> float:
+        return self._future().earliest_start(machine, task, count)
+
     # ------------------------------------------------------------- the rest
     @property
     def job_usage(self) -> np.ndarray:
@@ -110,11 +134,24 @@ class PlannedView:
         return sequential_fit_count(self.free[machine], self.demand[task], int(self.waiting[task]))
 
     def apply(self, decision: Decision) -> None:
-        """Count a decision to start instances now (the engine applies it only with the whole plan)."""
+        """Count a decision: instances started now, or reserved (the engine applies it only with the whole plan)."""
         machine, task, count = decision.machine, decision.task, decision.count
         demand = self.demand[task]
-        self.free[machine] = instances_applied(self.free[machine], demand, count, np.subtract)
+        reserves = decision.at is not None and decision.at != self.time
+        if reserves or self._check is not None:  # the plan's holdings over time are in use: keep them
+            future = self._future()
+            taken, duration = future.stay(task, count)
+            future.check(len(self._applied), decision)
+        self._applied.append(decision)
         self.waiting[task] -= count
+        if reserves:  # it holds nothing now: free resources and fits stay
+            at = float(decision.at)
+            self._reserved.append(Reservation(machine, int(self.task_index[task]), count, at, at + duration,
+                                              tuple(taken.tolist())))
+            if self._fits is not None and self.waiting[task] == 0:
+                self._fits[:, task] = False
+            return
+        self.free[machine] = instances_applied(self.free[machine], demand, count, np.subtract)
         row = self.up[machine] & (self.demand <= self.free[machine]).all(axis=1)
         if self._fitting is not None:
             self._fitting += row.astype(np.int64) - self._row(machine)
@@ -147,8 +184,6 @@ def plan_of(view: ClusterView, decide: Callable[[ClusterView | PlannedView], Dec
     windowed = view.backlog > 0
     plan = []
     while decision is not None:
-        if decision.at is not None and decision.at != view.time:
-            raise ValueError("plan_of plans starts now; a rule that reserves answers one decision at a time")
         plan.append(decision)
         planned.apply(decision)
         if windowed and planned.waiting[decision.task] == 0:

@@ -70,7 +70,7 @@ def measure(roots: dict[str, Path], broker: str, jobs: int, repeats: int) -> dic
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000, help="alibaba-like jobs per case (default 1000)")
-    parser.add_argument("--brokers", default="first-fit,best-fit,sjf,fcfs,drf",
+    parser.add_argument("--brokers", default="first-fit,best-fit,sjf,fcfs,drf,easy",
                         help="comma-separated heuristics")
     parser.add_argument("--repeats", type=int, default=3, help="runs per case; the median is reported")
     parser.add_argument("--against", type=Path, help="a checkout of another commit to measure alongside")

@@ -432,10 +432,12 @@ class PlanCheck:
         view: the view the plan answers.
         broker: the broker's name, for messages.
         tick: the scheduler's tick (None: event-driven): a reservation starts at a tick.
-        size: how many decisions the plan has (messages of a plan of several name the position).
+        size: how many decisions the plan has (messages of a plan of several name the position); None
+            for a plan still being made (`agents.planning.PlannedView`): every decision's effects are
+            kept for the next.
     """
 
-    def __init__(self, view: ClusterView, broker: str, tick: float | None = None, size: int = 1) -> None:
+    def __init__(self, view: ClusterView, broker: str, tick: float | None = None, size: int | None = 1) -> None:
         self.view, self.broker, self.tick, self.size = view, broker, tick, size
         self._free: dict[int, np.ndarray] = {}  # machine -> free vector after the plan's earlier starts
         self._waiting: dict[int, int] = {}  # view task -> waiting instances left
@@ -446,7 +448,10 @@ class PlanCheck:
         self._reserved: set[int] = set()  # machines on which the plan's earlier decisions reserve
 
     def _where(self, position: int) -> str:
-        plan = f"decision {position} of the plan ({self.size} decisions): " if self.size > 1 else ""
+        if self.size is None:
+            plan = f"decision {position} of the plan: "
+        else:
+            plan = f"decision {position} of the plan ({self.size} decisions): " if self.size > 1 else ""
         return f"broker {self.broker!r} at t={self.view.time}: {plan}"
 
     def check(self, position: int, decision: object) -> CheckedDecision:
@@ -483,7 +488,7 @@ class PlanCheck:
         # (up-to-date) fit matrix says so: the common case needs nothing more.
         if (count == 1 and machine not in self._free and task not in self._waiting and not reserved
                 and view.fits_one(machine, task)):
-            if position < self.size - 1:
+            if self.size is None or position < self.size - 1:
                 self._took(machine, task, count, view.time)
             return CheckedDecision(machine, task, count)
         waiting = self._waiting_of(task)
@@ -512,14 +517,14 @@ class PlanCheck:
                 f"{dict(zip(view.resources, now_free.tolist()))}, demand per instance "
                 f"{dict(zip(view.resources, view.demand[task].tolist()))}")
         if reserved:
-            demand, duration = self._stay(task, count)
+            demand, duration = self.stay(task, count)
             if not timeline.fits(machine, demand, view.time, view.time + duration, view.time, free,
-                                 self._holdings(machine)):
+                                 self.holdings(machine)):
                 raise InvalidDecisionError(
                     f"{where}machine {machine}, task {task}: {count} instance(s) started now would take resources "
                     f"reserved on the machine for later (view.reservations); start them elsewhere, or reserve them "
                     f"at view.earliest_start(...)")
-        if position < self.size - 1:  # a later decision of the plan sees its effects
+        if self.size is None or position < self.size - 1:  # a later decision of the plan sees its effects
             self._took(machine, task, count, view.time, totals[-1])
         return CheckedDecision(machine, task, count)
 
@@ -540,8 +545,8 @@ class PlanCheck:
             raise InvalidDecisionError(f"{where}: with a scheduler tick of {self.tick}, a reservation starts at a "
                                        "tick; reserve a whole number of ticks ahead")
         timeline = view._future()
-        demand, duration = self._stay(task, count)
-        free, held = self._free.get(machine), self._holdings(machine)
+        demand, duration = self.stay(task, count)
+        free, held = self._free.get(machine), self.holdings(machine)
         if not timeline.fits(machine, demand, at, at + duration, now, free, held):
             times, profile = timeline.free_profile(machine, now, free, held)
             raise InvalidDecisionError(
@@ -564,7 +569,7 @@ class PlanCheck:
         taken = self._taken.get(task, 0) if taken is None else taken
         return self.view._tasks.next_durations(int(self.view.task_index[task]), taken + count)[taken:]
 
-    def _holdings(self, machine: int) -> list[tuple[float, float, np.ndarray]]:
+    def holdings(self, machine: int) -> list[tuple[float, float, np.ndarray]]:
         """(start, end, demand) of the instances the plan's earlier decisions start or reserve on
         ``machine``: one holding per run of equal durations, as the engine's instance groups."""
         holdings = []
@@ -577,9 +582,24 @@ class PlanCheck:
                 holdings.append((start, start + duration, demand * durations.count(duration)))
         return holdings
 
-    def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
-        """What ``count`` instances of ``task`` take together, and how long the longest of them runs."""
+    def stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
+        """What ``count`` instances of ``task`` take together, and how long the longest of them runs
+        (the next instances, after those the plan took)."""
         return self.view.demand[task] * count, max(self._durations(task, count), default=0.0)
+
+    def fits_from(self, machine: int, task: int, count: int = 1, at: float | None = None) -> bool:
+        """`ClusterView.fits_from` on the machine as the plan's earlier decisions leave it."""
+        demand, duration = self.stay(task, count)
+        now = self.view.time
+        start = now if at is None else float(at)
+        return self.view._future().fits(machine, demand, start, start + duration, now, self._free.get(machine),
+                                        self.holdings(machine))
+
+    def earliest_start(self, machine: int, task: int, count: int = 1) -> float:
+        """`ClusterView.earliest_start` on the machine as the plan's earlier decisions leave it."""
+        demand, duration = self.stay(task, count)
+        return self.view._future().earliest_start(machine, demand, duration, self.view.time,
+                                                  self._free.get(machine), self.holdings(machine))
 
     def _took(self, machine: int, task: int, count: int, now: float, free_after: np.ndarray | None = None) -> None:
         """Count a start now: the machine's free vector (``free_after``, when known), the task's waiting

@@ -122,12 +122,15 @@ class Timeline:
         overlap = (after > start) & ((times < end) if end > start else (times <= start))
         return bool(np.all(free[overlap] >= demand))
 
-    def earliest_start(self, machine: int, demand: np.ndarray, duration: float, now: float) -> float:
+    def earliest_start(self, machine: int, demand: np.ndarray, duration: float, now: float,
+                       free_now: np.ndarray | None = None,
+                       held: Sequence[tuple[float, float, np.ndarray]] = ()) -> float:
         """The earliest time >= ``now`` from which ``demand`` fits the machine for ``duration``;
-        ``inf`` when never (the machine is down or too small)."""
+        ``inf`` when never (the machine is down or too small). ``free_now`` and ``held``: decisions
+        not yet applied, as in `free_profile`."""
         if not self._state.up[machine]:
             return float("inf")
-        times, free = self.free_profile(machine, now)
+        times, free = self.free_profile(machine, now, free_now, held)
         ok = np.all(free >= demand, axis=1)
         after = np.append(times[1:], np.inf)
         for k in np.flatnonzero(ok):  # a start can only be a breakpoint: free rises only there
