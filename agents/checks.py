@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-__all__ = ["check_finite", "check_whole"]
+__all__ = ["FLOAT32_MAX", "check_finite", "check_learning_rate", "check_whole"]
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest float32: the networks' weights are float32, so no step of the optimiser may be larger."""
 
 
 def check_whole(config: Any, names: Iterable[str], minimum: int) -> None:
@@ -20,6 +23,15 @@ def check_whole(config: Any, names: Iterable[str], minimum: int) -> None:
         value = getattr(config, name)
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
             raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+
+
+def check_learning_rate(config: Any, name: str = "learning_rate") -> None:
+    """The field ``name`` is a learning rate: a finite number > 0 that a float32 holds (the weights are
+    float32; a larger rate fails inside torch with no word of which option caused it)."""
+    check_finite(config, (name,), above=0)
+    if getattr(config, name) > FLOAT32_MAX:
+        raise ValueError(f"{name} must be at most {FLOAT32_MAX:.4g}, the largest float32 (the networks' weights "
+                         f"are float32), got {getattr(config, name)!r}")
 
 
 def check_finite(config: Any, names: Iterable[str], *, above: float | None = None, at_least: float | None = None,

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from agents.checks import check_learning_rate
 from cloudsim import ClusterView
 
 __all__ = [
@@ -147,6 +148,7 @@ class DeepJSConfig:
         if not _finite(self.learning_rate) or self.learning_rate <= 0:
             raise ValueError(f"DeepJSConfig.learning_rate must be a finite number > 0, got {self.learning_rate!r}; "
                              f"the paper uses 0.001 (--learning-rate 0.001)")
+        check_learning_rate(self)
         if not _whole(self.iterations) or self.iterations < 1:
             raise ValueError(f"DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), "
                              f"got {self.iterations!r}; the paper uses 10 (--iterations 10)")

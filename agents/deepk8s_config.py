@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.checks import check_finite, check_whole
+from agents.checks import check_finite, check_learning_rate, check_whole
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "OPTIMIZERS", "Deepk8sConfig"]
 
@@ -97,7 +97,8 @@ class Deepk8sConfig:
         if len(self.trunk) != 2 or not all(isinstance(s, int) and s >= 1 for s in (*self.trunk, *self.head)):
             raise ValueError(f"trunk must be two layer sizes >= 1 (the shared layers), got {self.trunk!r}; "
                              f"head sizes >= 1, got {self.head!r}")
-        check_finite(self, ("learning_rate", "clip", "max_wait"), above=0)
+        check_finite(self, ("clip", "max_wait"), above=0)
+        check_learning_rate(self)
         check_finite(self, ("gamma", "gae_lambda"), at_least=0, at_most=1)
         check_finite(self, ("entropy",), at_least=0)
 

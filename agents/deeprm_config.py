@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from agents.checks import check_learning_rate
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
 __all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
@@ -102,6 +103,7 @@ class DeepRMConfig:
             raise ValueError(f"DeepRMConfig.objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if not (self.learning_rate > 0 and 0 < self.rms_decay < 1 and self.rms_eps > 0):
             raise ValueError("learning_rate and rms_eps must be > 0 and rms_decay in (0, 1)")
+        check_learning_rate(self)
         if not (0 < self.gamma <= 1):
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
         self.env_params()  # the load must be reachable with one arrival per step

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.checks import check_finite, check_whole
+from agents.checks import check_finite, check_learning_rate, check_whole
 
 from cloudsim.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
 
@@ -85,7 +85,8 @@ class RLSKConfig:
         if not self.hidden or not all(isinstance(s, int) and s >= 1 for s in self.hidden):
             raise ValueError(f"hidden must be one or more layer sizes >= 1, got {self.hidden!r}")
         postpone_range(self.postpone)
-        check_finite(self, ("learning_rate", "load"), above=0)
+        check_finite(self, ("load",), above=0)
+        check_learning_rate(self)
         check_finite(self, ("discount", "exploration_fraction", "exploration_initial", "exploration_final"),
                      at_least=0, at_most=1)
         check_finite(self, ("alpha", "beta", "gamma"), at_least=0)

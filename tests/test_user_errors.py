@@ -117,6 +117,12 @@ CASES = [
     (["compare", "deeprm", "--load", "0.5", "--loads", "0.5,0.7"], 2, ["--loads", "either --load or --loads"]),
     (["train", "deepjs", *TRACE, "--iterations", "0", "--checkpoint", "d.pt"], 2, ["iterations", "0", ">= 1"]),
     (["train", "deepjs", *TRACE, "--hidden", "3,0,6", "--checkpoint", "d.pt"], 2, ["hidden", "size 0"]),
+    # A learning rate beyond float32 failed inside torch's optimiser with no word of the option.
+    (["train", "deepjs", *TRACE, "--learning-rate", "1e39", "--checkpoint", "d.pt"], 2,
+     ["--learning-rate 1e+39", "largest float32"]),
+    (["train", "deepk8s", "--learning-rate", "1e39", "--out", "k"], 2, ["--learning-rate 1e+39", "largest float32"]),
+    (["train", "deeprm", "--learning-rate", "1e39", "--out", "r"], 2, ["--learning-rate 1e+39", "largest float32"]),
+    (["train", "rlsk", "--learning-rate", "1e39", "--out", "q"], 2, ["--learning-rate 1e+39", "largest float32"]),
     (["train", "deepjs", *TRACE, "--chunks", "0:99", "--checkpoint", "d.pt"], 2, ["--chunks 0:99", "chunk"]),
     (["train", "deepjs", *TRACE, "--jobs", "0:2"], 2, ["--jobs 0:2", "chunks"]),
     (["train", "deepjs", *TRACE, "--resume", "--checkpoint", "d.pt"], 2, ["--checkpoint d.pt", "--resume"]),
