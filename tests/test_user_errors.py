@@ -94,6 +94,9 @@ CASES = [
     (["replay", "nowhere.csv"], 2, ["WORKLOAD nowhere.csv", "no such file", "generator"]),
     (["replay", "full"], 2, ["WORKLOAD full", "not a file"]),
     (["replay", "--mttr", "5"], 2, ["--mttr 5", "needs --mtbf"]),
+    # A cluster no memory could hold hung while its machines were built.
+    (["replay", "--machines", "99999999999999999999"], 2,
+     ["--machines 99999999999999999999", "GiB of memory", "give fewer machines"]),
     (["replay", "--mtbf", "0"], 2, ["--mtbf 0", "> 0"]),
     (["replay", *TRACE, "--tick", "1e-9"], 2, ["--tick 1e-09", "wake", "leave --tick out"]),
     (["replay", "deeprm", "--mtbf", "0.5"], 2, ["--mtbf 0.5", "tries", "would not end", "--on-failure fail"]),
