@@ -404,8 +404,8 @@ class Plan(list):
 
 
 def ends_round(answer: object) -> bool:
-    """Whether a broker's answer ends the decision round: None, an empty plan, or a final `Plan`."""
-    return answer is None or (isinstance(answer, Plan) and answer.final) or (isinstance(answer, list) and not answer)
+    """Whether a broker's answer ends the decision round: no decision (None, an empty plan), or a final `Plan`."""
+    return not as_plan(answer) or (isinstance(answer, Plan) and answer.final)
 
 
 @dataclass(frozen=True)
@@ -516,14 +516,11 @@ class PlanCheck:
                 f"{where}: {count} instance(s) do not fit: only {fitting} fit; free "
                 f"{dict(zip(view.resources, now_free.tolist()))}, demand per instance "
                 f"{dict(zip(view.resources, view.demand[task].tolist()))}")
-        if reserved:
-            demand, duration = self.stay(task, count)
-            if not timeline.fits(machine, demand, view.time, view.time + duration, view.time, free,
-                                 self.holdings(machine)):
-                raise InvalidDecisionError(
-                    f"{where}machine {machine}, task {task}: {count} instance(s) started now would take resources "
-                    f"reserved on the machine for later (view.reservations); start them elsewhere, or reserve them "
-                    f"at view.earliest_start(...)")
+        if reserved and not self.fits_from(machine, task, count):
+            raise InvalidDecisionError(
+                f"{where}machine {machine}, task {task}: {count} instance(s) started now would take resources "
+                f"reserved on the machine for later (view.reservations); start them elsewhere, or reserve them "
+                f"at view.earliest_start(...)")
         if self.size is None or position < self.size - 1:  # a later decision of the plan sees its effects
             self._took(machine, task, count, view.time, totals[-1])
         return CheckedDecision(machine, task, count)
@@ -544,11 +541,9 @@ class PlanCheck:
                                                       abs_tol=1e-9):
             raise InvalidDecisionError(f"{where}: with a scheduler tick of {self.tick}, a reservation starts at a "
                                        "tick; reserve a whole number of ticks ahead")
-        timeline = view._future()
-        demand, duration = self.stay(task, count)
-        free, held = self._free.get(machine), self.holdings(machine)
-        if not timeline.fits(machine, demand, at, at + duration, now, free, held):
-            times, profile = timeline.free_profile(machine, now, free, held)
+        if not self.fits_from(machine, task, count, at):
+            times, profile = view._future().free_profile(machine, now, self._free.get(machine),
+                                                         self.holdings(machine))
             raise InvalidDecisionError(
                 f"{where}: {count} instance(s) do not fit the machine's free profile for their whole duration "
                 f"(profile from now: times {times.tolist()}, free {profile.tolist()}); reserve at "

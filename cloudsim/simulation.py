@@ -55,7 +55,7 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ClusterView, Plan, PlanCheck, as_plan, broker_name, ends_round
+from cloudsim.broker import ClusterView, PlanCheck, as_plan, broker_name, ends_round
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -266,7 +266,7 @@ class Simulation:
                     self._reserve(item.machine, g, item.count, item.at)
             self._made += len(checked)
             self.record.decisions += len(checked)
-            if not (isinstance(decision, Plan) and decision.final):
+            if not ends_round(decision):
                 return
         self._round_open = False
         try:
