@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
 from agents.planning import PlannedView, plan_of
-from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit_count
+from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit
 from cloudsim.cluster import instances_applied
 
 __all__ = [
@@ -74,20 +74,23 @@ class FirstFit:
             return None
         fits, demand = view.fits, view.demand
         waiting = view.waiting.copy()
+        has_waiting = waiting > 0
         windowed = view.backlog > 0  # a task that runs out lets a backlog task in: only a new view shows it
         plan = []
         for machine in machines.tolist():
             free = view.free[machine]
-            for task in np.flatnonzero(fits[machine] & (waiting > 0)).tolist():
-                if not (free >= demand[task]).all():
+            for task in np.flatnonzero(fits[machine] & has_waiting).tolist():
+                count, left = sequential_fit(free, demand[task], int(waiting[task]))
+                if count == 0:  # the machine's earlier starts took what this task needs
                     continue
-                count = sequential_fit_count(free, demand[task], int(waiting[task]))
                 plan.append(Decision(machine, task, count))
-                free = instances_applied(free, demand[task], count, np.subtract)
+                free = left
                 waiting[task] -= count
-                if windowed and waiting[task] == 0:
-                    return Plan(plan)  # not final: a backlog task enters the window
-            if not waiting.any():
+                if waiting[task] == 0:
+                    if windowed:
+                        return Plan(plan)  # not final: a backlog task enters the window
+                    has_waiting[task] = False
+            if not has_waiting.any():
                 break
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
 

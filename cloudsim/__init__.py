@@ -14,7 +14,8 @@ The same engine steps one decision at a time (`Simulation.next_decision` and
 (``gymnasium.make("cloudsim/Deepk8s-v0")``).
 """
 
-from cloudsim.broker import Broker, ClusterView, Decision, InvalidDecisionError, Plan, sequential_fit_count
+from cloudsim.broker import (Broker, ClusterView, Decision, InvalidDecisionError, Plan, sequential_fit,
+                             sequential_fit_count)
 from cloudsim.metrics import EpisodeResult
 from cloudsim.simulation import Simulation, SimulationStalledError, simulate
 from cloudsim.specs import MachineEvent, UnschedulableTaskError
@@ -38,6 +39,7 @@ __all__ = [
     "TaskSpec",
     "UnschedulableTaskError",
     "parse_capacity",
+    "sequential_fit",
     "sequential_fit_count",
     "simulate",
 ]

@@ -20,13 +20,14 @@ tasks, indexed so that vectorised brokers can work on whole arrays::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 
 import numpy as np
 
-from cloudsim.cluster import frozen, instances_applied, running_totals
+from cloudsim.cluster import frozen, instances_applied
 
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
@@ -46,6 +47,7 @@ __all__ = [
     "broker_name",
     "check_decision",
     "frozen",
+    "sequential_fit",
     "sequential_fit_count",
 ]
 
@@ -94,32 +96,34 @@ def sequential_fit_count(free: np.ndarray, demand: np.ndarray, limit: int) -> in
     so the check repeats the exact sequence of subtractions the simulation makes
     rather than dividing: ``1.0 - 0.05 - 0.05 ...`` fits 19 instances, not 20.
     """
-    # The first few starts step by step on Python floats (the same IEEE doubles):
-    # most decisions start only a handful of instances.
+    return sequential_fit(free, demand, limit)[0]
+
+
+def sequential_fit(free: np.ndarray, demand: np.ndarray, limit: int) -> tuple[int, np.ndarray]:
+    """`sequential_fit_count`, and the free vector those instances leave (the engine's running totals)."""
     left = free.tolist()
     need = demand.tolist()
-    count = 0
-    while count < limit and count < _STEPWISE:
-        if not all(f >= d for f, d in zip(left, need)):
-            return count
-        left = [f - d for f, d in zip(left, need)]
-        count += 1
-    if count == limit:
-        return count
-    # Many more may fit: the same subtractions, vectorised with an upper bound.
-    positive = demand > 0
-    rest = limit - count
-    if positive.any():
-        rest = min(rest, int((np.asarray(left)[positive] / demand[positive]).min()) + 2)  # +2: rounding slack
-    steps = np.empty((max(rest, 1), free.shape[0]))
-    steps[0] = left
+    # The quotient bounds the count: the running totals round, but never by a whole instance (+2: slack).
+    bound = limit
+    for f, d in zip(left, need):
+        if d > 0 and f / d + 2 < bound:  # (a quotient too large for a float bounds nothing)
+            bound = int(f / d) + 2
+    if bound <= _STEPWISE:  # a few starts: step by step on Python floats (the same IEEE doubles)
+        count = 0
+        while count < limit and all(map(operator.ge, left, need)):
+            left = list(map(operator.sub, left, need))
+            count += 1
+        return count, np.array(left)
+    steps = np.empty((bound + 1, free.shape[0]))
+    steps[0] = free
     steps[1:] = demand
-    remaining = np.subtract.accumulate(steps, axis=0)  # remaining[k]: free after k more starts
-    allowed = (remaining >= demand).all(axis=1)
-    return count + (len(allowed) if allowed.all() else int(np.argmin(allowed)))
+    remaining = np.subtract.accumulate(steps, axis=0)  # remaining[k]: free after k starts
+    allowed = (remaining[:-1] >= demand).all(axis=1)  # allowed[k]: the (k+1)-th start fits
+    count = bound if allowed.all() else int(np.argmin(allowed))
+    return count, remaining[count]
 
 
-_STEPWISE = 8
+_STEPWISE = 16
 
 
 class ClusterView:
@@ -374,7 +378,7 @@ class ClusterView:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, (int, np.integer)) and not isinstance(value, bool))
 
 
 def as_plan(answer: object) -> list:
@@ -417,6 +421,8 @@ class CheckedDecision:
     task: int
     count: int
     at: float | None = None
+    free_after: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """The machine's free vector after these instances start (None: not computed; the engine computes it)."""
 
 
 class PlanCheck:
@@ -460,28 +466,28 @@ class PlanCheck:
         Raises `InvalidDecisionError` naming the broker, the instant, the position in the plan, the
         machine and the task, and saying what is wrong, for anything the cluster cannot do then.
         """
-        view, where = self.view, self._where(position)
+        view = self.view
         if isinstance(decision, Decision):
             fields = (decision.machine, decision.task, decision.count)
         elif isinstance(decision, tuple) and len(decision) in (2, 3):
             fields = (*decision, 1) if len(decision) == 2 else decision
         else:
             raise InvalidDecisionError(
-                f"{where}returned {decision!r}; return a Decision(machine, task, count), a (machine, task[, count]) "
-                f"tuple, a list of them (a plan), or None to wait")
+                f"{self._where(position)}returned {decision!r}; return a Decision(machine, task, count), a "
+                f"(machine, task[, count]) tuple, a list of them (a plan), or None to wait")
         machine, task, count = fields
         if not (_is_int(machine) and _is_int(task) and _is_int(count)):
-            raise InvalidDecisionError(f"{where}machine, task and count must be integers, got {fields!r}")
+            raise InvalidDecisionError(f"{self._where(position)}machine, task and count must be integers, "
+                                       f"got {fields!r}")
         machine, task, count = int(machine), int(task), int(count)
         if not (0 <= machine < view.num_machines and 0 <= task < view.num_tasks):
+            where = f"{self._where(position)}machine {machine}, task {task}: no such"
             if not 0 <= machine < view.num_machines:
-                raise InvalidDecisionError(f"{where}machine {machine}, task {task}: no such machine (the cluster "
-                                           f"has {view.num_machines})")
-            raise InvalidDecisionError(f"{where}machine {machine}, task {task}: no such task (the view has "
-                                       f"{view.num_tasks} ready tasks)")
+                raise InvalidDecisionError(f"{where} machine (the cluster has {view.num_machines})")
+            raise InvalidDecisionError(f"{where} task (the view has {view.num_tasks} ready tasks)")
         at = decision.at if isinstance(decision, Decision) else None
         if at is not None and at != view.time:
-            return self._reservation(where, machine, task, count, at)
+            return self._reservation(self._where(position), machine, task, count, at)
         timeline = view._timeline
         reserved = timeline is not None and (timeline.has_reservations(machine) or machine in self._reserved)
         # A view's task has at least one waiting instance, and one instance fits exactly when the
@@ -494,19 +500,19 @@ class PlanCheck:
         waiting = self._waiting_of(task)
         free = self._free.get(machine)
         demand = view.demand[task]
-        totals = None
+        left = None
         if 1 <= count <= waiting and view.up[machine]:
             # the free vector before each of the count starts must hold one more instance
-            totals = running_totals(view.free[machine] if free is None else free, demand, count, np.subtract)
-            if not (totals[:-1] >= demand).all():
-                totals = None
-        if totals is None:
+            fitting, left = sequential_fit(view.free[machine] if free is None else free, demand, count)
+            if fitting < count:
+                left = None
+        if left is None:
             fitting = 0
             if view.up[machine]:
                 fitting = view.fit_count(machine, task) if free is None else \
                     sequential_fit_count(free, demand, waiting)
             job_id, task_id = view.task_key(task)
-            where = f"{where}machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
+            where = f"{self._where(position)}machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
             if not 1 <= count <= waiting:
                 raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
             if not view.up[machine]:
@@ -518,12 +524,12 @@ class PlanCheck:
                 f"{dict(zip(view.resources, view.demand[task].tolist()))}")
         if reserved and not self.fits_from(machine, task, count):
             raise InvalidDecisionError(
-                f"{where}machine {machine}, task {task}: {count} instance(s) started now would take resources "
-                f"reserved on the machine for later (view.reservations); start them elsewhere, or reserve them "
-                f"at view.earliest_start(...)")
+                f"{self._where(position)}machine {machine}, task {task}: {count} instance(s) started now would "
+                f"take resources reserved on the machine for later (view.reservations); start them elsewhere, or "
+                f"reserve them at view.earliest_start(...)")
         if self.size is None or position < self.size - 1:  # a later decision of the plan sees its effects
-            self._took(machine, task, count, view.time, totals[-1])
-        return CheckedDecision(machine, task, count)
+            self._took(machine, task, count, view.time, left)
+        return CheckedDecision(machine, task, count, free_after=left)
 
     def _reservation(self, where: str, machine: int, task: int, count: int, at: object) -> CheckedDecision:
         view = self.view

@@ -92,10 +92,18 @@ class ClusterState:
         self._fits_version = -1  # the waiting set the fit matrix was built for
 
     # ------------------------------------------------------------- changes
-    def take(self, machine: int, demand: np.ndarray, count: int) -> None:
-        """``count`` instances of ``demand`` start on ``machine``: their resources leave its free vector."""
+    def take(self, machine: int, demand: np.ndarray, count: int, free_after: np.ndarray | None = None) -> None:
+        """``count`` instances of ``demand`` start on ``machine``: their resources leave its free vector.
+
+        ``free_after``: the free vector they leave, when the caller has computed it already (the checks
+        of a plan compute it as `instances_applied` does).
+        """
         self.running[machine] += count
-        self._change_free(machine, demand, count, np.subtract)
+        if free_after is None:
+            self._change_free(machine, demand, count, np.subtract)
+        else:
+            self.free[machine] = free_after
+            self._changed(machine)
 
     def give_back(self, machine: int, demand: np.ndarray, count: int) -> None:
         """``count`` instances of ``demand`` on ``machine`` end: their resources are free again.

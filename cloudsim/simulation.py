@@ -261,9 +261,10 @@ class Simulation:
             for item in checked:
                 g = int(view.task_index[item.task])
                 if item.at is None:
-                    self._start(item.machine, g, item.count)
+                    self._start(item.machine, g, item.count, item.free_after)
                 else:
                     self._reserve(item.machine, g, item.count, item.at)
+            self.tasks.settle()  # the tasks this plan left with nothing waiting leave the waiting set, at once
             self._made += len(checked)
             self.record.decisions += len(checked)
             if not ends_round(decision):
@@ -503,9 +504,9 @@ class Simulation:
             self._request_round()
 
     # ------------------------------------------------------ instance groups
-    def _start(self, machine: int, g: int, count: int) -> None:
-        self.state.take(machine, self.tasks.demand(g), count)
-        for first, n, duration in self.tasks.start(g, count, self.env.now):
+    def _start(self, machine: int, g: int, count: int, free_after: np.ndarray | None = None) -> None:
+        self.state.take(machine, self.tasks.demand(g), count, free_after)
+        for first, n, duration in self.tasks.start(g, count, self.env.now, settle=False):
             self._add_to_group(machine, g, first, n, duration)
 
     def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:

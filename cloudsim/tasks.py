@@ -247,12 +247,15 @@ class TaskTable:
         # Later jobs have larger task indices: appending keeps `ready` sorted.
         self._set_ready(np.concatenate([self.ready, roots + self.task_base]))
 
-    def start(self, g: int, count: int, now: float, reserved: bool = False) -> list[tuple[int, int, float]]:
+    def start(self, g: int, count: int, now: float, reserved: bool = False,
+              settle: bool = True) -> list[tuple[int, int, float]]:
         """Start ``count`` waiting instances of task ``g`` (``reserved``: instances it reserved);
         return their (first, n, duration) runs.
 
         Re-queued instances start before fresh ones; instances with durations
-        of their own each make a run of one.
+        of their own each make a run of one. With ``settle=False`` a task left with
+        no waiting instances stays in ``ready`` until `settle` is called: a plan's
+        starts then change the waiting set once, not once per task.
         """
         r = g - self.task_base
         if self.task_started[r] == 0 and math.isnan(self.task_start_time[r]):
@@ -263,7 +266,7 @@ class TaskTable:
         self._change_job_usage(r, count)
         if reserved:  # they had left the waiting set when reserved
             self.task_reserved[r] -= count
-        else:
+        elif settle:
             self._leave_if_none_waiting(g)
         per_instance = self.instance_durations[r]
         runs = []
@@ -290,6 +293,12 @@ class TaskTable:
     def _waiting_changed(self, r: int) -> None:
         self.waiting_changes += 1
         self.task_waiting_change[r] = self.waiting_changes
+
+    def settle(self) -> None:
+        """Tasks left with no waiting instances by `start` with ``settle=False`` leave the waiting set."""
+        keep = self.waiting_counts(self.ready) > 0
+        if not keep.all():
+            self._set_ready(self.ready[keep])
 
     def _leave_if_none_waiting(self, g: int) -> None:
         if self.waiting_instances(g) == 0:

@@ -16,6 +16,7 @@ from cloudsim import (
     SimulationStalledError,
     TaskSpec,
     UnschedulableTaskError,
+    sequential_fit,
     sequential_fit_count,
     simulate,
 )
@@ -183,6 +184,28 @@ def test_sequential_fit_count_follows_float_subtraction():
     assert sequential_fit_count(np.array([64.0, 1.0]), np.array([0.5, 0.001]), 100) == 100  # capped by limit
     assert sequential_fit_count(np.array([64.0, 1.0]), np.array([0.5, 0.6]), 100) == 1
     assert sequential_fit_count(np.array([64.0, 1.0]), np.array([0.0, 0.0]), 7) == 7
+
+
+@pytest.mark.parametrize("limit", [3, 16, 17, 40, 100])
+def test_sequential_fit_leaves_the_free_vector_of_the_same_subtractions(limit):
+    # cpu 1.0 less 0.05 per instance, memory 1.0 less 0.03: the plain Python loop below is the reference
+    # for both the count and the bits left (the engine's running totals), below and above the
+    # stepwise threshold.
+    free, demand = [1.0, 1.0], [0.05, 0.03]
+    fitted = 0
+    while fitted < limit and all(f >= d for f, d in zip(free, demand)):
+        free = [f - d for f, d in zip(free, demand)]
+        fitted += 1
+    count, left = sequential_fit(np.array([1.0, 1.0]), np.array(demand), limit)
+    assert count == fitted == min(limit, 19)
+    assert left.tolist() == free
+
+
+def test_sequential_fit_with_a_tiny_demand_is_bounded_by_the_limit():
+    # 1.0 / 5e-324 overflows a float: no quotient bound, the limit bounds the count.
+    for limit in (5, 50):
+        count, left = sequential_fit(np.array([1.0, 1.0]), np.array([0.0, 5e-324]), limit)
+        assert count == limit and left.tolist() == [1.0, 1.0]  # 1.0 - 5e-324 rounds back to 1.0
 
 
 @pytest.mark.parametrize("tick", [None, 1.0])
