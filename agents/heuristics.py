@@ -72,27 +72,28 @@ class FirstFit:
         machines = np.flatnonzero(view.machine_fits_some)
         if len(machines) == 0:
             return None
-        fits, demand = view.fits, view.demand
-        waiting = view.waiting.copy()
-        has_waiting = waiting > 0
-        windowed = view.backlog > 0  # a task that runs out lets a backlog task in: only a new view shows it
-        plan = []
-        for machine in machines.tolist():
-            free = view.free[machine]
-            for task in np.flatnonzero(fits[machine] & has_waiting).tolist():
-                count, left = sequential_fit(free, demand[task], int(waiting[task]))
-                if count == 0:  # the machine's earlier starts took what this task needs
-                    continue
-                plan.append(Decision(machine, task, count))
-                free = left
-                waiting[task] -= count
-                if waiting[task] == 0:
-                    if windowed:
-                        return Plan(plan)  # not final: a backlog task enters the window
-                    has_waiting[task] = False
-            if not has_waiting.any():
-                break
-        return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
+        # With a window, a task that runs out lets a backlog task in, which only a new view shows:
+        # the plan stops there (not final).
+        *plan, cut = kernels().first_fit_round(view.free.copy(), machines, view.demand, view.waiting.copy(),
+                                               view.backlog > 0)
+        return _plan(plan, final=not cut)
+
+
+def kernels():
+    """`agents.kernels`, imported on first use: numba takes about 0.2 s to import, which a run of the
+    learned brokers or of the queue policies need not pay."""
+    import agents.kernels
+
+    return agents.kernels
+
+
+def _plan(arrays: Sequence[np.ndarray], final: bool = True) -> Plan | None:
+    """A kernel's (machine, task, count) arrays as a plan (``final``: the round's last decisions)."""
+    machines, tasks, counts = arrays
+    if len(machines) == 0:
+        return None
+    return Plan([Decision(*fields) for fields in zip(machines.tolist(), tasks.tolist(), counts.tolist())],
+                final=final)
 
 
 class RandomFit:
@@ -135,19 +136,30 @@ class PairScore(ABC):
     best_pairs: BestPairs | None = None  # what it keeps between decisions, once it keeps anything
     scaled = False
     reads_waiting = False
+    compiled_rounds = True  # False: one pair per call even where `compiled` could plan the round
 
     @abstractmethod
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
 
-    def decide(self, view: ClusterView) -> Decision | None:
-        """The best pair, one decision per call: from the kept best pairs on a cluster of ``incremental_from``
-        machines or more, every pair scored on a smaller one. (Planned with `agents.planning.plan_of`,
-        these rules were slower: their rounds hold about one decision, and a plan's bookkeeping cost more
-        than the round trip it saved; README, "Speed".)"""
+    def decide(self, view: ClusterView) -> Plan | Decision | None:
+        """The round as one plan when `compiled` says how to score it (`agents.kernels.best_pair_round`);
+        otherwise the best pair, one decision per call: from the kept best pairs on a cluster of
+        ``incremental_from`` machines or more, every pair scored on a smaller one."""
+        compiled = self.compiled(view) if self.compiled_rounds else None
+        if compiled is not None:
+            columns, shares = compiled
+            return _plan(kernels().best_pair_round(view.free.copy(), view.up, view.demand, view.waiting.copy(),
+                                                   np.asarray(columns, dtype=np.int64), view.capacity, shares))
         if self.incremental and view.num_machines >= self.incremental_from:
             return best_decision(self, view)
         return self.decide_one(view)
+
+    def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
+        """How `agents.kernels.best_pair_round` computes `score`: (the resource columns summed, whether
+        as shares of capacity), or None when it cannot (the default; a subclass that changes ``score``
+        is scored by its own)."""
+        return None
 
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
         """The best fit pair of ``view``, every pair scored."""
@@ -199,6 +211,9 @@ class Tetris(PairScore):
         columns = self._columns(view)
         return (view.free[machines][:, columns] * view.demand[tasks][:, columns]).sum(axis=1)
 
+    def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
+        return (self._columns(view), False) if type(self).score is Tetris.score else None
+
 
 class Packer(PairScore):
     """DeepRM's Packer: the pair with the highest `alignment` of free resources and
@@ -209,6 +224,9 @@ class Packer(PairScore):
 
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         return alignment(view, machines, tasks)
+
+    def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
+        return (list(range(len(view.resources))), True) if type(self).score is Packer.score else None
 
 
 class TetrisStar(PairScore):

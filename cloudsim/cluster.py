@@ -143,7 +143,7 @@ class ClusterState:
         if self._fits_version != self.tasks.ready_version:
             demand = self.tasks.ready_demand()
             # A resource no waiting task asks for cannot fail a fit test: skip it.
-            self._fit_resources = [int(r) for r in np.flatnonzero(demand.any(axis=0))]
+            self._fit_resources = np.flatnonzero(demand.any(axis=0)).tolist()
             self._demand_by_resource = np.ascontiguousarray(demand.T)
             # numpy broadcasts fastest along a long last axis: with fewer waiting tasks than machines
             # (a large cluster), keep the matrix task-major in memory; `fits` is (machines, tasks) either way.
@@ -155,23 +155,30 @@ class ClusterState:
             self._frozen_fits = frozen(self._fits), frozen(self._machine_fits_some)
             self._fits_version = self.tasks.ready_version
             self._refresh_fits(slice(None))  # every machine at once, vectorised
-        else:
-            for machine in self._stale_rows:
-                self._refresh_fits(slice(machine, machine + 1))
+        elif len(self._stale_rows) == 1:
+            machine = self._stale_rows.pop()
+            self._refresh_fits(slice(machine, machine + 1))
+        elif self._stale_rows:
+            self._refresh_fits(np.fromiter(self._stale_rows, dtype=np.int64))  # all at once, vectorised
         self._stale_rows.clear()
         return self._frozen_fits
 
-    def _refresh_fits(self, machines: slice) -> None:
-        """Recompute the fit rows of ``machines``: up, and ``demand <= free`` in every resource asked for."""
+    def _refresh_fits(self, machines: slice | np.ndarray) -> None:
+        """Recompute the fit rows of ``machines`` (a slice, or an array of machine numbers): up, and
+        ``demand <= free`` in every resource asked for."""
         if self._task_major:
-            columns = self._fits.T[:, machines]  # (tasks, machines): a view, written in place
+            columns = self._fits.T[:, machines]  # (tasks, machines): a view for a slice, a copy for an array
             columns[:] = self.up[machines]
             for r in self._fit_resources:
                 columns &= self._demand_by_resource[r, :, None] <= self.free[machines, r]
             self._machine_fits_some[machines] = columns.any(axis=0)
+            if not isinstance(machines, slice):
+                self._fits.T[:, machines] = columns
             return
-        rows = self._fits[machines]  # a view: written in place
+        rows = self._fits[machines]
         rows[:] = self.up[machines, None]
         for r in self._fit_resources:
             rows &= self._demand_by_resource[r] <= self.free[machines, r, None]
         self._machine_fits_some[machines] = rows.any(axis=1)
+        if not isinstance(machines, slice):
+            self._fits[machines] = rows

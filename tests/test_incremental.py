@@ -67,6 +67,7 @@ def decisions(broker, cluster, jobs, events) -> list[tuple[int, int, int]]:
 def scorer(name: str, incremental: bool) -> PairScore:
     broker = SCORERS[name]()
     broker.incremental_from = 1 if incremental else 10**9
+    broker.compiled_rounds = False  # one pair per call: kept best pairs, or every pair scored
     return broker
 
 
@@ -162,7 +163,53 @@ def test_a_nan_score_is_refused_with_the_broker_named():
 def test_small_clusters_score_every_pair():
     """Below incremental_from machines the broker keeps nothing between decisions."""
     broker = Tetris()
+    broker.compiled_rounds = False
     sim = Simulation(ClusterSpec.uniform(2, {"cpu": 2, "memory": 2}),
                      [JobSpec(1, 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
     assert broker.decide(sim.next_decision()) == Decision(0, 0)
     assert broker.best_pairs is None
+
+
+def groups_of(result):
+    return result.groups[["task", "machine", "first_instance", "instances", "start", "end", "outcome"]]
+
+
+@pytest.mark.parametrize("name", ["tetris", "packer"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(episode=episodes(), tick=st.sampled_from([None, 1.0]))
+def test_a_compiled_round_starts_what_scoring_every_pair_starts_one_at_a_time(name, episode, tick):
+    """`agents.kernels.best_pair_round` plans the whole round; the reference scores every fit pair at
+    every decision. Same instance groups, same number of decisions, ties included."""
+    cluster, jobs, events = episode
+    runs = [Simulation(cluster, jobs, broker, tick=tick, machine_events=events, max_idle_ticks=50).run()
+            for broker in (SCORERS[name](), scorer(name, False))]
+    assert groups_of(runs[0]).equals(groups_of(runs[1]))
+    assert runs[0].summary["decisions"] == runs[1].summary["decisions"]
+
+
+def test_a_compiled_packer_scores_a_resource_a_machine_lacks_as_zero():
+    # Machine 0 has no gpu: the gpu term of its pairs is 0, not a division by zero. Scores as shares of
+    # capacity: B (cpu 1, gpu 1) fits machine 1 only, 1 * 1/4 + 1 * 1 = 1.25, the best pair, first. Then A
+    # (cpu 1, gpu 0): machine 0, 1 * 1/4 + 0 = 0.25, beats machine 1, 3/4 * 1/4 + 0 = 0.1875.
+    cluster = ClusterSpec(("cpu", "gpu"), ((4.0, 0.0), (4.0, 1.0)))
+    jobs = [JobSpec("a", 0.0, (TaskSpec("A", 1, {"cpu": 1.0, "gpu": 0.0}, 1.0),
+                               TaskSpec("B", 1, {"cpu": 1.0, "gpu": 1.0}, 1.0)))]
+    for broker in (Packer(), scorer("packer", False)):
+        sim = Simulation(cluster, jobs, broker)
+        result = sim.run()
+        placed = result.groups.sort_values("task")["machine"].tolist()
+        assert placed == [0, 1]
+
+
+class ScaledTetris(Tetris):
+    name = "scaled-tetris"
+
+    def score(self, view, machines, tasks):
+        return -super().score(view, machines, tasks)  # the worst alignment first
+
+
+def test_a_subclass_that_changes_the_score_is_scored_by_it_not_compiled():
+    cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 4})
+    sim = Simulation(cluster, [JobSpec("a", 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
+    answer = ScaledTetris().decide(sim.next_decision())
+    assert isinstance(answer, Decision)  # one pair per call, by its own score

@@ -238,9 +238,9 @@ def test_tetris_takes_the_largest_dot_product_first_on_ties():
             return decision
 
     simulate(cluster, jobs, Recorder())
-    # Then m0 has (3, 0.5) free, too little memory for t1 (now the view's task 0); on m1 it scores
-    # 1 x 0.5 + 4 x 1 = 4.5.
-    assert seen[:2] == [Decision(0, 0), Decision(1, 0)]
+    # Then m0 has (3, 0.5) free, too little memory for t1; on m1 it scores 1 x 0.5 + 4 x 1 = 4.5.
+    # The round is one plan, its decisions indexing the round's view (t1 is its task 1).
+    assert list(seen[0]) == [Decision(0, 0), Decision(1, 1)]
 
 
 class OneAtATimeFirstFit(FirstFit):

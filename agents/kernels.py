@@ -1,0 +1,131 @@
+"""Compiled greedy loops: a whole decision round of first-fit or of a pair score in one call.
+
+A round of first-fit or Tetris is a greedy loop: each start changes one machine's free
+resources, which decides the next start. numpy cannot express that loop without one
+Python step per start, and at Alibaba scale a round holds thousands of starts. These
+kernels run the loop compiled (numba, ``cache=True``: compiled once per machine, then
+loaded from ``__pycache__``) and return the round's plan as arrays.
+
+They compute what the one-decision paths compute, in the same floating-point order,
+so the plans are the decisions those paths make one at a time (tests/test_plans.py):
+
+* free resources are running totals, one subtraction per instance, as the engine keeps them;
+* a pair's score is a sum over resources in resource order, of the same products;
+* ties go to the first machine, then the first task (machine-major order), as ``np.argmax``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["best_pair_round", "first_fit_round"]
+
+
+@numba.njit(cache=True)
+def _fits(free, demand, m, t):
+    for r in range(free.shape[1]):
+        if demand[t, r] > free[m, r]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def first_fit_round(free, machines, demand, waiting, until_out):
+    """First-fit's round: machine by machine (``machines``: those that fit some task, ascending), each
+    task in order with as many instances as still fit one after another.
+
+    ``free`` (machines, resources) and ``waiting`` (tasks,) are updated in place. With ``until_out`` the
+    round stops after the first decision that leaves its task without waiting instances. Returns the
+    plan as (machine, task, count) arrays, and whether it stopped there.
+    """
+    n = len(machines) * demand.shape[0]
+    plan_machine = np.empty(n, dtype=np.int64)
+    plan_task = np.empty(n, dtype=np.int64)
+    plan_count = np.empty(n, dtype=np.int64)
+    k = 0
+    left = 0
+    for t in range(demand.shape[0]):
+        left += waiting[t] > 0
+    for m in machines:
+        for t in range(demand.shape[0]):
+            count = 0
+            while waiting[t] > 0 and _fits(free, demand, m, t):
+                for r in range(free.shape[1]):
+                    free[m, r] -= demand[t, r]
+                waiting[t] -= 1
+                count += 1
+            if count:
+                plan_machine[k], plan_task[k], plan_count[k] = m, t, count
+                k += 1
+                if waiting[t] == 0:
+                    if until_out:
+                        return plan_machine[:k], plan_task[:k], plan_count[:k], True
+                    left -= 1
+        if left == 0:
+            break
+    return plan_machine[:k], plan_task[:k], plan_count[:k], False
+
+
+@numba.njit(cache=True)
+def _row_best(free, up, demand, waiting, columns, capacity, shares, m):
+    """The best task of machine ``m`` and its score: -1 when none fits."""
+    best, best_score = -1, -np.inf
+    if not up[m]:
+        return best, best_score
+    for t in range(demand.shape[0]):
+        if waiting[t] == 0 or not _fits(free, demand, m, t):
+            continue
+        score = 0.0
+        for c in columns:
+            if not shares:
+                score += free[m, c] * demand[t, c]
+            elif capacity[m, c] > 0:
+                score += (free[m, c] / capacity[m, c]) * (demand[t, c] / capacity[m, c])
+            else:  # a resource the machine lacks scores 0, as `heuristics.share` gives
+                score += 0.0
+        if best == -1 or score > best_score:
+            best, best_score = t, score
+    return best, best_score
+
+
+@numba.njit(cache=True)
+def best_pair_round(free, up, demand, waiting, columns, capacity, shares):
+    """A pair score's round: start one instance of the best fit pair, again and again, until none fits.
+
+    A pair's score is the sum over ``columns`` (in order) of ``free[m, c] * demand[t, c]`` (Tetris), or
+    with ``shares`` of ``(free[m, c] / capacity[m, c]) * (demand[t, c] / capacity[m, c])``, 0 where the
+    capacity is 0 (Packer's alignment). ``free`` and ``waiting`` are updated in place. Returns the plan
+    as (machine, task, count) arrays, one instance a decision, as the one-decision path decides.
+    """
+    machines, tasks = free.shape[0], demand.shape[0]
+    row_task = np.empty(machines, dtype=np.int64)
+    row_score = np.empty(machines)
+    for m in range(machines):
+        row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
+    total = 0
+    for t in range(tasks):
+        total += waiting[t]
+    plan_machine = np.empty(total, dtype=np.int64)
+    plan_task = np.empty(total, dtype=np.int64)
+    plan_count = np.empty(total, dtype=np.int64)
+    k = 0
+    while True:
+        m = -1
+        for i in range(machines):
+            if row_task[i] >= 0 and (m == -1 or row_score[i] > row_score[m]):
+                m = i
+        if m == -1:
+            break
+        t = row_task[m]
+        for r in range(free.shape[1]):
+            free[m, r] -= demand[t, r]
+        waiting[t] -= 1
+        plan_machine[k], plan_task[k], plan_count[k] = m, t, 1
+        k += 1
+        row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
+        if waiting[t] == 0:  # rows that ranked it first look again
+            for i in range(machines):
+                if row_task[i] == t:
+                    row_task[i], row_score[i] = _row_best(free, up, demand, waiting, columns, capacity, shares, i)
+    return plan_machine[:k], plan_task[:k], plan_count[:k]
