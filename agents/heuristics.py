@@ -149,8 +149,11 @@ class PairScore(ABC):
         compiled = self.compiled(view) if self.compiled_rounds else None
         if compiled is not None:
             columns, shares = compiled
-            return _plan(kernels().best_pair_round(view.free.copy(), view.up, view.demand, view.waiting.copy(),
-                                                   np.asarray(columns, dtype=np.int64), view.capacity, shares))
+            # With a window, a task that runs out lets a backlog task in: the plan stops there (not final).
+            *plan, cut = kernels().best_pair_round(view.free.copy(), view.up, view.demand, view.waiting.copy(),
+                                                   np.asarray(columns, dtype=np.int64), view.capacity, shares,
+                                                   view.backlog > 0)
+            return _plan(plan, final=not cut)
         if self.incremental and view.num_machines >= self.incremental_from:
             return best_decision(self, view)
         return self.decide_one(view)

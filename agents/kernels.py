@@ -90,19 +90,76 @@ def _row_best(free, up, demand, waiting, columns, capacity, shares, m):
 
 
 @numba.njit(cache=True)
-def best_pair_round(free, up, demand, waiting, columns, capacity, shares):
+def _same_row(free, up, capacity, a, b):
+    """Whether machines ``a`` and ``b`` score every task alike: same free resources, capacity and state
+    (idle machines of one size are: most rows of a large, lightly loaded cluster)."""
+    if up[a] != up[b]:
+        return False
+    for r in range(free.shape[1]):
+        if free[a, r] != free[b, r] or capacity[a, r] != capacity[b, r]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _better(row_task, row_score, a, b):
+    """The better of machines ``a`` and ``b`` (a < b): a higher best score, the first on ties; -1 when
+    neither fits anything."""
+    if b == -1 or row_task[b] < 0:
+        return a if a != -1 and row_task[a] >= 0 else -1
+    if a == -1 or row_task[a] < 0:
+        return b
+    return b if row_score[b] > row_score[a] else a
+
+
+@numba.njit(cache=True)
+def _update(tree, leaves, row_task, row_score, m):
+    """Machine ``m``'s row changed: replay its matches up the tournament tree."""
+    node = (leaves + m) // 2
+    while node >= 1:
+        tree[node] = _better(row_task, row_score, tree[2 * node], tree[2 * node + 1])
+        node //= 2
+
+
+@numba.njit(cache=True)
+def _replay(tree, leaves, row_task, row_score):
+    """Replay every match of the tournament tree (after many rows changed)."""
+    for node in range(leaves - 1, 0, -1):
+        tree[node] = _better(row_task, row_score, tree[2 * node], tree[2 * node + 1])
+
+
+@numba.njit(cache=True)
+def best_pair_round(free, up, demand, waiting, columns, capacity, shares, until_out):
     """A pair score's round: start one instance of the best fit pair, again and again, until none fits.
 
     A pair's score is the sum over ``columns`` (in order) of ``free[m, c] * demand[t, c]`` (Tetris), or
     with ``shares`` of ``(free[m, c] / capacity[m, c]) * (demand[t, c] / capacity[m, c])``, 0 where the
-    capacity is 0 (Packer's alignment). ``free`` and ``waiting`` are updated in place. Returns the plan
-    as (machine, task, count) arrays, one instance a decision, as the one-decision path decides.
+    capacity is 0 (Packer's alignment). ``free`` and ``waiting`` are updated in place. With ``until_out``
+    the round stops after the first decision that leaves its task without waiting instances. Returns
+    the plan as (machine, task, count) arrays, one instance a decision, as the one-decision path
+    decides, and whether it stopped there.
+
+    Each machine keeps its best task; a tournament tree over the machines (a match: the higher score,
+    the lower machine on ties) finds the best machine in O(1) and replays O(log machines) matches
+    when a row changes.
     """
     machines, tasks = free.shape[0], demand.shape[0]
     row_task = np.empty(machines, dtype=np.int64)
     row_score = np.empty(machines)
     for m in range(machines):
-        row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
+        if m > 0 and _same_row(free, up, capacity, m - 1, m):
+            row_task[m], row_score[m] = row_task[m - 1], row_score[m - 1]
+        else:
+            row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
+    leaves, depth = 1, 0
+    while leaves < machines:
+        leaves *= 2
+        depth += 1
+    stale = np.empty(machines, dtype=np.int64)
+    tree = np.full(2 * leaves, -1, dtype=np.int64)
+    for m in range(machines):
+        tree[leaves + m] = m
+    _replay(tree, leaves, row_task, row_score)
     total = 0
     for t in range(tasks):
         total += waiting[t]
@@ -111,11 +168,8 @@ def best_pair_round(free, up, demand, waiting, columns, capacity, shares):
     plan_count = np.empty(total, dtype=np.int64)
     k = 0
     while True:
-        m = -1
-        for i in range(machines):
-            if row_task[i] >= 0 and (m == -1 or row_score[i] > row_score[m]):
-                m = i
-        if m == -1:
+        m = tree[1]
+        if m == -1 or row_task[m] < 0:  # (one machine: the root is its leaf, no match filtered it)
             break
         t = row_task[m]
         for r in range(free.shape[1]):
@@ -124,8 +178,23 @@ def best_pair_round(free, up, demand, waiting, columns, capacity, shares):
         plan_machine[k], plan_task[k], plan_count[k] = m, t, 1
         k += 1
         row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
+        _update(tree, leaves, row_task, row_score, m)
+        if waiting[t] == 0 and until_out:
+            return plan_machine[:k], plan_task[:k], plan_count[:k], True
         if waiting[t] == 0:  # rows that ranked it first look again
+            changed = 0
             for i in range(machines):
                 if row_task[i] == t:
-                    row_task[i], row_score[i] = _row_best(free, up, demand, waiting, columns, capacity, shares, i)
-    return plan_machine[:k], plan_task[:k], plan_count[:k]
+                    if i > 0 and _same_row(free, up, capacity, i - 1, i):  # row i - 1 is up to date
+                        row_task[i], row_score[i] = row_task[i - 1], row_score[i - 1]
+                    else:
+                        row_task[i], row_score[i] = _row_best(free, up, demand, waiting, columns, capacity,
+                                                              shares, i)
+                    stale[changed] = i
+                    changed += 1
+            if changed * depth < leaves:  # replay the changed rows' matches, or every match once
+                for j in range(changed):
+                    _update(tree, leaves, row_task, row_score, stale[j])
+            else:
+                _replay(tree, leaves, row_task, row_score)
+    return plan_machine[:k], plan_task[:k], plan_count[:k], False

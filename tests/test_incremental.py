@@ -187,6 +187,16 @@ def test_a_compiled_round_starts_what_scoring_every_pair_starts_one_at_a_time(na
     assert runs[0].summary["decisions"] == runs[1].summary["decisions"]
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(episode=episodes(), size=st.integers(1, 4))
+def test_a_compiled_round_in_a_task_window_stops_where_a_backlog_task_would_enter(episode, size):
+    cluster, jobs, events = episode
+    runs = [Simulation(cluster, jobs, Windowed(broker, size), machine_events=events, max_idle_ticks=50).run()
+            for broker in (Tetris(), scorer("tetris", False))]
+    assert groups_of(runs[0]).equals(groups_of(runs[1]))
+    assert runs[0].summary["decisions"] == runs[1].summary["decisions"]
+
+
 def test_a_compiled_packer_scores_a_resource_a_machine_lacks_as_zero():
     # Machine 0 has no gpu: the gpu term of its pairs is 0, not a division by zero. Scores as shares of
     # capacity: B (cpu 1, gpu 1) fits machine 1 only, 1 * 1/4 + 1 * 1 = 1.25, the best pair, first. Then A
