@@ -55,7 +55,7 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ClusterView, PlanCheck, as_plan, broker_name, ends_round
+from cloudsim.broker import CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name, ends_round
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -69,6 +69,7 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
 
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
+COMPILED_CHECK_FROM = 16  # plans of at least this many decisions are checked compiled (`cloudsim.kernels`)
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
@@ -256,8 +257,10 @@ class Simulation:
         self._view = None
         plan = as_plan(decision)
         if plan:
-            check = PlanCheck(view, self.record.broker, self.tick, len(plan))
-            checked = [check.check(position, item) for position, item in enumerate(plan)]
+            checked = self._checked_compiled(view, plan) if len(plan) >= COMPILED_CHECK_FROM else None
+            if checked is None:  # the reference checks, and their messages
+                check = PlanCheck(view, self.record.broker, self.tick, len(plan))
+                checked = [check.check(position, item) for position, item in enumerate(plan)]
             for item in checked:
                 g = int(view.task_index[item.task])
                 if item.at is None:
@@ -275,6 +278,29 @@ class Simulation:
         except BaseException:
             self._fail()
             raise
+
+    def _checked_compiled(self, view: ClusterView, plan: list) -> list[CheckedDecision] | None:
+        """A long plan of plain starts now, checked in one compiled call (`cloudsim.kernels`); None when
+        it has anything else (a reservation, a tuple, a number that is not an int; reservations held on
+        the cluster) or a decision that cannot happen: `PlanCheck` then checks it and names what is wrong."""
+        if self._timeline.pending:
+            return None
+        fields = []
+        for item in plan:
+            if type(item) is not Decision or item.at is not None:
+                return None
+            machine, task, count = item.machine, item.task, item.count
+            if type(machine) is not int or type(task) is not int or type(count) is not int:
+                return None
+            fields.append((machine, task, count))
+        from cloudsim.kernels import check_starts  # numba: imported when a long plan first comes
+
+        machine, task, count = np.array(fields, dtype=np.int64).reshape(-1, 3).T
+        free_after = np.empty((len(fields), view.free.shape[1]))
+        if check_starts(view.free.copy(), view.up, view.demand, view.waiting.copy(), machine, task, count,
+                        free_after) >= 0:
+            return None
+        return [CheckedDecision(m, t, c, free_after=after) for (m, t, c), after in zip(fields, free_after)]
 
     def result(self) -> EpisodeResult | StreamedResult:
         """The results of the finished episode (a `StreamedResult` for a streamed one)."""

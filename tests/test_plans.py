@@ -188,6 +188,30 @@ def test_a_plan_indexes_the_tasks_of_its_view_even_after_one_leaves_the_waiting_
         sim.apply([Decision(0, 0, 2), Decision(1, 0, 1), (1, 1)])
 
 
+def test_a_long_plan_is_checked_as_a_short_one():
+    # 20 machines of 4 cpu and one task of 45 instances of 1 cpu: 20 decisions of 2 instances (long enough
+    # for the compiled check), then 2 more on machine 0, which fill it: 42 taken, 3 waiting. A 22nd decision
+    # of 4 instances asks for more than wait; one of 1 instance on machine 0 finds no cpu left.
+    cluster = ClusterSpec.uniform(20, {"cpu": 4})
+    sim = Simulation(cluster, [JobSpec("A", 0, (TaskSpec("a", 45, {"cpu": 1}, 5),))])
+    sim.next_decision()
+    plan = [Decision(m, 0, 2) for m in range(20)] + [Decision(0, 0, 2), Decision(1, 0, 4)]
+    with pytest.raises(InvalidDecisionError, match=r"decision 21 of the plan \(22 decisions\): machine 1, task 0 "
+                                                   r"\(job 'A', task 'a'\): count 4 not in 1..3 waiting instances"):
+        sim.apply(plan)
+    sim.next_decision()
+    plan[-1] = Decision(0, 0, 1)
+    with pytest.raises(InvalidDecisionError, match=r"decision 21 of the plan \(22 decisions\): machine 0, task 0 "
+                                                   r"\(job 'A', task 'a'\): 1 instance\(s\) do not fit: only 0 fit"):
+        sim.apply(plan)
+    view = sim.next_decision()  # nothing of either plan was applied
+    assert view.free[:, 0].tolist() == [4.0] * 20 and view.waiting.tolist() == [45] and sim.record.decisions == 0
+    sim.apply(plan[:-1])
+    view = sim.next_decision()
+    assert view.free[:, 0].tolist() == [0.0] + [2.0] * 19 and view.waiting.tolist() == [3]
+    assert sim.record.decisions == 21
+
+
 def test_a_final_plan_ends_the_round_and_a_list_leaves_it_open():
     sim, _ = two_machine_view()
     sim.apply([Decision(0, 0, 2)])  # a list: the broker is asked again at the same instant

@@ -1,0 +1,41 @@
+"""The engine's compiled loop: a long plan of starts checked in one call.
+
+`cloudsim.broker.PlanCheck` checks a plan decision by decision in Python, a few microseconds
+each; a Tetris round at Alibaba scale holds thousands of decisions. `check_starts` makes the
+same checks, in the same order and with the same float arithmetic (free resources as running
+totals, one subtraction per instance), compiled with numba. It only says where the first
+impossible decision is: the engine then asks `PlanCheck` for the message, which finds it there.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["check_starts"]
+
+
+@numba.njit(cache=True)
+def check_starts(free, up, demand, waiting, machine, task, count, free_after):
+    """Check starts now, in order, each after those before it: ``count[i]`` instances of the view's task
+    ``task[i]`` on ``machine[i]``.
+
+    ``free`` and ``waiting`` (copies of the view's) are updated in place; ``free_after[i]`` receives the
+    machine's free vector after decision ``i``. Returns the position of the first decision that cannot
+    happen (a machine or task out of range, a count outside 1..waiting, a machine down, an instance that
+    does not fit what the earlier ones left), or -1 when all can.
+    """
+    machines, tasks, resources = free.shape[0], demand.shape[0], free.shape[1]
+    for i in range(len(machine)):
+        m, t, c = machine[i], task[i], count[i]
+        if m < 0 or m >= machines or t < 0 or t >= tasks or c < 1 or c > waiting[t] or not up[m]:
+            return i
+        for _ in range(c):
+            for r in range(resources):
+                if demand[t, r] > free[m, r]:
+                    return i
+            for r in range(resources):
+                free[m, r] -= demand[t, r]
+        waiting[t] -= c
+        free_after[i] = free[m]
+    return -1
