@@ -72,16 +72,32 @@ class FirstFit:
         machines = np.flatnonzero(view.machine_fits_some)
         if len(machines) == 0:
             return None
-        # With a window, a task that runs out lets a backlog task in, which only a new view shows:
-        # the plan stops there (not final).
-        *plan, cut = kernels().first_fit_round(view.free.copy(), machines, view.demand, view.waiting.copy(),
-                                               view.backlog > 0)
-        return _plan(plan, final=not cut)
+        fits, demand = view.fits, view.demand
+        waiting = view.waiting.copy()
+        has_waiting = waiting > 0
+        windowed = view.backlog > 0  # a task that runs out lets a backlog task in: only a new view shows it
+        plan = []
+        for machine in machines.tolist():
+            free = view.free[machine]
+            for task in np.flatnonzero(fits[machine] & has_waiting).tolist():
+                count, left = sequential_fit(free, demand[task], int(waiting[task]))
+                if count == 0:  # the machine's earlier starts took what this task needs
+                    continue
+                plan.append(Decision(machine, task, count))
+                free = left
+                waiting[task] -= count
+                if waiting[task] == 0:
+                    if windowed:
+                        return Plan(plan)  # not final: a backlog task enters the window
+                    has_waiting[task] = False
+            if not has_waiting.any():
+                break
+        return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
 
 
 def kernels():
-    """`agents.kernels`, imported on first use: numba takes about 0.2 s to import, which a run of the
-    learned brokers or of the queue policies need not pay."""
+    """`agents.kernels`, imported on first use: importing numba and loading a compiled kernel take
+    about 0.5 s, which a run of the other brokers need not pay."""
     import agents.kernels
 
     return agents.kernels

@@ -1,13 +1,14 @@
-"""Compiled greedy loops: a whole decision round of first-fit or of a pair score in one call.
+"""A compiled greedy loop: a whole decision round of a pair score (Tetris, Packer) in one call.
 
-A round of first-fit or Tetris is a greedy loop: each start changes one machine's free
-resources, which decides the next start. numpy cannot express that loop without one
-Python step per start, and at Alibaba scale a round holds thousands of starts. These
-kernels run the loop compiled (numba, ``cache=True``: compiled once per machine, then
-loaded from ``__pycache__``) and return the round's plan as arrays.
+A pair score's round is a greedy loop: each start changes one machine's free resources,
+which decides the next best pair. numpy cannot express that loop without one Python step
+per start, and at Alibaba scale a round holds thousands of starts (one instance each). The
+kernel runs the loop compiled (numba, ``cache=True``: compiled once per machine, then loaded
+from ``__pycache__``) and returns the round's plan as arrays. (First-fit's round, a few
+decisions each with a count, is no faster compiled than in `agents.heuristics.FirstFit`.)
 
-They compute what the one-decision paths compute, in the same floating-point order,
-so the plans are the decisions those paths make one at a time (tests/test_plans.py):
+It computes what the one-decision path computes, in the same floating-point order, so the
+plans are the decisions that path makes one at a time (tests/test_incremental.py):
 
 * free resources are running totals, one subtraction per instance, as the engine keeps them;
 * a pair's score is a sum over resources in resource order, of the same products;
@@ -19,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["best_pair_round", "first_fit_round"]
+__all__ = ["best_pair_round"]
 
 
 @numba.njit(cache=True)
@@ -28,43 +29,6 @@ def _fits(free, demand, m, t):
         if demand[t, r] > free[m, r]:
             return False
     return True
-
-
-@numba.njit(cache=True)
-def first_fit_round(free, machines, demand, waiting, until_out):
-    """First-fit's round: machine by machine (``machines``: those that fit some task, ascending), each
-    task in order with as many instances as still fit one after another.
-
-    ``free`` (machines, resources) and ``waiting`` (tasks,) are updated in place. With ``until_out`` the
-    round stops after the first decision that leaves its task without waiting instances. Returns the
-    plan as (machine, task, count) arrays, and whether it stopped there.
-    """
-    n = len(machines) * demand.shape[0]
-    plan_machine = np.empty(n, dtype=np.int64)
-    plan_task = np.empty(n, dtype=np.int64)
-    plan_count = np.empty(n, dtype=np.int64)
-    k = 0
-    left = 0
-    for t in range(demand.shape[0]):
-        left += waiting[t] > 0
-    for m in machines:
-        for t in range(demand.shape[0]):
-            count = 0
-            while waiting[t] > 0 and _fits(free, demand, m, t):
-                for r in range(free.shape[1]):
-                    free[m, r] -= demand[t, r]
-                waiting[t] -= 1
-                count += 1
-            if count:
-                plan_machine[k], plan_task[k], plan_count[k] = m, t, count
-                k += 1
-                if waiting[t] == 0:
-                    if until_out:
-                        return plan_machine[:k], plan_task[:k], plan_count[:k], True
-                    left -= 1
-        if left == 0:
-            break
-    return plan_machine[:k], plan_task[:k], plan_count[:k], False
 
 
 @numba.njit(cache=True)

@@ -69,7 +69,7 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
 
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
-COMPILED_CHECK_FROM = 16  # plans of at least this many decisions are checked compiled (`cloudsim.kernels`)
+COMPILED_CHECK_FROM = 256  # plans this long are checked compiled (`cloudsim.kernels`): importing numba costs 0.4 s once
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
@@ -261,13 +261,15 @@ class Simulation:
             if checked is None:  # the reference checks, and their messages
                 check = PlanCheck(view, self.record.broker, self.tick, len(plan))
                 checked = [check.check(position, item) for position, item in enumerate(plan)]
+            started = []
             for item in checked:
                 g = int(view.task_index[item.task])
                 if item.at is None:
                     self._start(item.machine, g, item.count, item.free_after)
+                    started.append(g)
                 else:
                     self._reserve(item.machine, g, item.count, item.at)
-            self.tasks.settle()  # the tasks this plan left with nothing waiting leave the waiting set, at once
+            self.tasks.settle(started)  # those left with nothing waiting leave the waiting set, at once
             self._made += len(checked)
             self.record.decisions += len(checked)
             if not ends_round(decision):

@@ -13,7 +13,7 @@ finishes; instances ended by a machine failure wait again, before fresh ones.
 from __future__ import annotations
 
 import math
-from typing import Hashable, Sequence
+from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -294,11 +294,16 @@ class TaskTable:
         self.waiting_changes += 1
         self.task_waiting_change[r] = self.waiting_changes
 
-    def settle(self) -> None:
-        """Tasks left with no waiting instances by `start` with ``settle=False`` leave the waiting set."""
-        keep = self.waiting_counts(self.ready) > 0
-        if not keep.all():
-            self._set_ready(self.ready[keep])
+    def settle(self, started: Iterable[int]) -> None:
+        """Those of the tasks ``started`` (by `start` with ``settle=False``) left with no waiting instances
+        leave the waiting set."""
+        gone = sorted({g for g in started if self.waiting_instances(g) == 0})
+        if gone:
+            at = np.searchsorted(self.ready, gone)
+            present = at < len(self.ready)
+            present[present] = self.ready[at[present]] == np.array(gone)[present]
+            if present.any():  # (a reservation of the same plan may have taken it out already)
+                self._set_ready(np.delete(self.ready, at[present]))
 
     def _leave_if_none_waiting(self, g: int) -> None:
         if self.waiting_instances(g) == 0:

@@ -17,6 +17,7 @@ from agents import BROKERS, LEARNED, FirstFit, Windowed, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
 from cloudsim.broker import Plan, as_plan, ends_round
+from cloudsim import simulation
 from cloudsim.faults import RandomFaults
 from test_properties import clusters, workloads
 
@@ -84,7 +85,9 @@ def one_by_one_then_as_plans(cluster, jobs, name, tick, faults_seed):
 def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, tick, faulty):
     cluster = data.draw(clusters())
     jobs = data.draw(workloads(cluster))
-    one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, 7 if faulty else None)
+    with pytest.MonkeyPatch.context() as patch:  # every plan of two or more checked compiled, too
+        patch.setattr(simulation, "COMPILED_CHECK_FROM", 2)
+        one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, 7 if faulty else None)
     assert groups(planned).equals(groups(one))
     assert planned.summary["decisions"] == one.summary["decisions"] == sum(map(len, recorder.rounds))
 
@@ -188,10 +191,11 @@ def test_a_plan_indexes_the_tasks_of_its_view_even_after_one_leaves_the_waiting_
         sim.apply([Decision(0, 0, 2), Decision(1, 0, 1), (1, 1)])
 
 
-def test_a_long_plan_is_checked_as_a_short_one():
-    # 20 machines of 4 cpu and one task of 45 instances of 1 cpu: 20 decisions of 2 instances (long enough
-    # for the compiled check), then 2 more on machine 0, which fill it: 42 taken, 3 waiting. A 22nd decision
-    # of 4 instances asks for more than wait; one of 1 instance on machine 0 finds no cpu left.
+def test_a_long_plan_is_checked_as_a_short_one(monkeypatch):
+    # 20 machines of 4 cpu and one task of 45 instances of 1 cpu: 20 decisions of 2 instances, then 2 more on
+    # machine 0, which fill it: 42 taken, 3 waiting. A 22nd decision of 4 instances asks for more than wait;
+    # one of 1 instance on machine 0 finds no cpu left. (Checked compiled: COMPILED_CHECK_FROM lowered.)
+    monkeypatch.setattr(simulation, "COMPILED_CHECK_FROM", 16)
     cluster = ClusterSpec.uniform(20, {"cpu": 4})
     sim = Simulation(cluster, [JobSpec("A", 0, (TaskSpec("a", 45, {"cpu": 1}, 5),))])
     sim.next_decision()
