@@ -79,17 +79,19 @@ class FirstFit:
         plan = []
         for machine in machines.tolist():
             free = view.free[machine]
-            for task in np.flatnonzero(fits[machine] & has_waiting).tolist():
-                count, left = sequential_fit(free, demand[task], int(waiting[task]))
-                if count == 0:  # the machine's earlier starts took what this task needs
-                    continue
+            candidates = fits[machine] & has_waiting  # the tasks that fit what the machine has left
+            while candidates[task := int(candidates.argmax())]:
+                count, free = sequential_fit(free, demand[task], int(waiting[task]))
                 plan.append(Decision(machine, task, count))
-                free = left
                 waiting[task] -= count
                 if waiting[task] == 0:
                     if windowed:
                         return Plan(plan)  # not final: a backlog task enters the window
                     has_waiting[task] = False
+                # This task is done here (none waits, or the next does not fit); the machine has less left,
+                # so tasks after it may no longer fit: filtered at once, not tried one by one.
+                candidates[task] = False
+                candidates &= (demand <= free).all(axis=1)
             if not has_waiting.any():
                 break
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did

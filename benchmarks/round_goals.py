@@ -1,0 +1,214 @@
+"""The speed goals of the decision-round work, one row each: where the engine and the brokers stand.
+
+Every row is measured in fresh Python processes (so that no case warms another's caches), as the
+median of ``--repeats`` runs; ratios are taken between medians measured in the same invocation,
+the two cases alternating so that both see the same machine load. The rows:
+
+* SimPy's own cost of one timeout event (the floor of any SimPy engine);
+* first-fit's decisions per second, alibaba-like (seed 0) on v2018's 4,034 machines, event-driven
+  (decisions over the simulation's wall time, results excluded);
+* first-fit streamed (`Simulation(stream_to=...)`) over ``--stream-jobs`` alibaba-like jobs: the whole
+  process and its peak memory, projected linearly to 1 million and v2018's 4 million jobs (a projection,
+  not a measurement; `benchmarks/scale.py` runs the million);
+* Tetris against first-fit on (500 jobs, 1,000 machines) and (``--tetris-jobs``, 4,034 machines);
+* DeepJS (the shipped checkpoint) against first-fit on ``--deepjs-jobs`` jobs, 4,034 machines;
+* CloudSimPy's whole jobs.csv on 50 machines, event-driven, in memory: whole process and peak memory;
+* CloudSimPy's jobs 0:200 on 5 machines, tick 1, whole process, against CloudSimPy's 77 s (the figure of
+  the core issue, not measured here);
+* ``cloudsim/Deepk8s-v0`` environment steps per second under random masked actions.
+
+    python benchmarks/round_goals.py                      # every row, medians of 3 (about 25 minutes)
+    python benchmarks/round_goals.py --rows simpy,first-fit --repeats 5
+
+Writes benchmarks/results/round_goals.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmark_common import CLOUDSIMPY_TRACE, RESULTS, ROOT, code_version
+
+CLOUDSIMPY_0_200_S = 77.0  # CloudSimPy, jobs 0:200, 5 machines, first-fit, whole process (the core issue's figure)
+V2018_JOBS = 4_000_000
+
+SIMPY = r"""
+import json, time, simpy
+env = simpy.Environment()
+def ticker(env, n):
+    for _ in range(n):
+        yield env.timeout(1.0)
+env.process(ticker(env, 200_000))
+started = time.perf_counter()
+env.run()
+print(json.dumps({"us_per_event": (time.perf_counter() - started) / 200_000 * 1e6}))
+"""
+
+ALIBABA = r"""
+import json, resource, sys, tempfile, time
+started = time.perf_counter()
+broker, jobs, machines, stream = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "stream"
+from agents import make_broker
+from cloudsim import ClusterSpec, Simulation
+from traces import alibaba_like, iter_alibaba_like
+cluster = ClusterSpec.uniform(machines, {"cpu": 96, "memory": 1})
+if stream:
+    with tempfile.TemporaryDirectory() as folder:
+        s = Simulation(cluster, iter_alibaba_like(jobs, seed=0), make_broker(broker),
+                       stream_to=folder + "/out").run().summary
+else:
+    s = Simulation(cluster, alibaba_like(jobs, seed=0), make_broker(broker)).run().summary
+print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simulation_s": s["sim_wall_s"],
+                  "process_s": time.perf_counter() - started,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+CLOUDSIMPY = r"""
+import contextlib, io, json, resource, sys, time
+started = time.perf_counter()
+from cloudsim.cli import main
+buffer = io.StringIO()
+with contextlib.redirect_stdout(buffer):
+    main(sys.argv[1:])
+row = json.loads(buffer.getvalue().splitlines()[0])
+print(json.dumps({"decisions": row["decisions"], "makespan": row["makespan"], "process_s": time.perf_counter() - started,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+DEEPK8S = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import gymnasium
+import cloudsim  # noqa: F401  (registers the environments)
+from deepk8s_speed import env_steps_per_second
+print(json.dumps({"steps_per_s": env_steps_per_second(lambda: gymnasium.make("cloudsim/Deepk8s-v0"), 20_000)}))
+"""
+
+
+def child(code: str, *argv: object) -> dict:
+    done = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise RuntimeError(f"a case failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def medians(cases: dict[str, tuple], repeats: int) -> dict[str, dict]:
+    """Each case's runs, alternating between cases, and the median of every number per case."""
+    runs: dict[str, list[dict]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, (code, *argv) in cases.items():
+            runs[name].append(child(code, *argv))
+    return {name: {key: statistics.median(run[key] for run in rows) for key in rows[0]} for name, rows in runs.items()}
+
+
+def alibaba(broker: str, jobs: int, machines: int, mode: str = "memory") -> tuple:
+    return (ALIBABA, broker, jobs, machines, mode)
+
+
+def cloudsimpy(jobs: str | None, machines: int, tick: str | None) -> tuple:
+    argv = ["replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", machines,
+            "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"]
+    argv += ["--jobs", jobs] if jobs else []
+    argv += ["--tick", tick] if tick else []
+    return (CLOUDSIMPY, *argv)
+
+
+def ratio_row(goal: str, name: str, slow: dict, fast: dict, target: str) -> dict:
+    return {"goal": goal, "measured": f"{slow['simulation_s'] / fast['simulation_s']:.1f}x "
+            f"({name} {slow['simulation_s']:.2f} s, first-fit {fast['simulation_s']:.2f} s, simulation time)",
+            "target": target}
+
+
+ROWS = ("simpy", "first-fit", "stream", "tetris", "deepjs", "cloudsimpy-whole", "cloudsimpy-0-200", "deepk8s")
+
+
+def measure(row: str, args: argparse.Namespace) -> list[dict]:
+    r = args.repeats
+    if row == "simpy":
+        m = medians({"simpy": (SIMPY,)}, r)["simpy"]
+        return [{"goal": "SimPy's own cost of one timeout event", "measured": f"{m['us_per_event']:.2f} µs",
+                 "target": "-"}]
+    if row == "first-fit":
+        m = medians({"ff": alibaba("first-fit", 1000, 4034)}, r)["ff"]
+        return [{"goal": "first-fit, 1,000 alibaba-like jobs on 4,034 machines",
+                 "measured": f"{m['decisions'] / m['simulation_s']:,.0f} decisions/s ({m['decisions']:,.0f} decisions "
+                             f"in {m['simulation_s']:.2f} s)", "target": ">= 50,000 decisions/s"}]
+    if row == "stream":
+        jobs = args.stream_jobs
+        m = medians({"stream": alibaba("first-fit", jobs, 4034, "stream")}, r)["stream"]
+        per_job = m["process_s"] / jobs
+        return [{"goal": f"first-fit, --stream, {jobs:,} alibaba-like jobs on 4,034 machines",
+                 "measured": f"{m['process_s']:.0f} s, peak {m['peak_rss_mb']:.0f} MB; projected linearly: 1 M jobs "
+                             f"{per_job * 1e6:,.0f} s, 4 M jobs {per_job * V2018_JOBS / 60:,.0f} min",
+                 "target": "1 M jobs <= 200 s (4 M <= 15 min), <= 300 MB"}]
+    if row == "tetris":
+        rows = []
+        for jobs, machines in ((500, 1000), (args.tetris_jobs, 4034)):
+            m = medians({"tetris": alibaba("tetris", jobs, machines), "ff": alibaba("first-fit", jobs, machines)}, r)
+            rows.append(ratio_row(f"Tetris against first-fit, {jobs:,} jobs on {machines:,} machines", "Tetris",
+                                  m["tetris"], m["ff"], "<= 2x"))
+        return rows
+    if row == "deepjs":
+        jobs = args.deepjs_jobs
+        m = medians({"deepjs": alibaba("deepjs", jobs, 4034), "ff": alibaba("first-fit", jobs, 4034)}, r)
+        return [ratio_row(f"DeepJS against first-fit, {jobs:,} jobs on 4,034 machines", "DeepJS", m["deepjs"], m["ff"],
+                          "<= 5x (at 1,000 jobs)")]
+    if row == "cloudsimpy-whole":
+        m = medians({"whole": cloudsimpy(None, 50, None)}, r)["whole"]
+        return [{"goal": "CloudSimPy's whole jobs.csv, 50 machines, event-driven, in memory",
+                 "measured": f"{m['process_s']:.1f} s, peak {m['peak_rss_mb']:.0f} MB (whole process)",
+                 "target": "<= 20 s, <= 500 MB"}]
+    if row == "cloudsimpy-0-200":
+        m = medians({"part": cloudsimpy("0:200", 5, "1")}, r)["part"]
+        return [{"goal": "CloudSimPy jobs 0:200, 5 machines, tick 1, whole process against CloudSimPy's 77 s",
+                 "measured": f"{CLOUDSIMPY_0_200_S / m['process_s']:.0f}x ({m['process_s']:.2f} s)",
+                 "target": ">= 60x"}]
+    m = medians({"env": (DEEPK8S, ROOT / "benchmarks")}, r)["env"]
+    return [{"goal": "cloudsim/Deepk8s-v0 environment steps/s (random masked actions)",
+             "measured": f"{m['steps_per_s']:,.0f}", "target": ">= 10,000"}]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated rows among {', '.join(ROWS)}")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per case; medians are reported (default 3)")
+    parser.add_argument("--stream-jobs", type=int, default=100_000, help="jobs of the streamed row (default 100000)")
+    parser.add_argument("--tetris-jobs", type=int, default=10_000,
+                        help="jobs of the second Tetris row, on 4,034 machines (default 10000)")
+    parser.add_argument("--deepjs-jobs", type=int, default=50, help="jobs of the DeepJS row (default 50)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "round_goals", help="output path without suffix")
+    args = parser.parse_args(argv)
+    rows = [name.strip() for name in args.rows.split(",") if name.strip()]
+    unknown = [name for name in rows if name not in ROWS]
+    if unknown or not rows:
+        parser.error(f"--rows: unknown {unknown or 'nothing'}; choose among {', '.join(ROWS)}")
+    for option in ("repeats", "stream_jobs", "tetris_jobs", "deepjs_jobs"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be >= 1")
+    if not CLOUDSIMPY_TRACE.is_file() and any(name.startswith("cloudsimpy") for name in rows):
+        parser.error(f"{CLOUDSIMPY_TRACE} not found: the CloudSimPy rows read it (../shared/data, beside the project)")
+    table = []
+    for name in rows:
+        for line in measure(name, args):
+            print(json.dumps(line, ensure_ascii=False), flush=True)
+            table.append(line)
+    header = (f"Measured on {code_version()}, {args.repeats} run(s) per case, medians, each run a fresh process; "
+              f"`python benchmarks/round_goals.py {' '.join(argv if argv is not None else sys.argv[1:])}`.\n\n"
+              "| goal | measured | target |\n|---|---|---|\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=args.out.parent, delete=False, suffix=".tmp") as tmp:
+        tmp.write(header + "".join(f"| {r['goal']} | {r['measured']} | {r['target']} |\n" for r in table))
+    Path(tmp.name).replace(args.out.with_suffix(".md"))
+    args.out.with_suffix(".json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+    print(f"-> {args.out.with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
