@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [name.strip() for name in args.rows.split(",") if name.strip()]
     unknown = [name for name in rows if name not in ROWS]
     if unknown or not rows:
-        parser.error(f"--rows: unknown {unknown or 'nothing'}; choose among {', '.join(ROWS)}")
+        parser.error(f"--rows: {f'unknown {unknown}' if unknown else 'no row named'}; choose among {', '.join(ROWS)}")
     for option in ("repeats", "stream_jobs", "tetris_jobs", "deepjs_jobs"):
         if getattr(args, option) < 1:
             parser.error(f"--{option.replace('_', '-')} must be >= 1")
@@ -195,7 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{CLOUDSIMPY_TRACE} not found: the CloudSimPy rows read it (../shared/data, beside the project)")
     table = []
     for name in rows:
-        for line in measure(name, args):
+        try:
+            lines = measure(name, args)
+        except RuntimeError as error:  # a case's process failed: its last line says why
+            parser.exit(1, f"round_goals.py: row {name}: {error}\n")
+        for line in lines:
             print(json.dumps(line, ensure_ascii=False), flush=True)
             table.append(line)
     header = (f"Measured on {code_version()}, {args.repeats} run(s) per case, medians, each run a fresh process; "
