@@ -34,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 from benchmark_common import CLOUDSIMPY_TRACE, RESULTS, ROOT, code_version
+from replay_speed import CHILD as CLI  # a `cloudsim` command in a fresh process, timed whole
 
 CLOUDSIMPY_0_200_S = 77.0  # CloudSimPy, jobs 0:200, 5 machines, first-fit, whole process (the core issue's figure)
 V2018_JOBS = 4_000_000
@@ -69,18 +70,6 @@ print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simul
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
-CLOUDSIMPY = r"""
-import contextlib, io, json, resource, sys, time
-started = time.perf_counter()
-from cloudsim.cli import main
-buffer = io.StringIO()
-with contextlib.redirect_stdout(buffer):
-    main(sys.argv[1:])
-row = json.loads(buffer.getvalue().splitlines()[0])
-print(json.dumps({"decisions": row["decisions"], "makespan": row["makespan"], "process_s": time.perf_counter() - started,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
-
 DEEPK8S = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -104,7 +93,8 @@ def medians(cases: dict[str, tuple], repeats: int) -> dict[str, dict]:
     for _ in range(repeats):
         for name, (code, *argv) in cases.items():
             runs[name].append(child(code, *argv))
-    return {name: {key: statistics.median(run[key] for run in rows) for key in rows[0]} for name, rows in runs.items()}
+    return {name: {key: statistics.median(run[key] for run in rows) for key, value in rows[0].items()
+                   if isinstance(value, (int, float))} for name, rows in runs.items()}
 
 
 def alibaba(broker: str, jobs: int, machines: int, mode: str = "memory") -> tuple:
@@ -116,7 +106,7 @@ def cloudsimpy(jobs: str | None, machines: int, tick: str | None) -> tuple:
             "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"]
     argv += ["--jobs", jobs] if jobs else []
     argv += ["--tick", tick] if tick else []
-    return (CLOUDSIMPY, *argv)
+    return (CLI, *argv)
 
 
 def ratio_row(goal: str, name: str, slow: dict, fast: dict, target: str) -> dict:
