@@ -34,8 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+from benchmark_common import RESULTS, ROOT, code_version
+
 MACHINES = 4034  # v2018's machine_meta.csv
 V2018_JOBS = 4_000_000  # about 4 million jobs (and 14 million tasks) over the trace's 8 days
 CAPACITY = {"cpu": 96, "memory": 1}  # a v2018 machine: 96 cores, memory normalised to 1
@@ -148,14 +148,16 @@ def plot(rows: list[dict], projected: list[dict], path: Path) -> None:
 def write_markdown(rows: list[dict], projected: list[dict], path: Path) -> None:
     lines = [f"# Scale: alibaba-like jobs (seed 0) on {MACHINES:,} machines of {CAPACITY}, event-driven", "",
              "| broker | mode | jobs | tasks | instances | decisions | generate s | simulation s | process s | "
-             "decisions/s | instances/s | peak MB |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "decisions/s | instances/s | peak MB | code |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["status"] != "ok":
-            lines.append(f"| {r['broker']} | {r['mode']} | {r['jobs']:,} | | | | | {r['status']} | | | | |")
+            lines.append(f"| {r['broker']} | {r['mode']} | {r['jobs']:,} | | | | | {r['status']} | | | | | "
+                         f"{r.get('code', '')} |")
             continue
         lines.append(f"| {r['broker']} | {r['mode']} | {r['jobs']:,} | {r['tasks']:,} | {r['instances']:,} | "
                      f"{r['decisions']:,} | {r['generate_s']:.1f} | {r['simulation_s']:.1f} | {r['process_s']:.1f} | "
-                     f"{r['decisions_per_s']:,.0f} | {r['instances_per_s']:,.0f} | {r['peak_rss_mb']:.0f} |")
+                     f"{r['decisions_per_s']:,.0f} | {r['instances_per_s']:,.0f} | {r['peak_rss_mb']:.0f} | "
+                     f"{r.get('code', '')} |")
     limits = sorted({r["limit_s"] for r in rows if "limit_s" in r})
     lines += ["", "Each case ran in a fresh process with a time limit (" + ", ".join(f"{x:.0f} s" for x in limits)
               + "); process s includes generating the jobs, and in stream mode writing the results (Parquet). "
@@ -223,7 +225,7 @@ def main() -> None:
     try:
         for broker, mode, jobs_list, limit in plan:
             for jobs in jobs_list:
-                rows.append({**run_case(jobs, broker, mode, limit), "limit_s": limit})
+                rows.append({**run_case(jobs, broker, mode, limit), "limit_s": limit, "code": code_version()})
                 print(json.dumps(rows[-1]), flush=True)
                 if rows[-1]["status"] != "ok":
                     break  # larger counts would take longer still
