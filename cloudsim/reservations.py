@@ -20,6 +20,8 @@ wait again. Brokers that never reserve see no change at all.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -61,10 +63,13 @@ class Timeline:
         tasks: the tasks (demands).
         groups: every instance group of the episode (`EpisodeRecord.groups`).
         running_on: per machine, the ids of its running groups.
+        tick: the scheduler's tick (None: event-driven): a reservation then starts at a tick, and
+            `earliest_start` gives the earliest tick.
     """
 
     def __init__(self, state: "ClusterState", tasks: "TaskTable", groups: "GroupTable",
-                 running_on: list[set[int]]) -> None:
+                 running_on: list[set[int]], tick: float | None = None) -> None:
+        self.tick = tick
         self._state = state
         self._tasks = tasks
         self._groups = groups
@@ -127,18 +132,25 @@ class Timeline:
                        held: Sequence[tuple[float, float, np.ndarray]] = ()) -> float:
         """The earliest time >= ``now`` from which ``demand`` fits the machine for ``duration``;
         ``inf`` when never (the machine is down or too small). ``free_now`` and ``held``: decisions
-        not yet applied, as in `free_profile`."""
+        not yet applied, as in `free_profile`. With a scheduler tick, the earliest such tick."""
         if not self._state.up[machine]:
             return float("inf")
         times, free = self.free_profile(machine, now, free_now, held)
         ok = np.all(free >= demand, axis=1)
         after = np.append(times[1:], np.inf)
-        for k in np.flatnonzero(ok):  # a start can only be a breakpoint: free rises only there
-            end = times[k] + duration
-            window = (after > times[k]) & (times < end)
+        # A start can only be a breakpoint, free rises only there; with a tick, the first tick from a
+        # breakpoint on (a later tick in the same stretch would be a later start of the same kind).
+        for k in np.flatnonzero(ok):
+            start = times[k] if self.tick is None else self._next_tick(times[k], now)
+            window = (after > start) & (times < start + duration)
             if np.all(ok[window]):
-                return float(times[k])
+                return float(start)
         return float("inf")
+
+    def _next_tick(self, time: float, now: float) -> float:
+        """The first tick at or after ``time``, counted from ``now`` (a tick): ``now + n x tick``, as
+        `cloudsim.broker.PlanCheck` accepts a reservation's start (within 1e-9 of a whole number)."""
+        return now + math.ceil((time - now) / self.tick - 1e-9) * self.tick
 
     # ------------------------------------------------------------- changes
     def add(self, reservation: Reservation) -> None:
@@ -148,9 +160,12 @@ class Timeline:
         self._machines_reserved[m] = self._machines_reserved.get(m, 0) + 1
 
     def pop_due(self, now: float) -> list[Reservation]:
-        """The reservations whose start has come, removed from the pending ones, in start order."""
+        """The reservations whose start has come, removed from the pending ones, in start order.
+        With a scheduler tick, a start is due at the tick nearest it: ``now + n x tick`` and the
+        simulated time's sum of ticks may differ in the last bits."""
         due = 0
-        while due < len(self.pending) and self.pending[due].start <= now:
+        limit = now if self.tick is None else now + self.tick / 2
+        while due < len(self.pending) and self.pending[due].start <= limit:
             due += 1
         popped, self.pending = self.pending[:due], self.pending[due:]
         for r in popped:

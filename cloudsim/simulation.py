@@ -363,7 +363,7 @@ class Simulation:
             self._writer = ResultWriter(self.stream_to, self.record)
         self._phase = "running"
         self._running_on: list[set[int]] = [set() for _ in range(self.cluster.machines)]
-        self._timeline = Timeline(self.state, self.tasks, self.record.groups, self._running_on)
+        self._timeline = Timeline(self.state, self.tasks, self.record.groups, self._running_on, self.tick)
         self._launch_queue: list[int] = []
         self._round_last_group: dict[int, int] = {}
         self._arrivals_done = False

@@ -113,6 +113,18 @@ def test_with_a_scheduler_tick_a_reservation_starts_at_a_tick():
     assert times(sim) == [(1.0, 4.0), (4.0, 6.0)]
 
 
+def test_easy_with_a_scheduler_tick_reserves_at_a_tick():
+    # The textbook example below, J1 lasting 10.5 s, tick 1: the tick at 0 comes before the arrivals, so
+    # the first starts are at 1. J1 runs 1-11.5; the head J2 (4 cpu) is reserved for the first tick after
+    # J1's end, 12 (at 11.5 it was refused: not a tick); J3 is backfilled 1-6; J4 would delay J2 and
+    # waits for its end at 17.
+    jobs = [job("J1", 2, 10.5), job("J2", 4, 5.0), job("J3", 1, 5.0), job("J4", 1, 20.0)]
+    sim = Simulation(ONE_MACHINE, jobs, make_broker("easy"), tick=1.0)
+    sim.run()
+    assert times(sim) == [(1.0, 11.5), (12.0, 17.0), (1.0, 6.0), (17.0, 37.0)]
+    assert sim.record.cancelled_reservations == 0
+
+
 def test_a_reservation_on_a_machine_that_failed_is_cancelled_and_its_task_waits_again():
     events = [MachineEvent(5.0, 0, "failed"), MachineEvent(20.0, 0, "up")]
     sim = Simulation(ONE_MACHINE, [job("A", 2, 3.0), job("B", 4, 2.0)], machine_events=events)
