@@ -28,7 +28,6 @@ import numpy as np
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
 from agents.planning import PlannedView, plan_of
 from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit
-from cloudsim.cluster import instances_applied
 
 __all__ = [
     "BestFit",
@@ -97,7 +96,7 @@ class FirstFit:
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
 
 
-def kernels():
+def _kernels():
     """`agents.kernels`, imported on first use: importing numba and loading a compiled kernel take
     about 0.5 s, which a run of the other brokers need not pay."""
     import agents.kernels
@@ -168,7 +167,7 @@ class PairScore(ABC):
         if compiled is not None:
             columns, shares = compiled
             # With a window, a task that runs out lets a backlog task in: the plan stops there (not final).
-            *plan, cut = kernels().best_pair_round(view.free.copy(), view.up, view.demand, view.waiting.copy(),
+            *plan, cut = _kernels().best_pair_round(view.free.copy(), view.up, view.demand, view.waiting.copy(),
                                                    np.asarray(columns, dtype=np.int64), view.capacity, shares,
                                                    view.backlog > 0)
             return _plan(plan, final=not cut)

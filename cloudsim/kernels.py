@@ -10,7 +10,6 @@ impossible decision is: the engine then asks `PlanCheck` for the message, which 
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 __all__ = ["check_starts"]
 
