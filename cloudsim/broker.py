@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 import numpy as np
 
 from cloudsim.cluster import frozen, instances_applied
+from cloudsim.reservations import on_tick
 
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
@@ -496,6 +497,7 @@ class PlanCheck:
                 and view.fits_one(machine, task)):
             if self.size is None or position < self.size - 1:
                 self._took(machine, task, count, view.time)
+                return CheckedDecision(machine, task, count, free_after=self._free[machine])  # computed once
             return CheckedDecision(machine, task, count)
         waiting = self._waiting_of(task)
         free = self._free.get(machine)
@@ -543,8 +545,7 @@ class PlanCheck:
         at = float(at)
         if at < now:
             raise InvalidDecisionError(f"{where}: the time has passed; reserve at a time >= {now}")
-        if self.tick is not None and not math.isclose((at - now) / self.tick, round((at - now) / self.tick),
-                                                      abs_tol=1e-9):
+        if self.tick is not None and not on_tick(at, now, self.tick):
             raise InvalidDecisionError(f"{where}: with a scheduler tick of {self.tick}, a reservation starts at a "
                                        "tick; reserve a whole number of ticks ahead")
         if not self.fits_from(machine, task, count, at):

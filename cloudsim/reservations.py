@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from cloudsim.record import GroupTable
     from cloudsim.tasks import TaskTable
 
-__all__ = ["Reservation", "Timeline", "FIT_TOLERANCE"]
+__all__ = ["FIT_TOLERANCE", "Reservation", "TICKS_SLACK", "Timeline", "next_tick", "on_tick"]
 
 FIT_TOLERANCE = 1e-9
 """Relative slack (of a machine's capacity) when reserved instances start: the profile
@@ -53,6 +53,20 @@ class Reservation:
     start: float
     end: float
     demand: tuple[float, ...]
+
+
+TICKS_SLACK = 1e-9  # how far from a whole number of ticks a time may be and still be on a tick
+
+
+def on_tick(time: float, now: float, tick: float) -> bool:
+    """Whether ``time`` is a whole number of ticks after ``now`` (itself a tick), within `TICKS_SLACK`."""
+    ticks = (time - now) / tick
+    return math.isclose(ticks, round(ticks), abs_tol=TICKS_SLACK)
+
+
+def next_tick(time: float, now: float, tick: float) -> float:
+    """The first tick at or after ``time``, counted from ``now`` (a tick): ``now + n x tick``."""
+    return now + math.ceil((time - now) / tick - TICKS_SLACK) * tick
 
 
 class Timeline:
@@ -141,16 +155,11 @@ class Timeline:
         # A start can only be a breakpoint, free rises only there; with a tick, the first tick from a
         # breakpoint on (a later tick in the same stretch would be a later start of the same kind).
         for k in np.flatnonzero(ok):
-            start = times[k] if self.tick is None else self._next_tick(times[k], now)
+            start = times[k] if self.tick is None else next_tick(times[k], now, self.tick)
             window = (after > start) & (times < start + duration)
             if np.all(ok[window]):
                 return float(start)
         return float("inf")
-
-    def _next_tick(self, time: float, now: float) -> float:
-        """The first tick at or after ``time``, counted from ``now`` (a tick): ``now + n x tick``, as
-        `cloudsim.broker.PlanCheck` accepts a reservation's start (within 1e-9 of a whole number)."""
-        return now + math.ceil((time - now) / self.tick - 1e-9) * self.tick
 
     # ------------------------------------------------------------- changes
     def add(self, reservation: Reservation) -> None:

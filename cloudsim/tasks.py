@@ -267,7 +267,7 @@ class TaskTable:
         if reserved:  # they had left the waiting set when reserved
             self.task_reserved[r] -= count
         elif settle:
-            self._leave_if_none_waiting(g)
+            self.settle((g,))
         per_instance = self.instance_durations[r]
         runs = []
         for first, n in self._take_instances(g, count):
@@ -281,7 +281,7 @@ class TaskTable:
         """Hold ``count`` waiting instances of task ``g`` for a later start (`start` with ``reserved``)."""
         self.task_reserved[g - self.task_base] += count
         self._waiting_changed(g - self.task_base)
-        self._leave_if_none_waiting(g)
+        self.settle((g,))
 
     def cancel_reservation(self, g: int, count: int) -> None:
         """``count`` reserved instances of task ``g`` wait again."""
@@ -294,20 +294,16 @@ class TaskTable:
         self.waiting_changes += 1
         self.task_waiting_change[r] = self.waiting_changes
 
-    def settle(self, started: Iterable[int]) -> None:
-        """Those of the tasks ``started`` (by `start` with ``settle=False``) left with no waiting instances
-        leave the waiting set."""
-        gone = sorted({g for g in started if self.waiting_instances(g) == 0})
+    def settle(self, tasks: Iterable[int]) -> None:
+        """Those of ``tasks`` left with no waiting instances leave the waiting set, at once (after
+        `start` with ``settle=False``; `start` and `reserve` settle their own task)."""
+        gone = sorted({g for g in tasks if self.waiting_instances(g) == 0})
         if gone:
             at = np.searchsorted(self.ready, gone)
             present = at < len(self.ready)
             present[present] = self.ready[at[present]] == np.array(gone)[present]
             if present.any():  # (a reservation of the same plan may have taken it out already)
                 self._set_ready(np.delete(self.ready, at[present]))
-
-    def _leave_if_none_waiting(self, g: int) -> None:
-        if self.waiting_instances(g) == 0:
-            self._set_ready(np.delete(self.ready, np.searchsorted(self.ready, g)))
 
     def _take_instances(self, g: int, count: int) -> list[tuple[int, int]]:
         """(first, n) ranges of instance numbers to start: re-queued ones first, then fresh ones."""
