@@ -226,7 +226,9 @@ class BestPairs:
         score, task, kept = self.score[machines], self.task[machines], self.kept[machines]
         ahead = (score > scores[:, None]) | ((score == scores[:, None]) & (task < tasks[:, None]))
         slot = (ahead & (np.arange(KEPT) < kept[:, None])).sum(axis=1)  # where the new pair goes
-        placed = slot < KEPT
+        # Behind every kept task of a row that does not keep all its fits, a task not kept may rank
+        # above the new pair: it is not kept then (the row's kept tasks stay its best).
+        placed = (slot < KEPT) & ((slot < kept) | self.complete[machines])
         self.complete[machines] &= placed & (kept < KEPT)  # a pair fell off the end: no longer all fits
         m, slot, score, task = machines[placed], slot[placed, None], score[placed], task[placed]
         columns = np.arange(KEPT)
@@ -253,17 +255,22 @@ class BestPairs:
         machine = np.concatenate([old_rows, machines])
         score = np.concatenate([self.score[rows][old], scores])
         task = np.concatenate([self.task[rows][old], tasks])
+        was_kept = np.arange(len(machine)) < len(old_rows)
         # Best first within each row: highest score, then earliest task (argmax's tie rule).
         order = np.lexsort((task, -score, machine))
-        machine, score, task = machine[order], score[order], task[order]
+        machine, score, task, was_kept = machine[order], score[order], task[order], was_kept[order]
         starts = _row_starts(machine)
         counts = np.diff(np.append(starts, len(machine)))
         rank = np.arange(len(machine)) - np.repeat(starts, counts)
-        keep = rank < KEPT
+        found = machine[starts]
+        # A row that does not keep all its fits keeps nothing ranked behind its last kept task: a
+        # task it does not keep may rank above that.
+        last_kept = np.maximum.reduceat(np.where(was_kept, rank, -1), starts)
+        known = np.repeat(np.where(self.complete[found], KEPT, last_kept + 1), counts)
+        keep = rank < np.minimum(known, KEPT)
         self.score[machine[keep], rank[keep]] = score[keep]
         self.task[machine[keep], rank[keep]] = task[keep]
-        found = machine[starts]
-        self.kept[found] = np.minimum(counts, KEPT)
+        self.kept[found] = np.add.reduceat(keep, starts)
         self.complete[found] &= counts <= KEPT
 
     def _keep_term_maxima(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray,

@@ -105,11 +105,16 @@ class ScoreEveryPair:
         return Decision(int(machines[best]), int(tasks[best]))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("kept", [1, 2, KEPT])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(episode=episodes())
-def test_incremental_deepjs_decides_as_its_fitness_over_every_pair(episode):
+def test_incremental_deepjs_decides_as_its_fitness_over_every_pair(kept, episode, monkeypatch):
     """DeepJS's score reads waiting counts, which change at every start: the changed task leaves
-    every row and comes back with its new fitness."""
+    every row and comes back with its new fitness. A row that keeps fewer tasks than fit it must not
+    keep the changed task behind its kept ones (a task it does not keep may rank above it there):
+    with 2 kept, that made other decisions than scoring every pair until fixed."""
+    monkeypatch.setattr(incremental, "KEPT", kept)
     cluster, jobs, events = episode
     deepjs = make_broker("deepjs")
     deepjs.incremental_from = 1
@@ -223,3 +228,28 @@ def test_a_subclass_that_changes_the_score_is_scored_by_it_not_compiled():
     sim = Simulation(cluster, [JobSpec("a", 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
     answer = ScaledTetris().decide(sim.next_decision())
     assert isinstance(answer, Decision)  # one pair per call, by its own score
+
+
+class MostWaiting(PairScore):
+    """The task with the most waiting instances first (a score that reads the waiting counts)."""
+
+    name = "most-waiting"
+    reads_waiting = True
+
+    def score(self, view, machines, tasks):
+        return view.waiting[tasks].astype(float)
+
+
+def test_a_changed_task_is_not_kept_behind_tasks_a_row_does_not_keep(monkeypatch):
+    """Machines of 3 and 2 cpu; tasks T0 (1 instance of 2 cpu), T1 (1 of 1 cpu), T2 (2 of 1 cpu); rows
+    keep 2 tasks; the task with the most waiting goes first, the first pair on ties. By hand: T2 (2
+    waiting) on machine 0; then all have 1: T0 on machine 0, which is then full; T1 on machine 1 (tied
+    with T2, earlier); T2 there. Machine 1's row first keeps T2(2) and T0(1), not T1(1). After the
+    first start T2 has 1: it must not rejoin the row behind T0, where T1, not kept, ranks above it;
+    kept there, T2 was picked before T1 once T0 ran out."""
+    monkeypatch.setattr(incremental, "KEPT", 2)
+    cluster = ClusterSpec(("cpu",), ((3.0,), (2.0,)))
+    jobs = [JobSpec(0, 0.0, tuple(TaskSpec(t, n, {"cpu": cpu}, 1.0) for t, (n, cpu) in enumerate([(1, 2.0), (1, 1.0), (2, 1.0)])))]
+    broker = MostWaiting()
+    broker.incremental_from = 1
+    assert decisions(broker, cluster, jobs, []) == [(0, 2, 1), (0, 0, 1), (1, 1, 1), (1, 2, 1)]
