@@ -83,6 +83,9 @@ class BestPairs:
     """
 
     def __init__(self, scorer: PairScorer) -> None:
+        from agents import kernels  # numba: loaded when a broker first keeps best pairs (500+ machines)
+
+        self.kernels = kernels
         self.scorer = scorer
         self.episode: int | None = None
 
@@ -165,17 +168,7 @@ class BestPairs:
     def _drop(self, gone: np.ndarray) -> np.ndarray:
         """Take the tasks ``gone`` out of every row; return the rows to rescore whole: those left
         without a kept task that may not be all their fits, and (scaled) those that lost a maximum."""
-        lost = np.isin(self.task, gone)
-        rows = np.flatnonzero(lost.any(axis=1))
-        if len(rows):
-            # Close the gaps: each remaining entry moves left by the lost entries before it.
-            stays = ~lost[rows]
-            r, c = np.nonzero(stays)
-            slot = np.cumsum(stays, axis=1)[r, c] - 1
-            score, task = self.score[rows[r], c], self.task[rows[r], c]
-            self.score[rows], self.task[rows] = -np.inf, _NO_TASK
-            self.score[rows[r], slot], self.task[rows[r], slot] = score, task
-            self.kept[rows] -= lost[rows].sum(axis=1)
+        rows = self.kernels.drop_kept(self.score, self.task, self.kept, np.sort(gone).astype(np.int64))
         stale = rows[(self.kept[rows] == 0) & ~self.complete[rows]]
         if self.scorer.scaled:
             stale = np.union1d(stale, np.flatnonzero(np.isin(self.term_task, gone).any(axis=1)))
@@ -222,20 +215,10 @@ class BestPairs:
             self._keep_best(rows, machines, scores, view.task_index[tasks])
 
     def _insert(self, machines: np.ndarray, scores: np.ndarray, tasks: np.ndarray) -> None:
-        """Insert one pair per machine (``machines`` distinct) into its row's kept tasks, in order."""
-        score, task, kept = self.score[machines], self.task[machines], self.kept[machines]
-        ahead = (score > scores[:, None]) | ((score == scores[:, None]) & (task < tasks[:, None]))
-        slot = (ahead & (np.arange(KEPT) < kept[:, None])).sum(axis=1)  # where the new pair goes
-        # Behind every kept task of a row that does not keep all its fits, a task not kept may rank
-        # above the new pair: it is not kept then (the row's kept tasks stay its best).
-        placed = (slot < KEPT) & ((slot < kept) | self.complete[machines])
-        self.complete[machines] &= placed & (kept < KEPT)  # a pair fell off the end: no longer all fits
-        m, slot, score, task = machines[placed], slot[placed, None], score[placed], task[placed]
-        columns = np.arange(KEPT)
-        later = columns > slot  # these take the entry one to their left
-        self.score[m] = np.where(later, np.roll(score, 1, axis=1), np.where(columns == slot, scores[placed, None], score))
-        self.task[m] = np.where(later, np.roll(task, 1, axis=1), np.where(columns == slot, tasks[placed, None], task))
-        self.kept[m] = np.minimum(self.kept[m] + 1, KEPT)
+        """Insert one pair per machine (``machines`` distinct) into its row's kept tasks, in order
+        (a compiled loop over the rows: `agents.kernels.insert_kept`)."""
+        self.kernels.insert_kept(self.score, self.task, self.kept, self.complete, machines.astype(np.int64),
+                                 scores.astype(np.float64), tasks.astype(np.int64))
 
     def _keep_best(self, rows: np.ndarray, machines: np.ndarray, scores: np.ndarray, tasks: np.ndarray) -> None:
         """Merge the pairs (machines, scores, global tasks), machines among ``rows``, into the rows' kept tasks."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["best_pair_round"]
+__all__ = ["best_pair_round", "drop_kept", "insert_kept"]
 
 
 @numba.njit(cache=True)
@@ -162,3 +162,54 @@ def best_pair_round(free, up, demand, waiting, columns, capacity, shares, until_
             else:
                 _replay(tree, leaves, row_task, row_score)
     return plan_machine[:k], plan_task[:k], plan_count[:k], False
+
+
+# ------------------------------------------------------------------ kept best pairs (agents.incremental)
+@numba.njit(cache=True)
+def drop_kept(score, task, kept, gone):
+    """Take the tasks ``gone`` (sorted global indices) out of every row of `agents.incremental.BestPairs`'
+    kept entries, closing the gaps in order. Returns the rows that lost an entry."""
+    lost = np.empty(score.shape[0], dtype=np.int64)
+    n = 0
+    for m in range(score.shape[0]):
+        k, w = kept[m], 0
+        for j in range(k):
+            g = task[m, j]
+            i = np.searchsorted(gone, g)
+            if i < len(gone) and gone[i] == g:
+                continue
+            score[m, w], task[m, w] = score[m, j], g
+            w += 1
+        if w < k:
+            for j in range(w, k):
+                score[m, j], task[m, j] = -np.inf, np.iinfo(np.int64).max
+            kept[m] = w
+            lost[n] = m
+            n += 1
+    return lost[:n]
+
+
+@numba.njit(cache=True)
+def insert_kept(score, task, kept, complete, machines, scores, tasks):
+    """Insert one pair per row (``machines`` distinct) into its kept entries, best first (higher score,
+    then lower task). A pair that would go behind every kept entry of a row that does not keep all its
+    fits is not kept (a task the row does not keep may rank above it); a row that loses a pair, kept or
+    pushed off its end, no longer keeps all its fits."""
+    width = score.shape[1]
+    for i in range(len(machines)):
+        m, s, g = machines[i], scores[i], tasks[i]
+        k = kept[m]
+        slot = 0
+        while slot < k and (score[m, slot] > s or (score[m, slot] == s and task[m, slot] < g)):
+            slot += 1
+        if slot == width or (slot == k and not complete[m]):
+            complete[m] = False
+            continue
+        if k == width:
+            complete[m] = False  # the last entry falls off
+        else:
+            k += 1
+        for j in range(k - 1, slot, -1):
+            score[m, j], task[m, j] = score[m, j - 1], task[m, j - 1]
+        score[m, slot], task[m, slot] = s, g
+        kept[m] = k
