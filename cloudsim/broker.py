@@ -168,7 +168,10 @@ class ClusterView:
         """This instant with only the first ``size`` waiting tasks visible; the rest are the backlog."""
         if not (isinstance(size, (int, np.integer)) and size >= 1):
             raise ValueError(f"a task window holds at least 1 task, got {size!r}")
-        return ClusterView(self.time, self._state, self._tasks, int(size), self._timeline)
+        windows = self.__dict__.setdefault("_windows", {})  # one view per size: its cached arrays are shared
+        if size not in windows:
+            windows[size] = ClusterView(self.time, self._state, self._tasks, int(size), self._timeline)
+        return windows[size]
 
     @property
     def num_machines(self) -> int:
@@ -242,8 +245,7 @@ class ClusterView:
     @cached_property
     def jobs_in_system(self) -> np.ndarray:
         """Rows (as in ``job_index``) of the jobs that have arrived and not finished."""
-        t = self._tasks
-        return frozen(np.flatnonzero(~np.isnan(t.job_arrival) & np.isnan(t.job_finish)))
+        return self._tasks.jobs_in_system()
 
     @property
     def job_usage(self) -> np.ndarray:

@@ -82,6 +82,7 @@ class TaskTable:
         self.running_instances = 0
         self.latest_finish = 0.0  # when the last job to finish so far finished
         self._job_length: np.ndarray | None = None
+        self._in_system: np.ndarray | None = None  # `jobs_in_system`, until a job arrives or finishes
         self.waiting_changes = 0
         self.ready_version = -1
         self._set_ready(np.empty(0, dtype=np.int64))
@@ -145,6 +146,7 @@ class TaskTable:
             self._job_running = np.concatenate([self._job_running, np.zeros(len(jobs), dtype=np.int64)])
             self._job_usage = np.concatenate([self._job_usage, np.zeros((len(jobs), resources))])
         self._job_length = None
+        self._in_system = None
         self._ready_demand = None
 
     def retire(self, jobs: int) -> None:
@@ -169,6 +171,7 @@ class TaskTable:
         self.task_base += tasks
         self.job_base += jobs
         self._job_length = None
+        self._in_system = None
         self._ready_demand = None
 
     def finished_jobs(self) -> int:
@@ -195,6 +198,12 @@ class TaskTable:
         if self._job_length is None:
             self._job_length = frozen(np.array([job.critical_path() for job in self.jobs], dtype=float))
         return self._job_length
+
+    def jobs_in_system(self) -> np.ndarray:
+        """Rows of the jobs that have arrived and not finished, read-only; kept until one arrives or finishes."""
+        if self._in_system is None:
+            self._in_system = frozen(np.flatnonzero(~np.isnan(self.job_arrival) & np.isnan(self.job_finish)))
+        return self._in_system
 
     def waiting_instances(self, g: int) -> int:
         """Instances of task ``g`` neither started nor reserved (fresh or re-queued)."""
@@ -241,6 +250,7 @@ class TaskTable:
         """Job ``j`` arrives: its tasks without parents become ready."""
         jr = j - self.job_base
         self.job_arrival[jr] = now
+        self._in_system = None
         first, end = self.job_first_task[jr] - self.task_base, self.job_first_task[jr + 1] - self.task_base
         roots = first + np.flatnonzero(self.task_pending_parents[first:end] == 0)
         self.task_ready_time[roots] = now
@@ -356,6 +366,7 @@ class TaskTable:
         if self.job_unfinished_tasks[jr]:
             return False
         self.job_finish[jr] = now
+        self._in_system = None
         self.latest_finish = max(self.latest_finish, now)
         self.unfinished_jobs -= 1
         return True
