@@ -72,26 +72,32 @@ class FirstFit:
         if len(machines) == 0:
             return None
         fits, demand = view.fits, view.demand
-        waiting = view.waiting.copy()
-        has_waiting = waiting > 0
+        # Every task of a view waits; only the few the plan starts need their counts (a long queue
+        # would cost a pass over every task per round).
+        left = np.ones(view.num_tasks, dtype=bool)  # tasks with instances the plan has not started
+        waiting: dict[int, int] = {}
+        exhausted = 0
         windowed = view.backlog > 0  # a task that runs out lets a backlog task in: only a new view shows it
         plan = []
         for machine in machines.tolist():
             free = view.free[machine]
-            candidates = fits[machine] & has_waiting  # the tasks that fit what the machine has left
-            while candidates[task := int(candidates.argmax())]:
-                count, free = sequential_fit(free, demand[task], int(waiting[task]))
+            candidates = np.flatnonzero(fits[machine] & left)  # the tasks that fit what the machine has left
+            while len(candidates):
+                task = int(candidates[0])
+                wanted = waiting[task] if task in waiting else view.waiting_instances(task)
+                count, free = sequential_fit(free, demand[task], wanted)
                 plan.append(Decision(machine, task, count))
-                waiting[task] -= count
-                if waiting[task] == 0:
+                waiting[task] = wanted - count
+                if count == wanted:
                     if windowed:
                         return Plan(plan)  # not final: a backlog task enters the window
-                    has_waiting[task] = False
+                    left[task] = False
+                    exhausted += 1
                 # This task is done here (none waits, or the next does not fit); the machine has less left,
-                # so tasks after it may no longer fit: filtered at once, not tried one by one.
-                candidates[task] = False
-                candidates &= (demand <= free).all(axis=1)
-            if not has_waiting.any():
+                # so later candidates may no longer fit: filtered at once, not tried one by one.
+                later = candidates[1:]
+                candidates = later[(demand[later] <= free).all(axis=1)]
+            if exhausted == view.num_tasks:
                 break
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
 
