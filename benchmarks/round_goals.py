@@ -5,6 +5,9 @@ median of ``--repeats`` runs; ratios are taken between medians measured in the s
 the two cases alternating so that both see the same machine load. The rows:
 
 * SimPy's own cost of one timeout event (the floor of any SimPy engine);
+* the engine's own floor per decision: a broker that tests one fit and starts one instance, one
+  machine, one task of 100,000 instances that each fill it, so that every decision is one round,
+  one start and one completion (what a decision costs before any broker logic);
 * first-fit's decisions per second, alibaba-like (seed 0) on v2018's 4,034 machines, event-driven
   (decisions over the simulation's wall time, results excluded);
 * first-fit streamed (`Simulation(stream_to=...)`) over ``--stream-jobs`` alibaba-like jobs: the whole
@@ -49,6 +52,21 @@ env.process(ticker(env, 200_000))
 started = time.perf_counter()
 env.run()
 print(json.dumps({"us_per_event": (time.perf_counter() - started) / 200_000 * 1e6}))
+"""
+
+ENGINE_FLOOR = r"""
+import json
+from cloudsim import ClusterSpec, Decision, JobSpec, Simulation, TaskSpec
+from cloudsim.broker import Plan
+class OneFitTest:
+    name = "one-fit-test"
+    def decide(self, view):
+        return Plan([Decision(0, 0)], final=True) if view.num_tasks and view.fits_one(0, 0) else None
+n = 100_000
+jobs = [JobSpec(0, 0.0, (TaskSpec(0, n, {"cpu": 1.0}, 1.0),))]
+s = Simulation(ClusterSpec.uniform(1, {"cpu": 1.0}), jobs, OneFitTest()).run().summary
+assert s["decisions"] == n
+print(json.dumps({"us_per_decision": s["sim_wall_s"] / n * 1e6}))
 """
 
 ALIBABA = r"""
@@ -115,7 +133,7 @@ def ratio_row(goal: str, name: str, slow: dict, fast: dict, target: str) -> dict
             "target": target}
 
 
-ROWS = ("simpy", "first-fit", "stream", "tetris", "deepjs", "cloudsimpy-whole", "cloudsimpy-0-200", "deepk8s")
+ROWS = ("simpy", "engine-floor", "first-fit", "stream", "tetris", "deepjs", "cloudsimpy-whole", "cloudsimpy-0-200", "deepk8s")
 
 
 def measure(row: str, args: argparse.Namespace) -> list[dict]:
@@ -124,6 +142,10 @@ def measure(row: str, args: argparse.Namespace) -> list[dict]:
         m = medians({"simpy": (SIMPY,)}, r)["simpy"]
         return [{"goal": "SimPy's own cost of one timeout event", "measured": f"{m['us_per_event']:.2f} µs",
                  "target": "-"}]
+    if row == "engine-floor":
+        m = medians({"floor": (ENGINE_FLOOR,)}, r)["floor"]
+        return [{"goal": "the engine's floor per decision (one round, one start, one completion; a broker that "
+                         "tests one fit)", "measured": f"{m['us_per_decision']:.1f} µs", "target": "-"}]
     if row == "first-fit":
         m = medians({"ff": alibaba("first-fit", 1000, 4034)}, r)["ff"]
         return [{"goal": "first-fit, 1,000 alibaba-like jobs on 4,034 machines",

@@ -330,7 +330,9 @@ class ClusterView:
 
     def fits_one(self, machine: int, task: int) -> bool:
         """Whether one instance of the view's ``task`` fits ``machine`` now (one entry of ``fits``, without the matrix)."""
-        return bool(self.up[machine]) and bool((self.demand[task] <= self.free[machine]).all())
+        # On Python floats: the same comparisons, without numpy's per-call cost (a check per decision).
+        return bool(self.up[machine]) and all(map(operator.le, self.demand[task].tolist(),
+                                                   self.free[machine].tolist()))
 
     # ------------------------------------------------------------ changes
     # A broker that keeps per-machine or per-task results between decisions (`agents.incremental`)
@@ -415,7 +417,7 @@ def ends_round(answer: object) -> bool:
     return not as_plan(answer) or (isinstance(answer, Plan) and answer.final)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CheckedDecision:
     """A decision known to be possible: ``count`` instances of the view's task ``task`` on ``machine``,
     started now (``at`` None) or reserved from ``at``."""
@@ -479,7 +481,8 @@ class PlanCheck:
                 f"{self._where(position)}returned {decision!r}; return a Decision(machine, task, count), a "
                 f"(machine, task[, count]) tuple, a list of them (a plan), or None to wait")
         machine, task, count = fields
-        if not (_is_int(machine) and _is_int(task) and _is_int(count)):
+        if not (type(machine) is type(task) is type(count) is int
+                or (_is_int(machine) and _is_int(task) and _is_int(count))):
             raise InvalidDecisionError(f"{self._where(position)}machine, task and count must be integers, "
                                        f"got {fields!r}")
         machine, task, count = int(machine), int(task), int(count)

@@ -55,7 +55,7 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name, ends_round
+from cloudsim.broker import CheckedDecision, ClusterView, Decision, Plan, PlanCheck, as_plan, broker_name, ends_round
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -272,7 +272,7 @@ class Simulation:
             self.tasks.settle(started)  # those left with nothing waiting leave the waiting set, at once
             self._made += len(checked)
             self.record.decisions += len(checked)
-            if not ends_round(decision):
+            if not (isinstance(decision, Plan) and decision.final):  # (a plan of decisions: not empty)
                 return
         self._round_open = False
         try:
