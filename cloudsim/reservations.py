@@ -93,6 +93,14 @@ class Timeline:
         self._machines_reserved: dict[int, int] = {}  # machine -> pending reservations on it
 
     # ------------------------------------------------------------- queries
+    def released(self, start: float, end: float) -> float:
+        """When what instances hold from ``start`` to ``end`` can be used again: at ``end``; but with a
+        scheduler tick, instances that run exactly one tick end after the round of the tick at ``end``
+        (CloudSimPy's order: their completion is created after that tick), so the next tick."""
+        if self.tick is not None and end == start + self.tick:
+            return end + self.tick
+        return end
+
     def has_reservations(self, machine: int) -> bool:
         return self._machines_reserved.get(machine, 0) > 0
 
@@ -109,15 +117,15 @@ class Timeline:
         for start, end, taken in held:
             if start > now:
                 changes.append((start, -taken))
-            changes.append((end, taken))
+            changes.append((self.released(start, end), taken))
         for gid in self._running_on[machine]:
             g = self._groups[gid]
-            changes.append((g.start + g.duration, self._tasks.demand(g.task) * g.instances))
+            changes.append((self.released(g.start, g.start + g.duration), self._tasks.demand(g.task) * g.instances))
         for r in self.pending:
             if r.machine == machine:
                 taken = np.asarray(r.demand)
                 changes.append((r.start, -taken))
-                changes.append((r.end, taken))
+                changes.append((self.released(r.start, r.end), taken))
         times = np.array(sorted({now, *(t for t, _ in changes if t > now)}))
         now_free = self._state.free[machine] if free_now is None else free_now
         free = np.repeat(now_free[None, :], times.size, axis=0)
@@ -137,6 +145,7 @@ class Timeline:
             return bool(np.all((self._state.free[machine] if free_now is None else free_now) >= demand))
         times, free = self.free_profile(machine, now, free_now, held)
         after = np.append(times[1:], np.inf)
+        end = self.released(start, end)
         # the pieces [times[k], after[k]) that meet [start, end); a zero-length stay needs the piece holding start
         overlap = (after > start) & ((times < end) if end > start else (times <= start))
         return bool(np.all(free[overlap] >= demand))
@@ -156,7 +165,7 @@ class Timeline:
         # breakpoint on (a later tick in the same stretch would be a later start of the same kind).
         for k in np.flatnonzero(ok):
             start = times[k] if self.tick is None else next_tick(times[k], now, self.tick)
-            window = (after > start) & (times < start + duration)
+            window = (after > start) & (times < self.released(start, start + duration))
             if np.all(ok[window]):
                 return float(start)
         return float("inf")

@@ -125,6 +125,30 @@ def test_easy_with_a_scheduler_tick_reserves_at_a_tick():
     assert sim.record.cancelled_reservations == 0
 
 
+def test_with_a_tick_instances_of_one_tick_free_their_machine_after_the_next_ticks_round():
+    # Tick 1 on 4 cpu (CloudSimPy's order: an instance lasting exactly one tick ends just after the
+    # round of the tick at its end). A (4 cpu, 1 s) starts at 1 (the tick at 0 comes before the
+    # arrivals) and holds the machine through the round at 2; the head B (4 cpu, 2 s) is reserved for
+    # 3, not 2 (at 2 it would not fit: the reservation was cancelled), and runs 3-5.
+    sim = Simulation(ONE_MACHINE, [job("A", 4, 1.0), job("B", 4, 2.0)], make_broker("easy"), tick=1.0)
+    sim.run()
+    assert times(sim) == [(1.0, 2.0), (3.0, 5.0)]
+    assert sim.record.cancelled_reservations == 0
+
+
+def test_with_a_tick_a_one_tick_instance_ending_at_a_reservation_would_delay_it():
+    # Tick 1 on 4 cpu. X (2 cpu, 3 s) starts at 1 and ends at 4, before that tick's round; the head
+    # H (4 cpu, 1 s) is reserved for 4. S (2 cpu, 1 s) arrives at 2.5: started at 3 it would hold
+    # its cpu through the round at 4 and delay H, so it is not backfilled; H runs 4-5 and holds the
+    # machine through the round at 5, so S is reserved for 6 and runs 6-7. (Backfilled at 3, S
+    # made H's reservation fail: H started at 5.)
+    jobs = [job("X", 2, 3.0), job("H", 4, 1.0), job("S", 2, 1.0, submit=2.5)]
+    sim = Simulation(ONE_MACHINE, jobs, make_broker("easy"), tick=1.0)
+    sim.run()
+    assert times(sim) == [(1.0, 4.0), (4.0, 5.0), (6.0, 7.0)]
+    assert sim.record.cancelled_reservations == 0
+
+
 def test_a_reservation_on_a_machine_that_failed_is_cancelled_and_its_task_waits_again():
     events = [MachineEvent(5.0, 0, "failed"), MachineEvent(20.0, 0, "up")]
     sim = Simulation(ONE_MACHINE, [job("A", 2, 3.0), job("B", 4, 2.0)], machine_events=events)
