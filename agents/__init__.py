@@ -119,7 +119,8 @@ LEARNED = tuple(TRAINED_BY)
 def make_broker(name: str, *, seed: int | None = None, **options) -> object:
     """Build the broker registered under ``name`` (e.g. ``"first-fit"``) with ``options``.
 
-    ``seed`` goes to brokers that draw random numbers and is ignored by the others.
+    ``seed`` goes to brokers that draw random numbers and is ignored by the others; without one they
+    use their own default seed (0), so two runs make the same decisions.
     """
     return build(BROKERS, name, "", seed, options)
 

@@ -12,12 +12,13 @@ __all__ = ["build"]
 def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, seed: int | None,
           options: dict[str, Any]) -> Any:
     """``registry[name](**options)``; ``seed`` is passed to factories that take one (those that draw
-    random numbers) and ignored by the others. An unknown name is a ValueError listing the names
+    random numbers) and ignored by the others; None leaves the factory's own default seed, so that a
+    policy built without one still runs reproducibly. An unknown name is a ValueError listing the names
     (``where`` says which registry, e.g. " for RLSK's federation")."""
     try:
         factory = registry[name]
     except KeyError:
         raise ValueError(f"unknown broker {name!r}{where}; choose one of {', '.join(registry)}") from None
-    if "seed" in inspect.signature(factory).parameters:
+    if seed is not None and "seed" in inspect.signature(factory).parameters:
         options = {**options, "seed": seed}
     return factory(**options)

@@ -143,3 +143,18 @@ def test_sjf_beats_fcfs_on_slowdown_on_deeprms_workload():
                                         make_broker(name)).summary["avg_job_slowdown"] for s in range(5)])
                 for name in ("sjf", "fcfs")}
     assert slowdown["sjf"] < slowdown["fcfs"]
+
+
+@pytest.mark.parametrize("name", ["random", "deepjs"])
+def test_a_broker_built_without_a_seed_runs_reproducibly(name):
+    """make_broker without ``seed`` gives the broker's own default seed, not fresh entropy: two runs
+    decide alike (random's draws; DeepJS's seed, used when it samples)."""
+    cluster = ClusterSpec.uniform(4, {"cpu": 8.0, "memory": 8.0})
+    jobs = [single(j, float(j % 5), 1.0 + j % 3, 2.0 + j % 4) for j in range(40)]
+
+    def run():
+        return simulate(cluster, jobs, make_broker(name)).groups[["machine", "start"]].to_numpy().tolist()
+
+    assert run() == run()
+    rng = make_broker(name).rng
+    assert rng.bit_generator.state == np.random.default_rng(0).bit_generator.state
