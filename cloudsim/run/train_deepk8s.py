@@ -10,7 +10,6 @@ meet a training sequence.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import time

@@ -12,7 +12,6 @@ jobsets of seeds below it (``cloudsim compare deeprm --env deeprm --seeds 0:100`
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from dataclasses import dataclass

@@ -10,7 +10,6 @@ agent's own value, and where the run writes. The training sequences are
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from dataclasses import dataclass
