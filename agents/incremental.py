@@ -23,7 +23,8 @@ across rows (the first machine on ties). Exactness needs each pair's score to be
 computed from that pair alone (its machine's row, its task's column), the same
 floats whatever other pairs are scored with it. A score normalised by maxima
 over every fit pair (Tetris*) declares them as ``terms``: `BestPairs` keeps each
-row's maxima too and rescores every row when a maximum moves.
+row's maxima too and rescores every row when a maximum moves. Idle machines of one capacity
+have the same state, so they score a task alike: it is scored once for all of them.
 """
 
 from __future__ import annotations
@@ -159,6 +160,11 @@ class BestPairs:
         self.term_top = np.full((machines, 0), -np.inf)
         self.term_task = np.full((machines, 0), _NO_TASK, dtype=np.int64)
         self.used_top = None
+        # Machines of one capacity that are idle score every task alike (a score comes from the
+        # machine's state and the task alone): on a large, lightly loaded cluster most rows are.
+        _, self.shape = np.unique(view.capacity, axis=0, return_inverse=True)
+        self.shape = self.shape.reshape(-1)
+        self.shapes = int(self.shape.max(initial=-1)) + 1
         everyone = np.arange(machines)
         if self.scorer.scaled:  # the maxima come from the pairs: a first pass finds them
             self._rescore(view, everyone, None)
@@ -205,7 +211,7 @@ class BestPairs:
                 return  # no maxima yet (a rebuild's first pass, or no fit pair so far): _sync rescores
             scores = scorer.combine(terms, self.used_top)
         else:
-            scores = scorer.score(view, machines, tasks)
+            scores = self._score_alike_once(view, machines, tasks)
         if np.isnan(scores).any():
             raise ValueError(f"broker {getattr(scorer, 'name', type(scorer).__name__)!r} at t={view.time}: "
                              "a pair's score is NaN; scores must be numbers (or set incremental = False)")
@@ -213,6 +219,23 @@ class BestPairs:
             self._insert(machines, scores, view.task_index[tasks])
         else:
             self._keep_best(rows, machines, scores, view.task_index[tasks])
+
+    def _score_alike_once(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        """``scorer.score`` of the pairs, each idle machine's pairs scored once per machine shape and task:
+        the same floats, as a score comes from the pair alone (and gives it the same float in any batch)."""
+        idle = (view.free[machines] == view.capacity[machines]).all(axis=1)
+        if idle.sum() < 2 * self.shapes:  # hardly any pair to share
+            return self.scorer.score(view, machines, tasks)
+        key = tasks[idle] * self.shapes + self.shape[machines[idle]]
+        alike, first, which = np.unique(key, return_index=True, return_inverse=True)
+        picked = np.flatnonzero(idle)[first]
+        busy = np.flatnonzero(~idle)
+        both = np.concatenate([picked, busy])
+        scored = self.scorer.score(view, machines[both], tasks[both])
+        scores = np.empty(len(machines))
+        scores[idle] = scored[:len(picked)][which.reshape(-1)]
+        scores[busy] = scored[len(picked):]
+        return scores
 
     def _insert(self, machines: np.ndarray, scores: np.ndarray, tasks: np.ndarray) -> None:
         """Insert one pair per machine (``machines`` distinct) into its row's kept tasks, in order
