@@ -166,7 +166,7 @@ class ClusterView:
 
     def window(self, size: int) -> "ClusterView":
         """This instant with only the first ``size`` waiting tasks visible; the rest are the backlog."""
-        if not (isinstance(size, (int, np.integer)) and size >= 1):
+        if not (isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size >= 1):
             raise ValueError(f"a task window holds at least 1 task, got {size!r}")
         windows = self.__dict__.setdefault("_windows", {})  # one view per size: its cached arrays are shared
         if size not in windows:

@@ -123,3 +123,14 @@ def test_instance_groups_are_named_records():
     assert (group.task, group.machine, group.first_instance, group.instances) == (0, 0, 0, 3)
     assert (group.start, group.end, group.outcome) == (0, 2, "finished")
     assert np.array_equal(sim.state.free, sim.state.capacity)
+
+
+@pytest.mark.parametrize("size", [0, -1, 2.5, True, "2", None])
+def test_a_window_is_a_whole_number_of_tasks_from_1(size):
+    sim = Simulation(ClusterSpec.uniform(1, {"cpu": 4.0}),
+                     [JobSpec(1, 0.0, tuple(TaskSpec(t, 1, {"cpu": 1.0}, 1.0) for t in range(3)))])
+    view = sim.next_decision()
+    with pytest.raises(ValueError, match="a task window holds at least 1 task"):
+        view.window(size)
+    window = view.window(2)
+    assert (window.num_tasks, window.backlog) == (2, 1)
