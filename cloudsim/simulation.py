@@ -555,14 +555,23 @@ class Simulation:
         self._launch_queue.append(gid)
 
     def _launch_started_groups(self) -> None:
-        groups = self.record.groups
+        """One SimPy event for the round's groups that end at one time, made where the first of them
+        would have made its own: events of one time fire in creation order, and nothing else of that
+        time was created between them, so they end in the same order as with one event each."""
+        groups, now = self.record.groups, self.env.now
+        ends: dict[float, tuple[float, list[int]]] = {}  # end time -> (duration, groups in launch order)
         for gid in self._launch_queue:
-            self.env.timeout(groups.duration[gid - groups.base], value=gid).callbacks.append(self._finish_group)
+            duration = groups.duration[gid - groups.base]
+            ends.setdefault(now + duration, (duration, []))[1].append(gid)  # SimPy's time: now + delay
+        for duration, gids in ends.values():
+            self.env.timeout(duration, value=gids).callbacks.append(self._finish_groups)
         self._launch_queue.clear()
 
-    def _finish_group(self, event: Event) -> None:
-        if self.record.groups.running(event.value):  # not already ended by a machine failure
-            self._end_group(event.value, "finished")
+    def _finish_groups(self, event: Event) -> None:
+        running = self.record.groups.running
+        for gid in event.value:
+            if running(gid):  # not already ended by a machine failure
+                self._end_group(gid, "finished")
 
     def _end_group(self, gid: int, outcome: str) -> None:
         """The group's instances end now: finished, failed, or re-queued to run again."""
