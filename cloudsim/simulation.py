@@ -558,14 +558,19 @@ class Simulation:
         """One SimPy event for the round's groups that end at one time, made where the first of them
         would have made its own: events of one time fire in creation order, and nothing else of that
         time was created between them, so they end in the same order as with one event each."""
-        groups, now = self.record.groups, self.env.now
+        groups, now, queue = self.record.groups, self.env.now, self._launch_queue
+        if len(queue) == 1:  # most rounds
+            self.env.timeout(groups.duration[queue[0] - groups.base], value=queue[:]).callbacks.append(
+                self._finish_groups)
+            queue.clear()
+            return
         ends: dict[float, tuple[float, list[int]]] = {}  # end time -> (duration, groups in launch order)
-        for gid in self._launch_queue:
+        for gid in queue:
             duration = groups.duration[gid - groups.base]
             ends.setdefault(now + duration, (duration, []))[1].append(gid)  # SimPy's time: now + delay
         for duration, gids in ends.values():
             self.env.timeout(duration, value=gids).callbacks.append(self._finish_groups)
-        self._launch_queue.clear()
+        queue.clear()
 
     def _finish_groups(self, event: Event) -> None:
         running = self.record.groups.running
