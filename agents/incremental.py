@@ -227,7 +227,7 @@ class BestPairs:
         if idle.sum() < 2 * self.shapes:  # hardly any pair to share
             return self.scorer.score(view, machines, tasks)
         key = tasks[idle] * self.shapes + self.shape[machines[idle]]
-        alike, first, which = np.unique(key, return_index=True, return_inverse=True)
+        _, first, which = np.unique(key, return_index=True, return_inverse=True)
         picked = np.flatnonzero(idle)[first]
         busy = np.flatnonzero(~idle)
         both = np.concatenate([picked, busy])
