@@ -276,9 +276,10 @@ def slice_note(args, prepared: dict, rows: list[dict]) -> str:
     parts = []
     for trace, info in prepared.items():
         tetris = [r for r in rows if r["trace"] == trace and r["broker"] == "tetris" and not r["machine_events"]]
+        seconds = info["instances_requested_slice"] * tetris[0]["ms_per_decision"] / 1e3 if tetris else 0.0
+        need = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
         cost = f"; at the {tetris[0]['ms_per_decision']} ms per decision measured here, tetris alone would need " \
-               f"about {info['instances_requested_slice'] * tetris[0]['ms_per_decision'] / 1e3 / 60:.0f} min" \
-            if tetris else ""
+               f"about {need}" if tetris else ""
         parts.append(f"{trace}: jobs 0:{REQUESTED_JOBS} hold {info['instances_requested_slice']:,} instances{cost}")
     return (f"**Slice reduced:** jobs {args.start}:{args.start + args.jobs} of each trace in submit order (rebased to "
             f"t=0), for every broker alike, instead of the requested first {REQUESTED_JOBS} jobs, to keep the run "
