@@ -45,6 +45,7 @@ __all__ = [
     "PlanCheck",
     "as_plan",
     "ends_round",
+    "is_final",
     "broker_name",
     "check_decision",
     "frozen",
@@ -383,7 +384,7 @@ class ClusterView:
 
 
 def _is_int(value: object) -> bool:
-    return type(value) is int or (isinstance(value, (int, np.integer)) and not isinstance(value, bool))
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def as_plan(answer: object) -> list:
@@ -412,9 +413,14 @@ class Plan(list):
         self.final = final
 
 
+def is_final(answer: object) -> bool:
+    """Whether a broker's answer is a final `Plan`: the round ends after its decisions."""
+    return isinstance(answer, Plan) and answer.final
+
+
 def ends_round(answer: object) -> bool:
     """Whether a broker's answer ends the decision round: no decision (None, an empty plan), or a final `Plan`."""
-    return not as_plan(answer) or (isinstance(answer, Plan) and answer.final)
+    return not as_plan(answer) or is_final(answer)
 
 
 @dataclass(slots=True)

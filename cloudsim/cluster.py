@@ -99,11 +99,9 @@ class ClusterState:
         of a plan compute it as `instances_applied` does).
         """
         self.running[machine] += count
-        if free_after is None:
-            self._change_free(machine, demand, count, np.subtract)
-        else:
-            self.free[machine] = free_after
-            self._changed(machine)
+        self.free[machine] = instances_applied(self.free[machine], demand, count, np.subtract) \
+            if free_after is None else free_after
+        self._changed(machine)
 
     def give_back(self, machine: int, demand: np.ndarray, count: int) -> None:
         """``count`` instances of ``demand`` on ``machine`` end: their resources are free again.

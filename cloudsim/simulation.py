@@ -55,7 +55,8 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import CheckedDecision, ClusterView, Decision, Plan, PlanCheck, as_plan, broker_name, ends_round
+from cloudsim.broker import (CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name, ends_round,
+                             is_final)
 from cloudsim.cluster import ClusterState
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -272,7 +273,7 @@ class Simulation:
             self.tasks.settle(started)  # those left with nothing waiting leave the waiting set, at once
             self._made += len(checked)
             self.record.decisions += len(checked)
-            if not (isinstance(decision, Plan) and decision.final):  # (a plan of decisions: not empty)
+            if not is_final(decision):  # (the plan has decisions: only a final one ends the round)
                 return
         self._round_open = False
         try:
