@@ -71,7 +71,7 @@ class FirstFit:
         machines = np.flatnonzero(view.machine_fits_some)
         if len(machines) == 0:
             return None
-        fits, demand = view.fits, view.demand
+        fits, demand, by_resource = view.fits, view.demand, view.demand_by_resource
         # Every task of a view waits; only the few the plan starts need their counts (a long queue
         # would cost a pass over every task per round).
         left = np.ones(view.num_tasks, dtype=bool)  # tasks with instances the plan has not started
@@ -94,9 +94,16 @@ class FirstFit:
                     left[task] = False
                     exhausted += 1
                 # This task is done here (none waits, or the next does not fit); the machine has less left,
-                # so later candidates may no longer fit: filtered at once, not tried one by one.
-                later = candidates[1:]
-                candidates = later[(demand[later] <= free).all(axis=1)]
+                # so later candidates may no longer fit: every task is tested at once, one resource (one
+                # contiguous row) at a time, several times faster on a long queue than indexing the
+                # candidates' rows. Earlier tasks do not fit what is left, or have run out.
+                remaining = free.tolist()
+                fit = by_resource[0] <= remaining[0]
+                for r in range(1, len(remaining)):
+                    fit &= by_resource[r] <= remaining[r]
+                fit &= left
+                fit[: task + 1] = False
+                candidates = np.flatnonzero(fit)
             if exhausted == view.num_tasks:
                 break
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did

@@ -192,6 +192,13 @@ class ClusterView:
         """The ready tasks' rows in the task table's arrays."""
         return self._tasks.rows(self.task_index)
 
+    @property
+    def demand_by_resource(self) -> np.ndarray:
+        """``demand`` transposed, shape (resources, tasks), C-contiguous rows: a fit test over many
+        tasks runs fastest one resource (one contiguous row) at a time."""
+        by_resource = self._tasks.ready_demand_by_resource()
+        return by_resource if self._window is None else by_resource[:, : self._window]
+
     @cached_property
     def backlog_index(self) -> np.ndarray:
         """Global index of each backlog task, in arrival order."""

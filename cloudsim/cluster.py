@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["ClusterState", "frozen", "instances_applied", "running_totals"]
 
 _EPISODES = itertools.count()
+_ROW_BY_ROW = 4  # this many changed machines or fewer: their fit rows are recomputed one by one, in place
 
 
 def frozen(array: np.ndarray) -> np.ndarray:
@@ -142,7 +143,7 @@ class ClusterState:
             demand = self.tasks.ready_demand()
             # A resource no waiting task asks for cannot fail a fit test: skip it.
             self._fit_resources = np.flatnonzero(demand.any(axis=0)).tolist()
-            self._demand_by_resource = np.ascontiguousarray(demand.T)
+            self._demand_by_resource = self.tasks.ready_demand_by_resource()
             # numpy broadcasts fastest along a long last axis: with fewer waiting tasks than machines
             # (a large cluster), keep the matrix task-major in memory; `fits` is (machines, tasks) either way.
             tasks = demand.shape[0]
@@ -153,13 +154,26 @@ class ClusterState:
             self._frozen_fits = frozen(self._fits), frozen(self._machine_fits_some)
             self._fits_version = self.tasks.ready_version
             self._refresh_fits(slice(None))  # every machine at once, vectorised
-        elif len(self._stale_rows) == 1:
-            machine = self._stale_rows.pop()
-            self._refresh_fits(slice(machine, machine + 1))
-        elif self._stale_rows:
+        elif len(self._stale_rows) <= _ROW_BY_ROW:
+            for machine in self._stale_rows:
+                self._refresh_row(machine)
+        else:
             self._refresh_fits(np.fromiter(self._stale_rows, dtype=np.int64))  # all at once, vectorised
         self._stale_rows.clear()
         return self._frozen_fits
+
+    def _refresh_row(self, machine: int) -> None:
+        """Recompute machine ``machine``'s fit row in place, one resource at a time along the row."""
+        row = self._fits[machine]
+        if not self.up[machine] or not self._fit_resources:
+            row[:] = self.up[machine]
+        else:
+            free = self.free[machine].tolist()
+            first, *others = self._fit_resources
+            np.less_equal(self._demand_by_resource[first], free[first], out=row)
+            for r in others:
+                row &= self._demand_by_resource[r] <= free[r]
+        self._machine_fits_some[machine] = row.any()
 
     def _refresh_fits(self, machines: slice | np.ndarray) -> None:
         """Recompute the fit rows of ``machines`` (a slice, or an array of machine numbers): up, and

@@ -147,7 +147,7 @@ class TaskTable:
             self._job_usage = np.concatenate([self._job_usage, np.zeros((len(jobs), resources))])
         self._job_length = None
         self._in_system = None
-        self._ready_demand = None
+        self._ready_demand = self._ready_demand_by_resource = None
 
     def retire(self, jobs: int) -> None:
         """Drop the first ``jobs`` job rows and their task rows: finished jobs whose results
@@ -172,7 +172,7 @@ class TaskTable:
         self.job_base += jobs
         self._job_length = None
         self._in_system = None
-        self._ready_demand = None
+        self._ready_demand = self._ready_demand_by_resource = None
 
     def finished_jobs(self) -> int:
         """How many job rows, from the first, are finished: the rows `retire` may drop."""
@@ -234,12 +234,21 @@ class TaskTable:
         self.ready_view = frozen(ready)
         self.ready_version += 1
         self._ready_demand: np.ndarray | None = None
+        self._ready_demand_by_resource: np.ndarray | None = None
 
     def ready_demand(self) -> np.ndarray:
         """Demand rows of the waiting tasks, shape (tasks, resources), read-only; cached per waiting set."""
         if self._ready_demand is None:
             self._ready_demand = frozen(self.task_demand[self.ready - self.task_base])
         return self._ready_demand
+
+    def ready_demand_by_resource(self) -> np.ndarray:
+        """`ready_demand` transposed, shape (resources, tasks), C-contiguous and read-only; cached per
+        waiting set. A fit test over many tasks runs one resource at a time along a contiguous row,
+        several times faster than over the rows of ``ready_demand``."""
+        if self._ready_demand_by_resource is None:
+            self._ready_demand_by_resource = frozen(np.ascontiguousarray(self.ready_demand().T))
+        return self._ready_demand_by_resource
 
     def _make_ready(self, g: int, now: float) -> None:
         self.task_ready_time[g - self.task_base] = now
