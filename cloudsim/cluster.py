@@ -104,6 +104,17 @@ class ClusterState:
             if free_after is None else free_after
         self._changed(machine)
 
+    def take_many(self, machine: np.ndarray, count: np.ndarray, free_after: np.ndarray) -> None:
+        """`take` of ``count[k]`` instances on ``machine[k]``, for every k in order, leaving the free
+        vector ``free_after[k]`` (each computed as `take` would, after the starts before it)."""
+        np.add.at(self.running, machine, count)
+        unique, from_end = np.unique(machine[::-1], return_index=True)
+        last = len(machine) - 1 - from_end  # each machine's last start
+        self.free[unique] = free_after[last]
+        self.machine_change[unique] = self.changes + last + 1
+        self.changes += len(machine)
+        self._stale_rows.update(unique.tolist())
+
     def give_back(self, machine: int, demand: np.ndarray, count: int) -> None:
         """``count`` instances of ``demand`` on ``machine`` end: their resources are free again.
 
@@ -117,6 +128,19 @@ class ClusterState:
             self._changed(machine)
         else:
             self._change_free(machine, demand, count, np.add)
+
+    def give_back_many(self, machine: np.ndarray, demand: np.ndarray, count: np.ndarray) -> None:
+        """`give_back` of ``count[k]`` instances of ``demand[k]`` on ``machine[k]``, for every k in order."""
+        np.subtract.at(self.running, machine, count)
+        # One addition per instance, in order, as `give_back` makes them (ufunc.at adds repeated
+        # machines one after another); a machine left with nothing running is at its capacity.
+        np.add.at(self.free, np.repeat(machine, count), np.repeat(demand, count, axis=0))
+        unique, from_end = np.unique(machine[::-1], return_index=True)
+        empty = unique[self.running[unique] == 0]
+        self.free[empty] = self.capacity[empty]
+        self.machine_change[unique] = self.changes + len(machine) - from_end
+        self.changes += len(machine)
+        self._stale_rows.update(unique.tolist())
 
     def _change_free(self, machine: int, demand: np.ndarray, count: int, op: np.ufunc) -> None:
         self.free[machine] = instances_applied(self.free[machine], demand, count, op)

@@ -57,7 +57,7 @@ from tqdm.auto import tqdm
 
 from cloudsim.broker import (CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name, ends_round,
                              is_final)
-from cloudsim.cluster import ClusterState
+from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
 from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
@@ -70,6 +70,7 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
 
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
+BULK_FROM = 8  # plans this long are applied as array operations over the plan (`Simulation._start_all`)
 COMPILED_CHECK_FROM = 256  # plans this long are checked compiled (`cloudsim.kernels`): importing numba costs 0.4 s once
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
@@ -262,14 +263,16 @@ class Simulation:
             if checked is None:  # the reference checks, and their messages
                 check = PlanCheck(view, self.record.broker, self.tick, len(plan))
                 checked = [check.check(position, item) for position, item in enumerate(plan)]
-            started = []
-            for item in checked:
-                g = int(view.task_index[item.task])
-                if item.at is None:
-                    self._start(item.machine, g, item.count, item.free_after)
-                    started.append(g)
-                else:
-                    self._reserve(item.machine, g, item.count, item.at)
+            started = self._start_all(view, checked) if len(checked) >= BULK_FROM else None
+            if started is None:
+                started = []
+                for item in checked:
+                    g = int(view.task_index[item.task])
+                    if item.at is None:
+                        self._start(item.machine, g, item.count, item.free_after)
+                        started.append(g)
+                    else:
+                        self._reserve(item.machine, g, item.count, item.at)
             self.tasks.settle(started)  # those left with nothing waiting leave the waiting set, at once
             self._made += len(checked)
             self.record.decisions += len(checked)
@@ -538,6 +541,37 @@ class Simulation:
         for first, n, duration in self.tasks.start(g, count, self.env.now, settle=False):
             self._add_to_group(machine, g, first, n, duration)
 
+    def _start_all(self, view: ClusterView, checked: list[CheckedDecision]) -> list[int] | None:
+        """A plan's checked starts applied at once, as array operations over the plan (the same state,
+        bit for bit, as `_start` one by one); returns the tasks started. None, with nothing changed,
+        when the plan holds a reservation or a start that is not one run (see `TaskTable.start_many`)."""
+        if any(item.at is not None for item in checked):
+            return None
+        machine = np.fromiter((item.machine for item in checked), dtype=np.int64, count=len(checked))
+        count = np.fromiter((item.count for item in checked), dtype=np.int64, count=len(checked))
+        g = view.task_index[np.fromiter((item.task for item in checked), dtype=np.int64, count=len(checked))]
+        now = self.env.now
+        first = self.tasks.start_many(g, count, now)
+        if first is None:
+            return None
+        tasks, state = self.tasks, self.state
+        free_after, free = [], {}  # the check leaves out the free vectors nothing later in the plan reads
+        for item in checked:
+            after = item.free_after
+            if after is None:
+                before = free.get(item.machine)
+                before = state.free[item.machine] if before is None else before
+                after = instances_applied(before, tasks.demand(int(view.task_index[item.task])), item.count,
+                                          np.subtract)
+            free[item.machine] = after
+            free_after.append(after)
+        state.take_many(machine, count, np.array(free_after))
+        duration = tasks.task_duration[g - tasks.task_base].tolist()
+        started = g.tolist()
+        for m, t, f, n, d in zip(machine.tolist(), started, first.tolist(), count.tolist(), duration):
+            self._add_to_group(m, t, f, n, d)
+        return started
+
     def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:
         """Join the machine's latest group of this round when it is the same task and duration.
 
@@ -575,9 +609,30 @@ class Simulation:
 
     def _finish_groups(self, event: Event) -> None:
         running = self.record.groups.running
-        for gid in event.value:
-            if running(gid):  # not already ended by a machine failure
+        gids = [gid for gid in event.value if running(gid)]  # not already ended by a machine failure
+        if len(gids) < BULK_FROM or not self._finish_all(gids):
+            for gid in gids:
                 self._end_group(gid, "finished")
+
+    def _finish_all(self, gids: list[int]) -> bool:
+        """Groups that finish now, ended at once as array operations (the same state, bit for bit, as
+        `_end_group` one by one); False, with nothing changed, where that is not possible."""
+        groups, now = self.record.groups, self.env.now
+        rows = np.array(gids, dtype=np.int64) - groups.base
+        task = np.frombuffer(groups.task, dtype=np.int64)[rows]  # copies: the columns can grow again
+        instances = np.frombuffer(groups.instances, dtype=np.int64)[rows]
+        jobs = self.tasks.finish_many(task, instances, now)
+        if jobs is None:
+            return False
+        groups.end_many(gids, now, "finished")
+        machine = np.frombuffer(groups.machine, dtype=np.int64)[rows]
+        for m, gid in zip(machine.tolist(), gids):
+            self._running_on[m].discard(gid)
+        self.state.give_back_many(machine, self.tasks.task_demand[task - self.tasks.task_base], instances)
+        if jobs and self._bar is not None:
+            self._show_progress(jobs)
+        self._request_round()
+        return True
 
     def _end_group(self, gid: int, outcome: str) -> None:
         """The group's instances end now: finished, failed, or re-queued to run again."""
@@ -589,11 +644,14 @@ class Simulation:
         self._running_on[machine].discard(gid)
         self.state.give_back(machine, self.tasks.demand(task), instances)
         if self.tasks.end(task, groups.first_instance[r], instances, outcome, now) and self._bar is not None:
-            # Jobs finished, and how far simulated time has come against the last arrival.
-            last = "" if self._last_arrival is None else f" (last arrival {self._last_arrival:.6g})"
-            self._bar.set_postfix_str(f"t={now:.6g}{last}", refresh=False)
-            self._bar.update()
+            self._show_progress(1)
         self._request_round()
+
+    def _show_progress(self, jobs: int) -> None:
+        """``jobs`` more jobs finished, and how far simulated time has come against the last arrival."""
+        last = "" if self._last_arrival is None else f" (last arrival {self._last_arrival:.6g})"
+        self._bar.set_postfix_str(f"t={self.env.now:.6g}{last}", refresh=False)
+        self._bar.update(jobs)
 
     def _stall_message(self) -> str:
         t = self.tasks

@@ -296,6 +296,41 @@ class TaskTable:
                 runs.extend((i, 1, per_instance[i]) for i in range(first, first + n))
         return runs
 
+    def start_many(self, g: np.ndarray, count: np.ndarray, now: float) -> np.ndarray | None:
+        """`start` (with ``settle=False``) of ``count[k]`` instances of task ``g[k]``, for every k in order,
+        as array operations; returns the first instance number of each start, every start being one run
+        with its task's duration.
+
+        Only for starts that are one run each: no task with durations of its own or with re-queued
+        instances, and no job usage kept (`usage_by_job`). Otherwise nothing changes and None is
+        returned: start them one by one.
+        """
+        if self._job_usage is not None:
+            return None
+        rows = (g - self.task_base).tolist()
+        per_instance, requeued = self.instance_durations, self._requeued
+        if any(per_instance[r] is not None for r in rows) or (requeued and any(t in requeued for t in g.tolist())):
+            return None
+        r = g - self.task_base
+        # A start's first instance follows those the plan's earlier starts of its task took.
+        order = np.argsort(r, kind="stable")
+        by_task, counts = r[order], count[order]
+        taken_before = np.cumsum(counts) - counts
+        task_begins = np.flatnonzero(np.r_[True, by_task[1:] != by_task[:-1]])
+        within = taken_before - np.repeat(taken_before[task_begins], np.diff(np.r_[task_begins, len(r)]))
+        first = np.empty(len(r), dtype=np.int64)
+        first[order] = self._next_fresh[by_task] + within
+        first_start = (self.task_started[r] == 0) & np.isnan(self.task_start_time[r])
+        self.task_start_time[r[first_start]] = now
+        np.add.at(self.task_started, r, count)
+        np.add.at(self._next_fresh, r, count)
+        self.running_instances += int(count.sum())
+        # Each start changes its task's waiting count: the task keeps the number of its last change.
+        unique, from_end = np.unique(r[::-1], return_index=True)
+        self.task_waiting_change[unique] = self.waiting_changes + len(r) - from_end
+        self.waiting_changes += len(r)
+        return first
+
     def reserve(self, g: int, count: int) -> None:
         """Hold ``count`` waiting instances of task ``g`` for a later start (`start` with ``reserved``)."""
         self.task_reserved[g - self.task_base] += count
@@ -364,6 +399,11 @@ class TaskTable:
         (self.task_finished if outcome == "finished" else self.task_failed)[r] += count
         if self.task_finished[r] + self.task_failed[r] < self.task_instances[r]:
             return False
+        return self._task_finished(r, now)
+
+    def _task_finished(self, r: int, now: float) -> bool:
+        """The task of row ``r`` has no instance left to run: its children may become ready, its job
+        may finish (returns whether it did)."""
         self.task_finish_time[r] = now
         for child in self.children[r]:
             c = child - self.task_base
@@ -379,6 +419,22 @@ class TaskTable:
         self.latest_finish = max(self.latest_finish, now)
         self.unfinished_jobs -= 1
         return True
+
+    def finish_many(self, g: np.ndarray, count: np.ndarray, now: float) -> int | None:
+        """`end` of ``count[k]`` instances of task ``g[k]``, all "finished", for every k, as array
+        operations; returns how many jobs this finished. None, with nothing changed, when job usage
+        is kept (`usage_by_job`): end them one by one."""
+        if self._job_usage is not None:
+            return None
+        r = g - self.task_base
+        self.running_instances -= int(count.sum())
+        np.add.at(self.task_finished, r, count)
+        done = np.unique(r)
+        done = done[self.task_finished[done] + self.task_failed[done] >= self.task_instances[done]]
+        jobs = 0
+        for task in done.tolist():  # tasks whose last instances ended now (they had some running until now)
+            jobs += self._task_finished(task, now)
+        return jobs
 
     def usage_by_job(self) -> np.ndarray:
         """Resources held by each job's running instances, shape (job rows, resources); read-only.

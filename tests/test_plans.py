@@ -92,6 +92,87 @@ def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, ti
     assert planned.summary["decisions"] == one.summary["decisions"] == sum(map(len, recorder.rounds))
 
 
+def end_state(sim: Simulation) -> dict:
+    """What a run leaves: every group, every task's counts and times, the machines' free vectors (bits)."""
+    t = sim.tasks
+    return {"groups": groups(sim.result()), "free": sim.state.free.tobytes(), "running": sim.state.running.tolist(),
+            "changes": sim.state.machine_change.tolist(),
+            **{name: getattr(t, name).tolist() for name in ("task_started", "task_finished", "task_failed",
+                                                          "task_restarts", "task_start_time", "task_finish_time",
+                                                          "task_waiting_change", "job_finish")}}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(data=st.data(), name=st.sampled_from(HEURISTICS), tick=st.sampled_from([None, 1.0]),
+       faulty=st.booleans(), own_durations=st.booleans())
+def test_starts_and_ends_applied_at_once_leave_the_state_one_by_one_leaves(data, name, tick, faulty, own_durations):
+    # A plan's starts, and the groups that end at one instant, are applied as array operations from
+    # BULK_FROM on; one by one is the reference. Tasks with durations of their own per instance, re-queued
+    # instances (failures) and DRF's job usage take the one-by-one path; the state must not tell which ran.
+    cluster = data.draw(clusters())
+    jobs = data.draw(workloads(cluster))
+    if own_durations:  # every other task's instances each run for a duration of their own
+        jobs = [JobSpec(j.id, j.submit_time, tuple(
+            TaskSpec(t.id, t.instances, t.demand, tuple(float(t.duration + i % 3) for i in range(t.instances)),
+                     t.parents) if k % 2 else t for k, t in enumerate(j.tasks))) for j in jobs]
+    states, seen = [], []
+    for bulk_from in (2, 10**9):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(simulation, "BULK_FROM", bulk_from)
+            faults = RandomFaults(40, 5, seed=7) if faulty else None
+            broker = Watcher(make_broker(name, seed=3))
+            sim = Simulation(cluster, jobs, broker, tick=tick, faults=faults, max_idle_ticks=200)
+            sim.run()
+            states.append(end_state(sim))
+            seen.append(broker.seen)
+    assert seen[0] == seen[1]  # what every decision saw, changes included
+    assert states[0]["groups"].equals(states[1]["groups"])
+    assert {k: v for k, v in states[0].items() if k != "groups"} == {k: v for k, v in states[1].items() if k != "groups"}
+
+
+class Watcher:
+    """Wraps a broker; keeps what each of its decisions saw: time, free vectors (bits), waiting counts,
+    and which machines and tasks changed since the decision before (what incremental brokers read)."""
+
+    def __init__(self, broker) -> None:
+        self.broker, self.name, self.seen = broker, getattr(broker, "name", "broker"), []
+        self._machines = self._tasks = 0
+
+    def decide(self, view):
+        self.seen.append((view.time, view.free.tobytes(), view.waiting.tolist(), view.task_index.tolist(),
+                          view.machines_changed_since(self._machines).tolist(),
+                          view.task_index[view.tasks_changed_since(self._tasks)].tolist()))
+        self._machines, self._tasks = view.machine_changes, view.waiting_changes
+        return self.broker.decide(view)
+
+
+@pytest.mark.parametrize("bulk_from", [2, 10**9])
+def test_many_instances_ending_at_once_free_their_machine_exactly(monkeypatch, bulk_from):
+    # 3 machines of 1 cpu; 30 instances of 0.1 cpu (one per decision: 30 groups) start at t=0, 10 a machine
+    # (1 - 0.1 ten times in running totals is 1.4e-16, not 0), and all end at t=2. A machine with nothing
+    # left running is at its capacity exactly, so the task that needs a whole machine, waiting since t=1,
+    # starts on machine 0 at t=2, whether the 30 ends are applied one by one or at once.
+    monkeypatch.setattr(simulation, "BULK_FROM", bulk_from)
+    cluster = ClusterSpec.uniform(3, {"cpu": 1.0})
+    jobs = [JobSpec("small", 0.0, (TaskSpec("a", 30, {"cpu": 0.1}, 2.0),)),
+            JobSpec("whole", 1.0, (TaskSpec("b", 1, {"cpu": 1.0}, 1.0),))]
+
+    class OneEach:  # one instance on each machine in turn, a round's decisions as one plan
+        name = "one-each"
+
+        def decide(self, view):
+            if view.time > 0:
+                return FirstFit().decide(view)
+            return Plan([Decision(m % 3, 0) for m in range(30)], final=True)
+
+    result = Simulation(cluster, jobs, OneEach()).run()
+    assert len(result.groups) == 31
+    by_task = result.groups.groupby("task_id")
+    assert by_task.instances.sum().to_dict() == {"a": 30, "b": 1}
+    whole = result.groups[result.groups.task_id == "b"].iloc[0]
+    assert (whole.machine, whole.start, whole.end) == (0, 2.0, 3.0) and result.makespan == 3.0
+
+
 class FirstOfPlan:
     """A broker's one-decision path, one decision per call: its rule for one decision where it has one
     (`decide_one`: a rule with state, such as round-robin's next machine, must not plan ahead), else
