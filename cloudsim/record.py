@@ -95,6 +95,19 @@ class GroupTable:
         self.outcome.append(0)
         return self.base + len(self.task) - 1
 
+    def add_many(self, task: np.ndarray, machine: np.ndarray, first: np.ndarray, count: np.ndarray,
+                 duration: np.ndarray, start: float) -> int:
+        """New running groups, one per entry of the (equally long) arrays; returns the id of the first."""
+        gid = self.base + len(self.task)
+        for column, values in ((self.task, task), (self.machine, machine), (self.first_instance, first),
+                               (self.instances, count)):
+            column.frombytes(np.asarray(values, dtype=np.int64).tobytes())
+        self.duration.frombytes(np.asarray(duration, dtype=np.float64).tobytes())
+        self.start.frombytes(np.full(len(task), start).tobytes())
+        self.end.frombytes(np.full(len(task), math.nan).tobytes())
+        self.outcome.frombytes(bytes(len(task)))
+        return gid
+
     def continues(self, gid: int, task: int, duration: float, first: int) -> bool:
         """Whether instances of ``task`` from ``first`` with ``duration`` directly follow group ``gid``'s."""
         r = gid - self.base

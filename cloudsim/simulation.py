@@ -44,6 +44,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import sys
 import time as wallclock
 from collections.abc import Sized
 from pathlib import Path
@@ -71,7 +72,9 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
 BULK_FROM = 8  # plans this long are applied as array operations over the plan (`Simulation._start_all`)
-COMPILED_CHECK_FROM = 256  # plans this long are checked compiled (`cloudsim.kernels`): importing numba costs 0.4 s once
+# Plans this long are checked compiled (`cloudsim.kernels`). Importing numba costs 0.4 s once, which a short
+# plan does not repay; once a compiled broker has imported it, plans of BULK_FROM decisions are checked compiled.
+COMPILED_CHECK_FROM = 256
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
@@ -259,7 +262,8 @@ class Simulation:
         self._view = None
         plan = as_plan(decision)
         if plan:
-            checked = self._checked_compiled(view, plan) if len(plan) >= COMPILED_CHECK_FROM else None
+            compiled = len(plan) >= COMPILED_CHECK_FROM or (len(plan) >= BULK_FROM and "numba" in sys.modules)
+            checked = self._checked_compiled(view, plan) if compiled else None
             if checked is None:  # the reference checks, and their messages
                 check = PlanCheck(view, self.record.broker, self.tick, len(plan))
                 checked = [check.check(position, item) for position, item in enumerate(plan)]
@@ -566,11 +570,47 @@ class Simulation:
             free[item.machine] = after
             free_after.append(after)
         state.take_many(machine, count, np.array(free_after))
-        duration = tasks.task_duration[g - tasks.task_base].tolist()
-        started = g.tolist()
-        for m, t, f, n, d in zip(machine.tolist(), started, first.tolist(), count.tolist(), duration):
-            self._add_to_group(m, t, f, n, d)
-        return started
+        self._add_groups(machine, g, first, count, tasks.task_duration[g - tasks.task_base])
+        return g.tolist()
+
+    def _add_groups(self, machine: np.ndarray, g: np.ndarray, first: np.ndarray, count: np.ndarray,
+                    duration: np.ndarray) -> None:
+        """`_add_to_group` of every start of a plan, in order, as array operations: each start (one run)
+        joins the group of the start before it on its machine when that is the same task and its
+        instances follow on, as `_add_to_group` would grow that group; the others begin groups."""
+        groups = self.record.groups
+        order = np.argsort(machine, kind="stable")  # each machine's starts together, in plan order
+        m, t, f, n = machine[order], g[order], first[order], count[order]
+        same_machine = np.r_[False, m[1:] == m[:-1]]
+        joins = same_machine & np.r_[False, t[1:] == t[:-1]] & np.r_[False, f[1:] == f[:-1] + n[:-1]]
+        # A machine's first start may join the machine's latest group of this round.
+        target = np.full(len(m), -1, dtype=np.int64)  # the earlier group a chain grows
+        for k in np.flatnonzero(~same_machine).tolist():
+            last = self._round_last_group.get(int(m[k]))
+            if last is not None and groups.continues(last, int(t[k]), float(duration[order[k]]), int(f[k])):
+                target[k] = last
+        roots = ~joins
+        chain = np.maximum.accumulate(np.where(roots, np.arange(len(m)), 0))  # each start's first of its chain
+        instances = np.zeros(len(m), dtype=np.int64)
+        np.add.at(instances, chain, n)
+        new = np.zeros(len(m), dtype=bool)  # starts that begin a group, in plan order
+        new[order] = roots & (target < 0)
+        rows = np.flatnonzero(new)
+        by_plan = np.empty(len(m), dtype=np.int64)  # each start's position in the machine-sorted order
+        by_plan[order] = np.arange(len(m))
+        first_gid = groups.add_many(g[rows], machine[rows], first[rows], instances[by_plan[rows]], duration[rows],
+                                    self.env.now)
+        gid = np.where(target < 0, 0, target)  # per machine-sorted start: its chain's group
+        gid[by_plan[rows]] = first_gid + np.arange(len(rows))  # (roots only; spread over chains below)
+        gid = gid[chain]
+        for k in np.flatnonzero(target >= 0).tolist():
+            groups.grow(int(target[k]), int(instances[k]))
+        new_gids = range(first_gid, first_gid + len(rows))
+        for mm, gg in zip(machine[rows].tolist(), new_gids):
+            self._running_on[mm].add(gg)
+        self._launch_queue.extend(new_gids)
+        last_of_machine = np.r_[m[1:] != m[:-1], True]
+        self._round_last_group.update(zip(m[last_of_machine].tolist(), gid[last_of_machine].tolist()))
 
     def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:
         """Join the machine's latest group of this round when it is the same task and duration.

@@ -173,6 +173,29 @@ def test_many_instances_ending_at_once_free_their_machine_exactly(monkeypatch, b
     assert (whole.machine, whole.start, whole.end) == (0, 2.0, 3.0) and result.makespan == 3.0
 
 
+@pytest.mark.parametrize("bulk_from", [2, 10**9])
+def test_a_later_plan_of_the_round_grows_the_group_its_instances_follow(monkeypatch, bulk_from):
+    # One task of 30 instances. The round's first plan (a list: the round stays open) starts 2 instances on
+    # machine 2 (instances 0-1), 3 on machine 0 (2-4), 1 on machine 1 (5); the second, 2 on machine 1 (6-7),
+    # which follow machine 1's group, so it grows to 3, and 1 on machine 2 (8), which does not follow
+    # machine 2's group (0-1): a group of its own.
+    monkeypatch.setattr(simulation, "BULK_FROM", bulk_from)
+    plans = iter([[Decision(2, 0, 2), Decision(0, 0, 3), Decision(1, 0, 1)],
+                  Plan([Decision(1, 0, 2), Decision(2, 0, 1)], final=True)])
+
+    class TwoPlans:
+        name = "two-plans"
+
+        def decide(self, view):
+            return next(plans, None) if view.time == 0 else FirstFit().decide(view)
+
+    jobs = [JobSpec("A", 0.0, (TaskSpec("a", 30, {"cpu": 1.0}, 5.0),))]
+    result = Simulation(ClusterSpec.uniform(3, {"cpu": 10.0}), jobs, TwoPlans()).run()
+    first_round = result.groups[result.groups.start == 0]
+    assert first_round[["machine", "first_instance", "instances"]].values.tolist() == \
+        [[2, 0, 2], [0, 2, 3], [1, 5, 3], [2, 8, 1]]
+
+
 class FirstOfPlan:
     """A broker's one-decision path, one decision per call: its rule for one decision where it has one
     (`decide_one`: a rule with state, such as round-robin's next machine, must not plan ahead), else
