@@ -108,12 +108,9 @@ class ClusterState:
         """`take` of ``count[k]`` instances on ``machine[k]``, for every k in order, leaving the free
         vector ``free_after[k]`` (each computed as `take` would, after the starts before it)."""
         np.add.at(self.running, machine, count)
-        unique, from_end = np.unique(machine[::-1], return_index=True)
-        last = len(machine) - 1 - from_end  # each machine's last start
-        self.free[unique] = free_after[last]
-        self.machine_change[unique] = self.changes + last + 1
-        self.changes += len(machine)
-        self._stale_rows.update(unique.tolist())
+        self._changed_many(machine)
+        # Each machine is left with the free vector of its last start (a repeated machine gets it repeatedly).
+        self.free[machine] = free_after[self.machine_change[machine] - self.changes + len(machine) - 1]
 
     def give_back(self, machine: int, demand: np.ndarray, count: int) -> None:
         """``count`` instances of ``demand`` on ``machine`` end: their resources are free again.
@@ -135,12 +132,9 @@ class ClusterState:
         # One addition per instance, in order, as `give_back` makes them (ufunc.at adds repeated
         # machines one after another); a machine left with nothing running is at its capacity.
         np.add.at(self.free, np.repeat(machine, count), np.repeat(demand, count, axis=0))
-        unique, from_end = np.unique(machine[::-1], return_index=True)
-        empty = unique[self.running[unique] == 0]
+        empty = machine[self.running[machine] == 0]
         self.free[empty] = self.capacity[empty]
-        self.machine_change[unique] = self.changes + len(machine) - from_end
-        self.changes += len(machine)
-        self._stale_rows.update(unique.tolist())
+        self._changed_many(machine)
 
     def _change_free(self, machine: int, demand: np.ndarray, count: int, op: np.ufunc) -> None:
         self.free[machine] = instances_applied(self.free[machine], demand, count, op)
@@ -150,6 +144,13 @@ class ClusterState:
         """The machine takes work (``up``) or not."""
         self.up[machine] = up
         self._changed(machine)
+
+    def _changed_many(self, machines: np.ndarray) -> None:
+        """`_changed` of each of ``machines``, in order: a machine keeps the number of its last change
+        (the largest, as the numbers only grow)."""
+        np.maximum.at(self.machine_change, machines, np.arange(self.changes + 1, self.changes + len(machines) + 1))
+        self.changes += len(machines)
+        self._stale_rows.update(machines.tolist())
 
     def _changed(self, machine: int) -> None:
         self._stale_rows.add(machine)

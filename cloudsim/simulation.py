@@ -71,7 +71,7 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
 
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
-BULK_FROM = 8  # plans this long are applied as array operations over the plan (`Simulation._start_all`)
+BULK_FROM = 16  # plans this long are applied as array operations over the plan (`Simulation._start_all`)
 # Plans this long are checked compiled (`cloudsim.kernels`). Importing numba costs 0.4 s once, which a short
 # plan does not repay; once a compiled broker has imported it, plans of BULK_FROM decisions are checked compiled.
 COMPILED_CHECK_FROM = 256
@@ -581,8 +581,11 @@ class Simulation:
         groups = self.record.groups
         order = np.argsort(machine, kind="stable")  # each machine's starts together, in plan order
         m, t, f, n = machine[order], g[order], first[order], count[order]
-        same_machine = np.r_[False, m[1:] == m[:-1]]
-        joins = same_machine & np.r_[False, t[1:] == t[:-1]] & np.r_[False, f[1:] == f[:-1] + n[:-1]]
+        # (np.r_ would be simpler to read, but costs 10 µs a call)
+        joins = np.zeros(len(m), dtype=bool)  # the start joins the group of its machine's previous start
+        same_machine = joins.copy()
+        same_machine[1:] = m[1:] == m[:-1]
+        joins[1:] = same_machine[1:] & (t[1:] == t[:-1]) & (f[1:] == f[:-1] + n[:-1])
         # A machine's first start may join the machine's latest group of this round.
         target = np.full(len(m), -1, dtype=np.int64)  # the earlier group a chain grows
         for k in np.flatnonzero(~same_machine).tolist():
@@ -609,7 +612,8 @@ class Simulation:
         for mm, gg in zip(machine[rows].tolist(), new_gids):
             self._running_on[mm].add(gg)
         self._launch_queue.extend(new_gids)
-        last_of_machine = np.r_[m[1:] != m[:-1], True]
+        last_of_machine = np.ones(len(m), dtype=bool)
+        last_of_machine[:-1] = ~same_machine[1:]
         self._round_last_group.update(zip(m[last_of_machine].tolist(), gid[last_of_machine].tolist()))
 
     def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:
@@ -661,6 +665,8 @@ class Simulation:
         rows = np.array(gids, dtype=np.int64) - groups.base
         task = np.frombuffer(groups.task, dtype=np.int64)[rows]  # copies: the columns can grow again
         instances = np.frombuffer(groups.instances, dtype=np.int64)[rows]
+        if instances.max() > 1:  # a group of several gives them back one addition each: one by one is faster
+            return False
         jobs = self.tasks.finish_many(task, instances, now)
         if jobs is None:
             return False

@@ -316,8 +316,13 @@ class TaskTable:
         order = np.argsort(r, kind="stable")
         by_task, counts = r[order], count[order]
         taken_before = np.cumsum(counts) - counts
-        task_begins = np.flatnonzero(np.r_[True, by_task[1:] != by_task[:-1]])
-        within = taken_before - np.repeat(taken_before[task_begins], np.diff(np.r_[task_begins, len(r)]))
+        begins = np.ones(len(r), dtype=bool)
+        begins[1:] = by_task[1:] != by_task[:-1]
+        task_begins = np.flatnonzero(begins)
+        lengths = np.empty(len(task_begins), dtype=np.int64)
+        lengths[:-1] = task_begins[1:] - task_begins[:-1]
+        lengths[-1] = len(r) - task_begins[-1]
+        within = taken_before - np.repeat(taken_before[task_begins], lengths)
         first = np.empty(len(r), dtype=np.int64)
         first[order] = self._next_fresh[by_task] + within
         first_start = (self.task_started[r] == 0) & np.isnan(self.task_start_time[r])
@@ -325,9 +330,9 @@ class TaskTable:
         np.add.at(self.task_started, r, count)
         np.add.at(self._next_fresh, r, count)
         self.running_instances += int(count.sum())
-        # Each start changes its task's waiting count: the task keeps the number of its last change.
-        unique, from_end = np.unique(r[::-1], return_index=True)
-        self.task_waiting_change[unique] = self.waiting_changes + len(r) - from_end
+        # Each start changes its task's waiting count: the task keeps the number of its last change
+        # (the largest: the numbers only grow; np.unique would cost more than this on a short plan).
+        np.maximum.at(self.task_waiting_change, r, np.arange(self.waiting_changes + 1, self.waiting_changes + len(r) + 1))
         self.waiting_changes += len(r)
         return first
 
@@ -429,10 +434,9 @@ class TaskTable:
         r = g - self.task_base
         self.running_instances -= int(count.sum())
         np.add.at(self.task_finished, r, count)
-        done = np.unique(r)
-        done = done[self.task_finished[done] + self.task_failed[done] >= self.task_instances[done]]
+        done = r[self.task_finished[r] + self.task_failed[r] >= self.task_instances[r]]
         jobs = 0
-        for task in done.tolist():  # tasks whose last instances ended now (they had some running until now)
+        for task in sorted(set(done.tolist())):  # tasks whose last instances ended now (they ran until now)
             jobs += self._task_finished(task, now)
         return jobs
 
