@@ -48,7 +48,7 @@ import sys
 import time as wallclock
 from collections.abc import Sized
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import numpy as np
 import simpy
@@ -80,6 +80,37 @@ EXTERNAL = "external"  # the broker name of a simulation driven from outside
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
 # makes an event fire after every ordinary event of its instant.
 _END_OF_INSTANT = NORMAL + 1
+
+
+class Starts(NamedTuple):
+    """A checked plan of starts now, as arrays: ``count[k]`` instances of the view's task ``task[k]`` on
+    ``machine[k]``, which leave the machine's free vector ``free_after[k]``."""
+
+    machine: np.ndarray
+    task: np.ndarray
+    count: np.ndarray
+    free_after: np.ndarray
+
+    @classmethod
+    def of(cls, checked: list[CheckedDecision], view: ClusterView, state: ClusterState) -> "Starts | None":
+        """The checked decisions as arrays; None when one of them is a reservation."""
+        if any(item.at is not None for item in checked):
+            return None
+        free_after, free = [], {}  # the check leaves out the free vectors nothing later in the plan reads
+        for item in checked:
+            after = item.free_after
+            if after is None:
+                before = free.get(item.machine)
+                before = state.free[item.machine] if before is None else before
+                after = instances_applied(before, view.demand[item.task], item.count, np.subtract)
+            free[item.machine] = after
+            free_after.append(after)
+        fields = np.array([(item.machine, item.task, item.count) for item in checked], dtype=np.int64)
+        return cls(fields[:, 0], fields[:, 1], fields[:, 2], np.array(free_after))
+
+    def decisions(self) -> list[CheckedDecision]:
+        return [CheckedDecision(m, t, c, free_after=after) for m, t, c, after in
+                zip(self.machine.tolist(), self.task.tolist(), self.count.tolist(), self.free_after)]
 
 
 class SimulationStalledError(RuntimeError):
@@ -267,10 +298,10 @@ class Simulation:
             if checked is None:  # the reference checks, and their messages
                 check = PlanCheck(view, self.record.broker, self.tick, len(plan))
                 checked = [check.check(position, item) for position, item in enumerate(plan)]
-            started = self._start_all(view, checked) if len(checked) >= BULK_FROM else None
+            started = self._start_all(view, checked) if len(plan) >= BULK_FROM else None
             if started is None:
                 started = []
-                for item in checked:
+                for item in checked.decisions() if isinstance(checked, Starts) else checked:
                     g = int(view.task_index[item.task])
                     if item.at is None:
                         self._start(item.machine, g, item.count, item.free_after)
@@ -278,8 +309,8 @@ class Simulation:
                     else:
                         self._reserve(item.machine, g, item.count, item.at)
             self.tasks.settle(started)  # those left with nothing waiting leave the waiting set, at once
-            self._made += len(checked)
-            self.record.decisions += len(checked)
+            self._made += len(plan)
+            self.record.decisions += len(plan)
             if not is_final(decision):  # (the plan has decisions: only a final one ends the round)
                 return
         self._round_open = False
@@ -289,7 +320,7 @@ class Simulation:
             self._fail()
             raise
 
-    def _checked_compiled(self, view: ClusterView, plan: list) -> list[CheckedDecision] | None:
+    def _checked_compiled(self, view: ClusterView, plan: list) -> "Starts | None":
         """A long plan of plain starts now, checked in one compiled call (`cloudsim.kernels`); None when
         it has anything else (a reservation, a tuple, a number that is not an int; reservations held on
         the cluster) or a decision that cannot happen: `PlanCheck` then checks it and names what is wrong."""
@@ -310,7 +341,7 @@ class Simulation:
         if check_starts(view.free.copy(), view.up, view.demand, view.waiting.copy(), machine, task, count,
                         free_after) >= 0:
             return None
-        return [CheckedDecision(m, t, c, free_after=after) for (m, t, c), after in zip(fields, free_after)]
+        return Starts(machine, task, count, free_after)
 
     def result(self) -> EpisodeResult | StreamedResult:
         """The results of the finished episode (a `StreamedResult` for a streamed one)."""
@@ -545,32 +576,19 @@ class Simulation:
         for first, n, duration in self.tasks.start(g, count, self.env.now, settle=False):
             self._add_to_group(machine, g, first, n, duration)
 
-    def _start_all(self, view: ClusterView, checked: list[CheckedDecision]) -> list[int] | None:
+    def _start_all(self, view: ClusterView, checked: "list[CheckedDecision] | Starts") -> list[int] | None:
         """A plan's checked starts applied at once, as array operations over the plan (the same state,
         bit for bit, as `_start` one by one); returns the tasks started. None, with nothing changed,
         when the plan holds a reservation or a start that is not one run (see `TaskTable.start_many`)."""
-        if any(item.at is not None for item in checked):
+        starts = checked if isinstance(checked, Starts) else Starts.of(checked, view, self.state)
+        if starts is None:
             return None
-        machine = np.fromiter((item.machine for item in checked), dtype=np.int64, count=len(checked))
-        count = np.fromiter((item.count for item in checked), dtype=np.int64, count=len(checked))
-        g = view.task_index[np.fromiter((item.task for item in checked), dtype=np.int64, count=len(checked))]
-        now = self.env.now
-        first = self.tasks.start_many(g, count, now)
+        g = view.task_index[starts.task]
+        first = self.tasks.start_many(g, starts.count, self.env.now)
         if first is None:
             return None
-        tasks, state = self.tasks, self.state
-        free_after, free = [], {}  # the check leaves out the free vectors nothing later in the plan reads
-        for item in checked:
-            after = item.free_after
-            if after is None:
-                before = free.get(item.machine)
-                before = state.free[item.machine] if before is None else before
-                after = instances_applied(before, tasks.demand(int(view.task_index[item.task])), item.count,
-                                          np.subtract)
-            free[item.machine] = after
-            free_after.append(after)
-        state.take_many(machine, count, np.array(free_after))
-        self._add_groups(machine, g, first, count, tasks.task_duration[g - tasks.task_base])
+        self.state.take_many(starts.machine, starts.count, starts.free_after)
+        self._add_groups(starts.machine, g, first, starts.count, self.tasks.task_duration[g - self.tasks.task_base])
         return g.tolist()
 
     def _add_groups(self, machine: np.ndarray, g: np.ndarray, first: np.ndarray, count: np.ndarray,

@@ -356,7 +356,7 @@ class TaskTable:
     def settle(self, tasks: Iterable[int]) -> None:
         """Those of ``tasks`` left with no waiting instances leave the waiting set, at once (after
         `start` with ``settle=False``; `start` and `reserve` settle their own task)."""
-        gone = sorted({g for g in tasks if self.waiting_instances(g) == 0})
+        gone = sorted(g for g in set(tasks) if self.waiting_instances(g) == 0)
         if gone:
             at = np.searchsorted(self.ready, gone)
             present = at < len(self.ready)
