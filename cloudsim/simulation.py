@@ -293,12 +293,13 @@ class Simulation:
         self._view = None
         plan = as_plan(decision)
         if plan:
-            compiled = len(plan) >= COMPILED_CHECK_FROM or (len(plan) >= BULK_FROM and "numba" in sys.modules)
+            long = len(plan) >= BULK_FROM
+            compiled = long and (len(plan) >= COMPILED_CHECK_FROM or "numba" in sys.modules)
             checked = self._checked_compiled(view, plan) if compiled else None
             if checked is None:  # the reference checks, and their messages
                 check = PlanCheck(view, self.record.broker, self.tick, len(plan))
                 checked = [check.check(position, item) for position, item in enumerate(plan)]
-            started = self._start_all(view, checked) if len(plan) >= BULK_FROM else None
+            started = self._start_all(view, checked) if long else None
             if started is None:
                 started = []
                 for item in checked.decisions() if isinstance(checked, Starts) else checked:
@@ -671,9 +672,13 @@ class Simulation:
 
     def _finish_groups(self, event: Event) -> None:
         running = self.record.groups.running
-        gids = [gid for gid in event.value if running(gid)]  # not already ended by a machine failure
-        if len(gids) < BULK_FROM or not self._finish_all(gids):
-            for gid in gids:
+        gids = event.value
+        if len(gids) >= BULK_FROM:
+            gids = [gid for gid in gids if running(gid)]
+            if len(gids) >= BULK_FROM and self._finish_all(gids):
+                return
+        for gid in gids:
+            if running(gid):  # not already ended by a machine failure
                 self._end_group(gid, "finished")
 
     def _finish_all(self, gids: list[int]) -> bool:
