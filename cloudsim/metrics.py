@@ -171,12 +171,17 @@ class EpisodeResult:
         group adds its demand x instances to its machine at its start and takes it back at its
         end (starts first, then ends; rows not sorted). A running sum per machine over time is
         what the machine holds."""
+        return self._usage_changes(slice(None))
+
+    def _usage_changes(self, rows: slice | np.ndarray) -> pd.DataFrame:
+        """`usage_changes` of the groups of ``rows`` (positions in ``groups``), in the same order."""
         g = self.groups
-        demand = self.tasks[[f"demand_{r}" for r in self.resources]].to_numpy()[g.task.to_numpy()]
-        delta = demand * g.instances.to_numpy()[:, None]
+        task = g.task.to_numpy()[rows]
+        demand = self.tasks[[f"demand_{r}" for r in self.resources]].to_numpy()[task]
+        delta = demand * g.instances.to_numpy()[rows][:, None]
         frame = pd.DataFrame(np.concatenate([delta, -delta]), columns=list(self.resources))
-        frame.insert(0, "machine", np.concatenate([g.machine.to_numpy()] * 2))
-        frame.insert(1, "time", np.concatenate([g.start.to_numpy(), g.end.to_numpy()]))
+        frame.insert(0, "machine", np.concatenate([g.machine.to_numpy()[rows]] * 2))
+        frame.insert(1, "time", np.concatenate([g.start.to_numpy()[rows], g.end.to_numpy()[rows]]))
         return frame
 
     def _machine_steps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -187,14 +192,26 @@ class EpisodeResult:
         machine divided by the machine's capacity is its utilisation.
         """
         names = list(self.resources)
-        used = self.usage_changes().groupby(["machine", "time"], sort=True).sum().groupby(level="machine").cumsum()
-        machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
-        capacity = self.capacity[names].to_numpy(dtype=float)[machine]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            util = np.where(capacity > 0, used.to_numpy() / capacity, np.nan)
-        # Adding and taking back the same float amounts may leave -1e-17 instead of 0.
-        util = np.maximum(util, 0.0)
-        return machine, used.index.get_level_values("time").to_numpy(dtype=float), util
+        capacity = self.capacity[names].to_numpy(dtype=float)
+        machines, times, utils = [], [], []
+        # A few machines at a time: each machine's steps depend on its own groups alone, and the
+        # grouped frames of a long run's millions of groups would take several times their size.
+        # Within a block every (machine, time) sums its rows in the order the whole frame has them.
+        group_machine = self.groups.machine.to_numpy()
+        for block in _machine_blocks(group_machine, _BLOCK_CELLS // 4):
+            rows = np.flatnonzero((group_machine >= block[0]) & (group_machine < block[1]))
+            used = self._usage_changes(rows).groupby(["machine", "time"], sort=True).sum() \
+                .groupby(level="machine").cumsum()
+            machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                util = np.where(capacity[machine] > 0, used.to_numpy() / capacity[machine], np.nan)
+            # Adding and taking back the same float amounts may leave -1e-17 instead of 0.
+            machines.append(machine)
+            times.append(used.index.get_level_values("time").to_numpy(dtype=float))
+            utils.append(np.maximum(util, 0.0))
+        if not machines:
+            return np.empty(0, dtype=np.int64), np.empty(0), np.empty((0, len(names)))
+        return np.concatenate(machines), np.concatenate(times), np.concatenate(utils)
 
     def instances(self) -> pd.DataFrame:
         """One row per instance run (expanded from the groups): job, task, instance, machine, start, end, outcome.
@@ -422,6 +439,22 @@ def _time_mean(times: np.ndarray, values: np.ndarray, makespan: float) -> float:
         return float("nan")
     lengths = np.diff(np.append(times, makespan))
     return float(values @ lengths / makespan)
+
+
+def _machine_blocks(machine: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Ranges [first, stop) of machine numbers, in order, each holding about ``rows`` of ``machine``'s
+    entries (a machine with more has a range of its own); none when ``machine`` is empty."""
+    if len(machine) == 0:
+        return []
+    counts = np.bincount(machine)
+    blocks, first, held = [], 0, 0
+    for m, n in enumerate(counts.tolist()):
+        if held and held + n > rows:
+            blocks.append((first, m))
+            first, held = m, 0
+        held += n
+    blocks.append((first, len(counts)))
+    return blocks
 
 
 def _changes(machine: np.ndarray, value: np.ndarray) -> np.ndarray:

@@ -197,6 +197,23 @@ def test_imbalance_is_the_same_whatever_the_block_size(monkeypatch):
         assert_rows(result.imbalance(), expected)
 
 
+def test_machine_steps_are_summed_a_few_machines_at_a_time_with_the_same_bits(monkeypatch):
+    # Rows [first, stop) of machine numbers of about `rows` groups each, a machine with more alone:
+    # machines 0,0,1,2,2,2,5 in blocks of 3 rows are {0, 1}, {2, 3, 4}, {5}.
+    assert metrics._machine_blocks(np.array([0, 0, 1, 2, 2, 2, 5]), 3) == [(0, 2), (2, 5), (5, 6)]
+    assert metrics._machine_blocks(np.array([], dtype=np.int64), 3) == []
+    # Per-machine utilisation, summed block by block, equals the one-block sums bit for bit.
+    rng = np.random.default_rng(4)
+    jobs = sorted((JobSpec(j, float(rng.integers(0, 30)), (task(0, int(rng.integers(1, 4)), float(rng.random() * 5),
+                                                                 float(rng.random() * 5), float(rng.integers(1, 8))),))
+                   for j in range(80)), key=lambda job: job.submit_time)
+    result = simulate(ClusterSpec.uniform(5, TEN), jobs, FirstFit())
+    whole = result.machine_utilisation()
+    for cells in (4, 40):  # one group, then ten, a block: one machine a block, then a few
+        monkeypatch.setattr(metrics, "_BLOCK_CELLS", cells)
+        assert result.machine_utilisation().equals(whole)
+
+
 def test_to_parquet_writes_every_table(tmp_path, queueing_run):
     queueing_run.to_parquet(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
