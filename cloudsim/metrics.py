@@ -477,16 +477,19 @@ def _step_blocks(row: np.ndarray, column: np.ndarray, value: np.ndarray, rows: i
     rows, each column's last value carrying over to the next block.
     """
     height = max(1, _BLOCK_CELLS // max(columns, 1))
-    # Within a block, changes stay sorted by column, then row (a stable sort on the block).
-    block = row // height
-    order = np.argsort(block, kind="stable")
-    block, row, column, value = block[order], row[order], column[order], value[order]
+    # The changes are sorted by column, then row: a block's changes of one column are one run of them,
+    # found by binary search on (column, row) keys; gathered column after column, they stay sorted
+    # by column, then row, without a sorted copy of every change (a long run has millions).
+    key = column * rows + row
     carried = np.zeros(columns)
     machines = np.arange(columns)
     for start in range(0, rows, height):
         stop = min(start + height, rows)
-        lo, hi = np.searchsorted(block, [start // height, start // height + 1])
-        r, c, v = row[lo:hi] - start, column[lo:hi], value[lo:hi]
+        lo = np.searchsorted(key, machines * rows + start)
+        counts = np.searchsorted(key, machines * rows + stop) - lo
+        taken = np.cumsum(counts)
+        picked = np.arange(taken[-1]) + np.repeat(lo - (taken - counts), counts)
+        r, c, v = row[picked] - start, column[picked], value[picked]
         # Lay out each column's values over the block as runs, column after column: the
         # value carried in from the previous block, then one run per change. np.repeat
         # writes them in one pass and copies values exactly (a running sum would not).
