@@ -307,11 +307,11 @@ class TaskTable:
         """
         if self._job_usage is not None:
             return None
-        rows = (g - self.task_base).tolist()
-        per_instance, requeued = self.instance_durations, self._requeued
-        if any(per_instance[r] is not None for r in rows) or (requeued and any(t in requeued for t in g.tolist())):
-            return None
         r = g - self.task_base
+        per_instance, requeued = self.instance_durations, self._requeued
+        if any(per_instance[row] is not None for row in r.tolist()) or \
+                (requeued and any(task in requeued for task in g.tolist())):
+            return None
         # A start's first instance follows those the plan's earlier starts of its task took.
         order = np.argsort(r, kind="stable")
         by_task, counts = r[order], count[order]
@@ -332,7 +332,8 @@ class TaskTable:
         self.running_instances += int(count.sum())
         # Each start changes its task's waiting count: the task keeps the number of its last change
         # (the largest: the numbers only grow; np.unique would cost more than this on a short plan).
-        np.maximum.at(self.task_waiting_change, r, np.arange(self.waiting_changes + 1, self.waiting_changes + len(r) + 1))
+        change = np.arange(self.waiting_changes + 1, self.waiting_changes + len(r) + 1)
+        np.maximum.at(self.task_waiting_change, r, change)
         self.waiting_changes += len(r)
         return first
 
