@@ -162,8 +162,7 @@ class BestPairs:
         self.used_top = None
         # Machines of one capacity that are idle score every task alike (a score comes from the
         # machine's state and the task alone): on a large, lightly loaded cluster most rows are.
-        _, self.shape = np.unique(view.capacity, axis=0, return_inverse=True)
-        self.shape = self.shape.reshape(-1)
+        self.shape = np.unique(view.capacity, axis=0, return_inverse=True)[1].reshape(-1)
         self.shapes = int(self.shape.max(initial=-1)) + 1
         everyone = np.arange(machines)
         if self.scorer.scaled:  # the maxima come from the pairs: a first pass finds them

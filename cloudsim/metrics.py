@@ -205,10 +205,9 @@ class EpisodeResult:
             machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 util = np.where(capacity[machine] > 0, used.to_numpy() / capacity[machine], np.nan)
-            # Adding and taking back the same float amounts may leave -1e-17 instead of 0.
             machines.append(machine)
             times.append(used.index.get_level_values("time").to_numpy(dtype=float))
-            utils.append(np.maximum(util, 0.0))
+            utils.append(np.maximum(util, 0.0))  # adding and taking back the same amounts may leave -1e-17
         if not machines:
             return np.empty(0, dtype=np.int64), np.empty(0), np.empty((0, len(names)))
         return np.concatenate(machines), np.concatenate(times), np.concatenate(utils)

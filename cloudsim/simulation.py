@@ -688,8 +688,6 @@ class Simulation:
         rows = np.array(gids, dtype=np.int64) - groups.base
         task = np.frombuffer(groups.task, dtype=np.int64)[rows]  # copies: the columns can grow again
         instances = np.frombuffer(groups.instances, dtype=np.int64)[rows]
-        if instances.max() > 1:  # a group of several gives them back one addition each: one by one is faster
-            return False
         jobs = self.tasks.finish_many(task, instances, now)
         if jobs is None:
             return False
