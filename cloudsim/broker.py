@@ -220,6 +220,12 @@ class ClusterView:
         return frozen(self._tasks.task_duration[self._rows])
 
     @cached_property
+    def estimate(self) -> np.ndarray:
+        """What the user estimated each ready task's instances would run for (`TaskSpec.estimate`,
+        an SWF log's requested time); NaN where the workload gives none."""
+        return frozen(self._tasks.task_estimate[self._rows])
+
+    @cached_property
     def waiting(self) -> np.ndarray:
         """Instances of each ready task neither started nor reserved."""
         t = self._tasks

@@ -48,6 +48,9 @@ class TaskSpec:
             sequence with one duration per instance (in instance start order).
         parents: ids of tasks of the same job that must finish before any instance
             of this task may start (a DAG, as in Alibaba v2018).
+        estimate: what the user said an instance would run for (an SWF log's requested
+            time), or None. The engine runs instances for ``duration``; brokers that
+            schedule on estimates read it as ``view.estimate``.
     """
 
     id: Hashable
@@ -55,6 +58,7 @@ class TaskSpec:
     demand: Mapping[str, float]
     duration: float | tuple[float, ...]
     parents: tuple[Hashable, ...] = ()
+    estimate: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.instances, (int, np.integer)) or not 1 <= self.instances < EXACT_BOUND:
@@ -79,6 +83,10 @@ class TaskSpec:
                 )
         if not all(math.isfinite(d) and d >= 0 for d in durations):
             raise ValueError(f"task {self.id!r}: durations must be finite and >= 0, got {self.duration!r}")
+        if self.estimate is not None and not (isinstance(self.estimate, (int, float, np.number))
+                                              and math.isfinite(self.estimate) and self.estimate >= 0):
+            raise ValueError(f"task {self.id!r}: estimate must be None or a finite number >= 0, "
+                             f"got {self.estimate!r}")
         object.__setattr__(self, "parents", tuple(self.parents))
 
     @property

@@ -37,7 +37,7 @@ class TaskTable:
     class's methods.
     """
 
-    _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_instances", "task_pending_parents",
+    _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances", "task_pending_parents",
                     "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
     _TASK_LISTS = ("task_ids", "instance_durations", "children")
@@ -55,6 +55,7 @@ class TaskTable:
         self.task_job = np.empty(0, dtype=np.int64)
         self.task_demand = np.empty((0, resources))
         self.task_duration = np.empty(0)
+        self.task_estimate = np.empty(0)  # NaN where the workload gives no estimate
         self.task_instances = np.empty(0, dtype=np.int64)
         self.task_pending_parents = np.empty(0, dtype=np.int64)
         self.task_started = np.empty(0, dtype=np.int64)  # running or ended (a re-queued start is undone)
@@ -104,7 +105,7 @@ class TaskTable:
             return
         demand_vector = self.cluster.demand_vector
         base, first_job = self.task_end, self.job_end
-        task_job, demand, duration, instances, pending, firsts = [], [], [], [], [], []
+        task_job, demand, duration, estimate, instances, pending, firsts = [], [], [], [], [], [], []
         for j, job in enumerate(jobs, first_job):
             firsts.append(base)
             position = {task.id: base + t for t, task in enumerate(job.tasks)}
@@ -113,6 +114,7 @@ class TaskTable:
                 task_job.append(j)
                 demand.append(demand_vector(task, where=f"job {job.id!r}: "))
                 duration.append(task.nominal_duration)
+                estimate.append(np.nan if task.estimate is None else task.estimate)
                 instances.append(task.instances)
                 self.task_ids.append(task.id)
                 self.instance_durations.append(task.duration if isinstance(task.duration, tuple) else None)
@@ -126,6 +128,7 @@ class TaskTable:
             "task_job": np.array(task_job, dtype=np.int64),
             "task_demand": np.array(demand, dtype=np.float64).reshape(n, resources),
             "task_duration": np.array(duration, dtype=np.float64),
+            "task_estimate": np.array(estimate, dtype=np.float64),
             "task_instances": np.array(instances, dtype=np.int64),
             "task_pending_parents": np.array(pending, dtype=np.int64),
             "task_ready_time": np.full(n, np.nan),

@@ -9,6 +9,7 @@ from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
 from traces.deepk8s import deepk8s_cluster, deepk8s_workload
 from traces.rawcsv import CacheError, EmptyWorkloadError, TraceFormatError
+from traces.swf import SwfHeader, load_swf, machines_swf, swf_header
 from traces.synthetic import (
     DEEPRM,
     DEEPRM_PLUS,
@@ -36,6 +37,7 @@ __all__ = [
     "CacheError",
     "EmptyWorkloadError",
     "MachineTable",
+    "SwfHeader",
     "TraceFormatError",
     "JobStream",
     "Workload",
@@ -58,7 +60,10 @@ __all__ = [
     "load_alibaba_v2017",
     "load_alibaba_v2018",
     "load_cloudsimpy",
+    "load_swf",
     "machines_v2017",
     "machines_v2018",
+    "machines_swf",
     "rebase",
+    "swf_header",
 ]

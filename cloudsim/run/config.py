@@ -48,7 +48,9 @@ __all__ = [
     "options_of",
 ]
 
-FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018")
+FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018", "swf")
+SWF_SUFFIXES = (".swf", ".swf.gz")
+"""A trace named so is read as --format swf unless --format says otherwise."""
 DEFAULT_CAPACITY = {"cpu": 64.0, "memory": 1.0, "disk": 1.0}
 DEFAULT_MACHINES = 5
 # What a machine costs in memory before any work arrives (its ClusterSpec row and ClusterState arrays, three
@@ -365,11 +367,13 @@ class WorkloadConfig:
     """What to run on: a trace file or a generator, and which of its jobs form the episodes."""
 
     source: str | None = option(
-        None, "WORKLOAD", "trace file (.csv or .csv.gz), or a generator name (alibaba-like, deeprm, poisson, "
+        None, "WORKLOAD", "trace file (.csv, .csv.gz, .swf or .swf.gz), or a generator name (alibaba-like, deeprm, poisson, "
         "rlsk); default: the built-in alibaba-like generator", positional=True)
     format: str | None = option(
         None, "--format", "trace format: cloudsimpy (CloudSimPy's jobs.csv), alibaba-v2017 or alibaba-v2018 "
-        "(the raw batch_task table); default cloudsimpy", choices=FORMATS)
+        "(the raw batch_task table), swf (the Standard Workload Format of the Parallel Workloads Archive; "
+        "its header's MaxNodes and MaxProcs give the default cluster); default swf for a .swf or .swf.gz "
+        "file, else cloudsimpy", choices=FORMATS)
     instances: str | None = option(
         None, "--instances", "alibaba formats: batch_instance.csv, for each instance's own run time",
         metavar="FILE")
@@ -431,18 +435,18 @@ class WorkloadConfig:
                      f"or statistics); use --generator deeprm, poisson or rlsk, or leave --load out")
         else:
             _check_file(cls, "source", self.source,
-                        f"a trace file (.csv or .csv.gz), or name a generator: {', '.join(GENERATORS)}")
+                        f"a trace file (.csv, .csv.gz, .swf or .swf.gz), or name a generator: {', '.join(GENERATORS)}")
             _require(self.generator is None, cls, "generator", self.generator,
                      "applies only when no trace file is given; leave it out")
             for name in ("load", "synthetic_jobs"):
                 value = getattr(self, name)
                 _require(value is None, cls, name, value, "applies to generators, not to a trace file")
-            if self.trace_format == "cloudsimpy":
+            if self.trace_format in ("cloudsimpy", "swf"):
                 for name in ("instances", "status_policy", "window", "machine_table"):
                     value = getattr(self, name)
                     _require(value is None, cls, name, span_text(value) if name == "window" else value,
-                             "applies to --format alibaba-v2017 or alibaba-v2018, "
-                             "not to cloudsimpy; leave it out or give the format")
+                             f"applies to --format alibaba-v2017 or alibaba-v2018, "
+                             f"not to {self.trace_format}; leave it out or give the format")
         _check_file(cls, "instances", self.instances, "batch_instance.csv")
         _check_file(cls, "machine_table", self.machine_table,
                     "server_event.csv (v2017) or machine_meta.csv (v2018)")
@@ -486,7 +490,9 @@ class WorkloadConfig:
 
     @property
     def trace_format(self) -> str:
-        return self.format or "cloudsimpy"
+        if self.format is not None:
+            return self.format
+        return "swf" if str(self.source).lower().endswith(SWF_SUFFIXES) else "cloudsimpy"
 
     @property
     def effective_status_policy(self) -> str:
@@ -509,11 +515,11 @@ class ClusterConfig:
     """The machines, when the workload does not bring its own."""
 
     machines: int | None = option(
-        None, "--machines", f"number of identical machines (default {DEFAULT_MACHINES}, or the generator's "
-        "cluster)", parse=whole)
+        None, "--machines", f"number of identical machines (default {DEFAULT_MACHINES}, the generator's "
+        "cluster, or an SWF log's machine)", parse=whole)
     capacity: Mapping[str, float] | None = option(
         None, "--capacity", "capacity of each machine, NAME=NUMBER,... with any resources (default "
-        f"{_show(DEFAULT_CAPACITY)}, or the generator's)", parse=capacity, metavar="NAME=NUMBER,...")
+        f"{_show(DEFAULT_CAPACITY)}, the generator's, or an SWF log's)", parse=capacity, metavar="NAME=NUMBER,...")
 
     def __post_init__(self) -> None:
         cls = type(self)

@@ -32,6 +32,8 @@ from traces import (
     load_alibaba_v2017,
     load_alibaba_v2018,
     load_cloudsimpy,
+    load_swf,
+    machines_swf,
     machines_v2017,
     machines_v2018,
     read_in_blocks,
@@ -157,6 +159,11 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
 
     selection = _selected_range(source)
     first_job = 0
+    if source.trace_format == "swf":
+        workload = load_swf(source.source)
+        cluster = config.cluster
+        logged = machines_swf(source.source) if cluster.machines is None or cluster.capacity is None else None
+        return ResolvedWorkload(workload, _cluster(config, logged), total_jobs=len(workload.jobs))
     if source.trace_format == "cloudsimpy":
         workload = Workload(load_cloudsimpy(source.source), source={"jobs": source.source})
         total = len(workload.jobs)
