@@ -18,6 +18,8 @@ from cloudsim.run.config import (
     ClusterConfig,
     CompareConfig,
     ConfigError,
+    PlotConfig,
+    ReplayReportConfig,
     ReportConfig,
     RunConfig,
     RunnerConfig,
@@ -26,6 +28,7 @@ from cloudsim.run.config import (
 )
 from cloudsim.run.episode import RunOutcome, RunSpec, RunWarning, run_one
 from cloudsim.run.output import ResultFolder, strict_json
+from cloudsim.run.plots import plot_run, run_folders
 from cloudsim.run.replay import ReplayResult, replay
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
 
@@ -38,6 +41,8 @@ __all__ = [
     "CompareResult",
     "ConfigError",
     "Episode",
+    "PlotConfig",
+    "ReplayReportConfig",
     "ReplayResult",
     "ReportConfig",
     "ResolvedWorkload",
@@ -56,8 +61,10 @@ __all__ = [
     "makespan_table",
     "markdown_table",
     "plot_makespan_differences",
+    "plot_run",
     "replay",
     "resolve_workload",
+    "run_folders",
     "run_one",
     "strict_json",
     "summarise",

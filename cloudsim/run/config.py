@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 
 from agents import BROKERS, DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
 from cloudsim.run.output import folder_problem, parent_problem
+from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
 from cloudsim.specs import parse_capacity
@@ -37,6 +38,8 @@ __all__ = [
     "ClusterConfig",
     "CompareConfig",
     "ConfigError",
+    "PlotConfig",
+    "ReplayReportConfig",
     "FORMATS",
     "Option",
     "ReportConfig",
@@ -634,6 +637,39 @@ class ReportConfig:
 
 
 @dataclass(frozen=True)
+class ReplayReportConfig(ReportConfig):
+    """What a replay prints and writes: the common outputs, and pictures of each run."""
+
+    plots: bool = option(
+        False, "--plots", "with --out: draw each run's Gantt chart and utilisation over time (gantt.png, "
+        "utilisation.png beside its tables; `cloudsim plot DIR` draws them for an existing folder)", switch=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _require(not self.plots or self.out is not None, type(self), "plots", True,
+                 "draws into each run's folder under --out DIR: add --out DIR")
+
+
+@dataclass(frozen=True)
+class PlotConfig:
+    """`cloudsim plot`: the pictures of run folders a replay wrote with --out."""
+
+    folder: str = option(None, "RUNS", "a folder cloudsim replay --out wrote, or one run's folder in it",
+                         positional=True)
+    max_machines: int = option(
+        GANTT_MACHINES, "--max-machines", "up to N machines, the Gantt chart draws every instance group; above, "
+        "machines share rows coloured by how busy they were", parse=whole, metavar="N")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        _require(self.folder is not None, cls, "folder", None, "give the folder of a replay's --out")
+        where = Path(self.folder)
+        _require(where.exists(), cls, "folder", self.folder, "no such folder; give the folder of a replay's --out")
+        _require(where.is_dir(), cls, "folder", self.folder, "is not a folder; give the folder of a replay's --out")
+        _check_positive_whole(cls, "max_machines", self.max_machines, "machines drawn one row each")
+
+
+@dataclass(frozen=True)
 class BrokerConfig:
     """Which brokers run."""
 
@@ -699,7 +735,7 @@ class RunConfig:
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
     brokers: BrokerConfig = field(default_factory=BrokerConfig)
     runner: RunnerConfig = field(default_factory=RunnerConfig)
-    report: ReportConfig = field(default_factory=ReportConfig)
+    report: ReportConfig = field(default_factory=ReplayReportConfig)
 
     @property
     def federated(self) -> bool:
@@ -735,6 +771,7 @@ class CompareConfig(RunConfig):
     writes_tables = False  # its --out holds a comparison, not each run's tables
 
     brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(HEURISTICS))
+    report: ReportConfig = field(default_factory=ReportConfig)
 
     loads: tuple[float, ...] | None = option(
         None, "--loads", "generator loads: 0.1,0.4,0.7 or START:STOP:STEP with STOP included (default --load)",
@@ -896,6 +933,7 @@ class BenchConfig(RunConfig):
 
     simulation: SimulationConfig = field(default_factory=TickedSimulationConfig)
     brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(("first-fit", "tetris", "deepjs")))
+    report: ReportConfig = field(default_factory=ReportConfig)
     candidate: str | None = option(
         None, "--candidate", "the broker compared with the others (default: deepjs if listed, else the last)")
     plots: str | None = option(None, "--plots", "write the makespan-difference plots (PNG) into DIR",

@@ -18,6 +18,7 @@ import pandas as pd
 from cloudsim.run.config import RunConfig
 from cloudsim.run.episode import RunSpec, RunWarning, build_brokers, run_one
 from cloudsim.run.output import ResultFolder
+from cloudsim.run.plots import plot_run
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
 from cloudsim.runner import Runner
 from traces import JobStream
@@ -101,8 +102,11 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
     With ``config.report.out`` each episode's tables are written as Parquet under
     ``episode-<label>/<broker>/`` and the rows as ``episodes.csv``; the folder
     appears only when every run finished (see `ResultFolder`). With
-    ``config.report.stream`` each run writes its tables there as it runs.
+    ``config.report.stream`` each run writes its tables there as it runs, and
+    with ``config.report.plots`` each run's pictures (`cloudsim.run.plots`) are
+    drawn beside its tables before the folder appears.
     """
+    plots = getattr(config.report, "plots", False)  # a replay's report (`ReplayReportConfig`) has them
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         resolved, runs = prepare(config)
         brokers = config.brokers.brokers
@@ -122,6 +126,8 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
                 rows.append(row)
                 if outcome.result is not None:  # a streamed run has written its own tables
                     folder.write_atomically(_run_folder(spec.label, spec.broker), outcome.result.to_parquet)
+                if plots:
+                    plot_run(folder.staging / _run_folder(spec.label, spec.broker))
                 if on_row is not None:
                     on_row(row)
         total = account(resolved, runs, rows, brokers)

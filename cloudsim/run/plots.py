@@ -1,0 +1,256 @@
+"""Pictures of a replay's run folder: what ran where and when (a Gantt chart), and how much of each
+resource the cluster used over time.
+
+Both are drawn from the tables a replay writes with ``--out`` (``groups``, ``tasks``, ``capacity``),
+so any run folder can be drawn after the fact, streamed runs included (`cloudsim plot`), and
+``cloudsim replay --out DIR --plots`` draws them before the folder appears.
+
+    from cloudsim.run.plots import plot_run
+    plot_run("results/episode-all/first-fit")   # gantt.png, utilisation.png
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cloudsim.run.output import pyplot, save_figure
+
+__all__ = ["GANTT_MACHINES", "RunTables", "lanes", "plot_gantt", "plot_run", "plot_utilisation", "read_run",
+           "run_folders", "usage_steps"]
+
+GANTT_MACHINES = 64
+"""Up to this many machines, the Gantt chart draws every instance group; above it, machines are
+gathered into rows and the chart shows how busy each row was over time."""
+_HEAT_ROWS = 200
+_HEAT_BINS = 400
+_LANE_GROUPS = 200_000
+_FAILURE_MARKS = 300  # more groups than this are drawn as the heat map whatever the machine count
+FIGURES = ("gantt.png", "utilisation.png")
+_TABLES = ("groups", "tasks", "capacity")
+
+
+@dataclass
+class RunTables:
+    """One run's groups with what each holds, and its machines.
+
+    ``usage`` is (groups, resources): what each group holds of each resource (demand x instances);
+    ``capacity`` is (machines, resources).
+    """
+
+    groups: pd.DataFrame
+    usage: np.ndarray
+    capacity: np.ndarray
+    resources: tuple[str, ...]
+
+    @property
+    def makespan(self) -> float:
+        ends = self.groups.end.to_numpy()
+        return float(np.nanmax(ends)) if len(ends) and not np.all(np.isnan(ends)) else 0.0
+
+
+def run_folders(root: str | Path) -> list[Path]:
+    """Every run folder under ``root`` (``root`` itself when it is one): folders that hold groups.parquet."""
+    root = Path(root)
+    if (root / "groups.parquet").is_file():
+        return [root]
+    return sorted(path.parent for path in root.rglob("groups.parquet"))
+
+
+def read_run(folder: str | Path) -> RunTables:
+    """The tables of run folder ``folder``; a missing or damaged table is a ValueError naming it."""
+    folder = Path(folder)
+    frames = {}
+    for name in _TABLES:
+        path = folder / f"{name}.parquet"
+        if not path.is_file():
+            raise ValueError(f"{folder}: no {name}.parquet; give a run folder that cloudsim replay --out wrote")
+        try:
+            frames[name] = pd.read_parquet(path)
+        except Exception as error:  # pyarrow's errors for a damaged file have no common base
+            raise ValueError(f"{path}: cannot be read as Parquet ({type(error).__name__}: {error}); "
+                             f"run the replay again") from None
+    groups, tasks, capacity = frames["groups"], frames["tasks"], frames["capacity"]
+    resources = tuple(c for c in capacity.columns if c != "machine_id")
+    needed = {"groups": ["job_id", "task_id", "machine", "instances", "start", "end", "outcome"],
+              "tasks": ["job_id", "task_id", *(f"demand_{r}" for r in resources)]}
+    for name, columns in needed.items():
+        missing = [c for c in columns if c not in frames[name].columns]
+        if missing:
+            raise ValueError(f"{folder / (name + '.parquet')}: lacks column(s) {', '.join(missing)}; "
+                             f"it was not written by cloudsim replay --out")
+    demand = tasks.set_index(["job_id", "task_id"])[[f"demand_{r}" for r in resources]]
+    keys = pd.MultiIndex.from_frame(groups[["job_id", "task_id"]])
+    rows = demand.index.get_indexer(keys)
+    if (rows < 0).any():
+        raise ValueError(f"{folder}: {int((rows < 0).sum())} group(s) name a task that tasks.parquet lacks; "
+                         f"the folder mixes runs: run the replay again")
+    usage = demand.to_numpy(dtype=np.float64)[rows] * groups.instances.to_numpy(dtype=np.float64)[:, None]
+    return RunTables(groups, usage, capacity[list(resources)].to_numpy(dtype=np.float64), resources)
+
+
+def usage_steps(start: np.ndarray, end: np.ndarray, usage: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(instants, what is in use from each instant on): the step function of groups holding ``usage``
+    (groups x resources) over [start, end). Ends at an instant are applied before its starts."""
+    times = np.concatenate([end, start])
+    change = np.concatenate([-usage, usage])
+    order = np.argsort(times, kind="stable")  # ends first at equal times: they come first in `times`
+    times, level = times[order], np.cumsum(change[order], axis=0)
+    last = np.r_[times[1:] != times[:-1], True]  # one step per instant: its level after every change
+    return times[last], level[last]
+
+
+def lanes(machine: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Each group's lane within its machine's row: the first lane free at its start (groups that overlap
+    in time get different lanes), so that a row shows every group without drawing one over another."""
+    lane = np.zeros(len(machine), dtype=np.int64)
+    order = np.lexsort((start, machine))
+    free_at: list[tuple[float, int]] = []  # (when the lane frees, lane) of the machine in hand
+    used = 0
+    current = None
+    for g in order:
+        if machine[g] != current:
+            current, free_at, used = machine[g], [], 0
+        if free_at and free_at[0][0] <= start[g]:
+            _, k = heapq.heappop(free_at)
+        else:
+            k, used = used, used + 1
+        lane[g] = k
+        heapq.heappush(free_at, (end[g], k))
+    return lane
+
+
+def _binned(rows: np.ndarray, start: np.ndarray, end: np.ndarray, weight: np.ndarray, n_rows: int,
+            edges: np.ndarray) -> np.ndarray:
+    """(rows, bins): the time integral of ``weight`` held over [start, end) in each row and time bin,
+    divided by the bin's width: the mean held during the bin."""
+    bins = len(edges) - 1
+    first = np.clip(np.searchsorted(edges, start, side="right") - 1, 0, bins - 1)
+    last = np.maximum(np.clip(np.searchsorted(edges, end, side="left") - 1, 0, bins - 1), first)
+    out = np.zeros((n_rows, bins + 1))
+    width = edges[1] - edges[0]
+    same = first == last
+    np.add.at(out, (rows[same], first[same]), weight[same] * (end[same] - start[same]))
+    split = ~same
+    r, f, l, w = rows[split], first[split], last[split], weight[split]
+    np.add.at(out, (r, f), w * (edges[f + 1] - start[split]))
+    np.add.at(out, (r, l), w * (end[split] - edges[l]))
+    middle = np.zeros((n_rows, bins + 1))  # whole bins f+1 .. l-1, as a difference along time
+    np.add.at(middle, (r, f + 1), w * width)
+    np.add.at(middle, (r, l), -w * width)
+    out += np.cumsum(middle, axis=1)
+    return out[:, :bins] / width
+
+
+def _mark_failures(ax, end: np.ndarray, row: np.ndarray, failed: np.ndarray) -> None:
+    """A red x where a machine failure ended a group; beyond `_FAILURE_MARKS`, an even sample of them,
+    so that the marks do not hide the chart (the legend says how many are shown)."""
+    where = np.flatnonzero(failed)
+    if not len(where):
+        return
+    shown = where[np.linspace(0, len(where) - 1, _FAILURE_MARKS).astype(np.int64)] \
+        if len(where) > _FAILURE_MARKS else where
+    label = "ended by a machine failure" + (f" ({len(shown)} of {len(where)} shown)" if len(shown) < len(where) else "")
+    ax.plot(end[shown], row[shown], "x", color="red", markersize=4, alpha=0.7, label=label)
+
+
+def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHINES,
+               title: str = "") -> Path:
+    """Machines x time. Up to ``max_machines`` machines (and `_LANE_GROUPS` groups), every instance
+    group is a bar in its machine's row, coloured by job, groups that overlap in time on separate
+    lanes; above, consecutive machines share a row and the colour is the mean share of the first
+    resource in use. A group a machine failure ended is marked with a red x at its end."""
+    plt = pyplot()
+    g = run.groups
+    machines = len(run.capacity)
+    start, end = g.start.to_numpy(dtype=float), g.end.to_numpy(dtype=float)
+    span = max(run.makespan, float(start.max()) if len(start) else 0.0) or 1.0
+    end = np.where(np.isnan(end), span, end)
+    machine = g.machine.to_numpy(dtype=np.int64)
+    failed = g.outcome.isin(["failed", "requeued"]).to_numpy()
+    fig, ax = plt.subplots(figsize=(12, 6))
+    if machines <= max_machines and len(g) <= _LANE_GROUPS:
+        from matplotlib.collections import PolyCollection
+
+        lane = lanes(machine, start, end)
+        depth = np.zeros(machines, dtype=np.int64)
+        np.maximum.at(depth, machine, lane + 1)
+        height = 0.9 / np.maximum(depth[machine], 1)
+        bottom = machine - 0.45 + lane * height
+        boxes = np.stack([np.c_[start, bottom], np.c_[end, bottom], np.c_[end, bottom + height],
+                          np.c_[start, bottom + height]], axis=1)
+        jobs = pd.factorize(g.job_id)[0]
+        colours = plt.get_cmap("tab20")(jobs % 20)
+        ax.add_collection(PolyCollection(boxes, facecolors=colours, edgecolors="none"))
+        from matplotlib.ticker import MaxNLocator
+
+        ax.set_ylim(-0.6, machines - 0.4)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("machine")
+        what = f"{len(g)} instance groups on {machines} machines, coloured by job ({jobs.max() + 1 if len(g) else 0} jobs)"
+        _mark_failures(ax, end, machine, failed)
+    else:
+        rows = min(machines, _HEAT_ROWS)
+        per_row = int(np.ceil(machines / rows))
+        rows = int(np.ceil(machines / per_row))
+        row = machine // per_row
+        capacity = np.bincount(np.arange(machines) // per_row, weights=run.capacity[:, 0], minlength=rows)
+        edges = np.linspace(0.0, span, _HEAT_BINS + 1)
+        held = _binned(row, start, end, run.usage[:, 0], rows, edges)
+        share = np.divide(held, capacity[:, None], out=np.zeros_like(held), where=capacity[:, None] > 0)
+        image = ax.imshow(share, aspect="auto", origin="lower", interpolation="nearest", cmap="viridis",
+                          extent=(0.0, span, -0.5, rows - 0.5), vmin=0.0, vmax=float(share.max()) or 1.0)
+        fig.colorbar(image, ax=ax, label=f"share of {run.resources[0]} in use")
+        ax.set_ylabel(f"machines, {per_row} a row" if per_row > 1 else "machine")
+        what = (f"{machines} machines in {rows} rows of {per_row}" if per_row > 1 else f"{machines} machines") + \
+            f", {len(g)} instance groups"
+        _mark_failures(ax, end, row, failed)
+    ax.set_xlim(0.0, span)
+    ax.set_xlabel("time")
+    ax.set_title(f"{title}: {what}" if title else what, fontsize=10)
+    if failed.any():
+        ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_utilisation(run: RunTables, path: str | Path, title: str = "") -> Path:
+    """The share of the cluster's capacity of each resource held over time (a step line per resource),
+    with its time-weighted mean up to the last end in the legend."""
+    plt = pyplot()
+    g = run.groups
+    start, end = g.start.to_numpy(dtype=float), g.end.to_numpy(dtype=float)
+    span = run.makespan
+    end = np.where(np.isnan(end), span, end)
+    times, level = usage_steps(start, end, run.usage)
+    total = run.capacity.sum(axis=0)
+    fig, ax = plt.subplots(figsize=(12, 4))
+    for k, resource in enumerate(run.resources):
+        if total[k] <= 0:
+            continue  # no machine has any: a share of nothing
+        share = np.r_[0.0, level[:, k] / total[k]]
+        at = np.r_[0.0, times]
+        held = np.diff(np.r_[at, span]) if span > 0 else np.zeros(len(at))
+        mean = float((share * held).sum() / span) if span > 0 else 0.0
+        ax.step(at, share, where="post", label=f"{resource} (mean {mean:.1%})")
+    ax.set_xlim(0.0, span or 1.0)
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("time")
+    ax.set_ylabel("share of the cluster in use")
+    ax.set_title(title or "utilisation", fontsize=10)
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_run(folder: str | Path, max_machines: int = GANTT_MACHINES) -> list[Path]:
+    """Draw ``folder``'s Gantt chart and utilisation (`FIGURES`) into it; returns their paths."""
+    folder = Path(folder)
+    run = read_run(folder)
+    title = "/".join(folder.parts[-2:])
+    return [plot_gantt(run, folder / FIGURES[0], max_machines, title),
+            plot_utilisation(run, folder / FIGURES[1], title)]
