@@ -41,7 +41,7 @@ from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, r
                         trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import ClusterSpec, ClusterView, JobSpec
-from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, federation_cluster
+from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, cluster_bounds, federation_cluster
 
 __all__ = ["RLSKConfig", "RLSKPolicy", "load_policy", "make_env", "shipped_checkpoint", "train"]
 
@@ -84,9 +84,12 @@ class RLSKPolicy:
                 f"Run it on such a federation (cloudsim compare rlsk ...) or train one for it (cloudsim train rlsk "
                 f"--clusters N)", path=self.path)
         if cluster.machines != trained.machines or not np.allclose(cluster.capacity_array(), trained.capacity_array()):
+            sizes = np.diff(cluster_bounds(cluster.machines, clusters)).tolist()
+            shapes = np.unique(cluster.capacity_array(), axis=0).tolist()
             return [f"rlsk: trained on {self.config.clusters} clusters of {self.config.nodes} node(s) of "
-                    f"{trained.capacity_array()[0].tolist()}, running on other nodes; its states are ratios of "
-                    f"a cluster's capacity, so it runs, but on clusters it has not seen"]
+                    f"{trained.capacity_array()[0].tolist()}; running on {cluster.machines} machines in clusters of "
+                    f"{', '.join(map(str, sizes))} node(s) of {shapes[0] if len(shapes) == 1 else f'{len(shapes)} shapes'}: "
+                    f"its states are ratios of a cluster's capacity, so it runs, but on clusters it has not seen"]
         return []
 
 

@@ -15,7 +15,8 @@ from agents import make_broker, make_federated_broker
 from agents.federation import FederatedBroker
 from agents.kit import CheckpointError
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
-from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, federation_cluster, federation_metrics, reward_rate
+from cloudsim.envs.rlsk import (Federation, RLSKEnv, RLSKWeights, cluster_bounds, cluster_utilisation, federation_cluster,
+                                federation_metrics, reward_rate)
 from traces import rlsk_workload
 
 
@@ -155,11 +156,31 @@ def test_the_baselines_act_on_clusters_as_section_iv_a_defines_them():
     assert frame.loc[2, "start_time"] == 10 and result.groups.set_index("job_id").loc[2, "machine"] == 0
 
 
-def test_a_federation_needs_machines_that_split_into_its_clusters():
-    with pytest.raises(ValueError, match="do not split evenly into 3 clusters"):
-        Federation(ClusterSpec.uniform(4, {"cpu": 1, "memory": 1}), 3)
+def test_machines_split_into_clusters_as_evenly_as_they_go():
+    # 4 machines into 3 clusters: 2, 1, 1; v2018's 4,034 into 3: 1,345, 1,345, 1,344.
+    assert cluster_bounds(4, 3).tolist() == [0, 2, 3, 4]
+    assert cluster_bounds(4034, 3).tolist() == [0, 1345, 2690, 4034]
+    federation = Federation(ClusterSpec.uniform(5, {"cpu": 1, "memory": 2}), 2)
+    assert federation.capacity.tolist() == [[3.0, 6.0], [2.0, 4.0]]
+    with pytest.raises(ValueError, match="2 machine.s. cannot form 3 clusters"):
+        Federation(ClusterSpec.uniform(2, {"cpu": 1, "memory": 1}), 3)
     with pytest.raises(ValueError, match="postpone must be whole steps"):
         Federation(federation_cluster(3), 3, postpone=(5, 2))
+
+
+def test_clusters_of_unequal_size_place_on_their_own_machines_and_pool_their_usage():
+    # 5 machines of 1 cpu in 2 clusters: machines 0-2 and 3-4. Round robin sends job 0 to cluster 0
+    # (machine 0: the least allocated, the first on ties), job 1 to cluster 1 (machine 3), job 2 to
+    # cluster 0 again (machine 1, now the least allocated there).
+    cluster = ClusterSpec.uniform(5, {"cpu": 1.0, "memory": 1.0})
+    jobs = [job(j, j, 0.6, 0.3, 10) for j in range(3)]
+    broker = make_federated_broker("round-robin", clusters=2, seed=0)
+    result = simulate(cluster, jobs, broker)
+    assert result.groups.sort_values("start").machine.tolist() == [0, 3, 1]
+    # From t=2 to 10 cluster 0 holds 1.2 of its 3 cpus, cluster 1 holds 0.6 of its 2.
+    times, util = cluster_utilisation(result, 2)
+    at = int(np.searchsorted(times, 2.0))
+    assert util[at, :, 0] == pytest.approx([1.2 / 3, 0.6 / 2])
 
 
 @pytest.mark.parametrize("checkpoint", [None, "agents/checkpoints/rlsk-100.pt"])
@@ -250,3 +271,13 @@ def test_a_job_re_queued_by_a_failure_rejoins_its_clusters_queue():
     groups = result.groups.sort_values("start")
     assert groups.machine.tolist() == [0, 0] and groups.start.tolist() == [0, 5]
     assert result.makespan == 15 and broker.federation.dispatched == 1
+
+
+def test_rlsk_replays_on_any_machine_count_and_says_how_the_clusters_differ(capsys):
+    from cloudsim.cli import main
+    # 7 machines into RLSK's 3 clusters: 3, 2 and 2 of them.
+    assert main(["replay", "rlsk", "--synthetic-jobs", "20", "--machines", "7", "--brokers", "rlsk", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "running on 7 machines in clusters of 3, 2, 2 node(s)" in captured.err
+    summary = json.loads(captured.out.splitlines()[-1])
+    assert summary["finished"] == {"rlsk": summary["instances"]}

@@ -42,6 +42,7 @@ __all__ = [
     "Federation",
     "RLSKEnv",
     "RLSKWeights",
+    "cluster_bounds",
     "federation_cluster",
     "federation_metrics",
     "postpone_range",
@@ -75,6 +76,19 @@ class RLSKWeights:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"reward weight {name} must be a finite number >= 0, got {value!r}")
+
+
+def cluster_bounds(machines: int, clusters: int) -> np.ndarray:
+    """Where each of ``clusters`` clusters of consecutive machines starts, and the end: (clusters + 1,).
+    The machines split as evenly as they go; the first ``machines % clusters`` clusters hold one more."""
+    if not (isinstance(clusters, (int, np.integer)) and clusters >= 1):
+        raise ValueError(f"clusters must be a whole number >= 1, got {clusters!r}")
+    if machines < clusters:
+        raise ValueError(f"{machines} machine(s) cannot form {clusters} clusters: each cluster needs a machine; "
+                         f"give at least {clusters} machines or fewer clusters")
+    sizes = np.full(clusters, machines // clusters)
+    sizes[: machines % clusters] += 1
+    return np.r_[0, np.cumsum(sizes)]
 
 
 def federation_cluster(clusters: int = 3, nodes: int = 1, capacity: dict[str, float] | None = None) -> ClusterSpec:
@@ -123,9 +137,9 @@ class Federation:
     """M clusters of the core's machines, a queue each, and the jobs postponed; one episode's state.
 
     Args:
-        cluster: the machines, cluster after cluster: machines ``m * nodes ..
-            (m + 1) * nodes - 1`` form cluster m (`federation_cluster` builds such a cluster).
-        clusters: M; the machines split evenly into M clusters of consecutive machines.
+        cluster: the machines, cluster after cluster (`federation_cluster` builds such a cluster).
+        clusters: M; the machines split into M clusters of consecutive machines, as evenly as
+            they go (`cluster_bounds`: the first ``machines % M`` clusters hold one machine more).
         postpone: how long a postponed job stays away: ``(low, high)``, whole
             steps drawn uniformly (both inclusive), or a function
             ``rng -> delay`` returning a positive number.
@@ -150,11 +164,8 @@ class Federation:
     def __init__(self, cluster: ClusterSpec, clusters: int = 3,
                  postpone: tuple[int, int] | Callable[[np.random.Generator], float] = DEFAULT_POSTPONE,
                  seed: int | None = 0, max_postpones: int = DEFAULT_MAX_POSTPONES) -> None:
-        if not (isinstance(clusters, (int, np.integer)) and clusters >= 1):
-            raise ValueError(f"clusters must be a whole number >= 1, got {clusters!r}")
-        if cluster.machines % clusters:
-            raise ValueError(f"{cluster.machines} machines do not split evenly into {clusters} clusters; give "
-                             f"clusters x nodes machines (cloudsim.envs.rlsk.federation_cluster)")
+        self.bounds = cluster_bounds(cluster.machines, clusters)
+        """Cluster m is machines ``bounds[m] .. bounds[m + 1] - 1``."""
         if callable(postpone):
             self._draw_delay = postpone
         else:
@@ -164,11 +175,12 @@ class Federation:
             raise ValueError(f"max_postpones must be a whole number >= 0, got {max_postpones!r}")
         self.max_postpones = int(max_postpones)
         self.clusters = int(clusters)
-        self.nodes = cluster.machines // self.clusters
         self.resources = tuple(cluster.resources)
-        capacity = cluster.capacity_array()
-        self.capacity = capacity.reshape(self.clusters, self.nodes, -1).sum(axis=1)
+        self.capacity = np.add.reduceat(cluster.capacity_array(), self.bounds[:-1], axis=0)
         """Each cluster's capacity, shape (clusters, resources): its nodes' sum."""
+        self.unit = self.capacity.max(axis=0)
+        """A job's demand is shown as a fraction of this: the largest cluster's capacity (with equal
+        clusters, any one's)."""
         if np.any(self.capacity <= 0):
             raise ValueError("every cluster needs some capacity in every resource (the state's ratios divide by it)")
         self.rng = np.random.default_rng(seed)
@@ -187,12 +199,12 @@ class Federation:
     # ------------------------------------------------------------ what the agent sees
     def utilisation(self, view: ClusterView) -> np.ndarray:
         """Each cluster's utilisation of each resource, shape (clusters, resources), in [0, 1]."""
-        used = (view.capacity - view.free).reshape(self.clusters, self.nodes, -1).sum(axis=1)
+        used = np.add.reduceat(view.capacity - view.free, self.bounds[:-1], axis=0)
         return np.clip(used / self.capacity, 0.0, 1.0)
 
     def demand(self, view: ClusterView, task: int) -> np.ndarray:
-        """The job's demand (all its waiting instances) as a fraction of one cluster's capacity."""
-        return view.demand[task] * max(view.waiting_instances(task), 1) / self.capacity[0]
+        """The job's demand (all its waiting instances) as a fraction of the largest cluster's capacity."""
+        return view.demand[task] * max(view.waiting_instances(task), 1) / self.unit
 
     def observe(self, view: ClusterView, task: int) -> np.ndarray:
         """Eq. 2: [U_11 .. U_1D, .., U_MD, U_j1 .. U_jD], float32 in [0, 1]."""
@@ -205,7 +217,7 @@ class Federation:
 
     def fitting_clusters(self, view: ClusterView, task: int) -> np.ndarray:
         """Boolean (clusters,): some node of the cluster holds one instance of ``task`` now."""
-        return view.fits[:, task].reshape(self.clusters, self.nodes).any(axis=1)
+        return np.logical_or.reduceat(view.fits[:, task], self.bounds[:-1])
 
     # ------------------------------------------------------------ routing
     def route(self, view: ClusterView) -> Decision | Dispatch | None:
@@ -292,13 +304,13 @@ class Federation:
             tasks = tasks[tasks >= 0]
             if not len(tasks):
                 continue
-            nodes = slice(c * self.nodes, (c + 1) * self.nodes)
+            nodes = slice(self.bounds[c], self.bounds[c + 1])
             fit = fits[nodes][:, tasks]
             holders = fit.any(axis=0)
             if not holders.any():
                 continue
             task = int(tasks[np.argmax(holders)])
-            candidates = np.flatnonzero(fit[:, np.argmax(holders)]) + c * self.nodes
+            candidates = np.flatnonzero(fit[:, np.argmax(holders)]) + self.bounds[c]
             return Decision(self._least_allocated(view, candidates, task), task)
         return None
 
@@ -338,7 +350,7 @@ def postpone_range(postpone: object) -> tuple[int, int]:
 
 # ------------------------------------------------------------------ a finished run
 def federation_metrics(result: Any, clusters: int, weights: RLSKWeights = RLSKWeights()) -> dict[str, float]:
-    """RLSK's numbers for a finished run (an `EpisodeResult`) on ``clusters`` clusters of equal size.
+    """RLSK's numbers for a finished run (an `EpisodeResult`) on ``clusters`` clusters (as `cluster_bounds` splits the machines).
 
     * ``total_reward``: the integral of eq. 4 over [0, makespan] (what
       `RLSKEnv`'s rewards of the episode add up to);
@@ -374,14 +386,13 @@ def cluster_utilisation(result: Any, clusters: int) -> tuple[np.ndarray, np.ndar
     its nodes' usage pooled, from a finished run's usage changes (`EpisodeResult.usage_changes`)."""
     resources = list(result.resources)
     capacity = result.capacity[resources].to_numpy(dtype=float)
-    if len(capacity) % clusters:
-        raise ValueError(f"{len(capacity)} machines do not split evenly into {clusters} clusters")
-    nodes = len(capacity) // clusters
+    bounds = cluster_bounds(len(capacity), clusters)
+    cluster_of = np.repeat(np.arange(clusters), np.diff(bounds))
     changes = result.usage_changes()
     times, instant = np.unique(changes["time"].to_numpy(dtype=float), return_inverse=True)
     change = np.zeros((len(times), clusters, len(resources)))
-    np.add.at(change, (instant, changes["machine"].to_numpy() // nodes), changes[resources].to_numpy(dtype=float))
-    cluster_capacity = capacity.reshape(clusters, nodes, -1).sum(axis=1)
+    np.add.at(change, (instant, cluster_of[changes["machine"].to_numpy()]), changes[resources].to_numpy(dtype=float))
+    cluster_capacity = np.add.reduceat(capacity, bounds[:-1], axis=0)
     return times, np.clip(np.cumsum(change, axis=0) / cluster_capacity, 0.0, 1.0)
 
 
