@@ -107,6 +107,22 @@ def _rlsk(checkpoint: str | None = None, seed: int | None = 0) -> object:
 
 
 BROKERS["rlsk"] = _rlsk
+
+
+def _deeprm_core(agent: str) -> Callable[..., object]:
+    def deeprm(checkpoint: str | None = None, seed: int | None = 0) -> object:
+        """A trained DeepRM or DeepRM_Plus policy as a broker of the core (None: the shipped checkpoint)."""
+        from agents.deeprm import shipped_checkpoint  # torch only when asked for
+        from agents.deeprm_broker import DeepRMBroker, load_numpy_policy
+
+        path = checkpoint if checkpoint is not None else shipped_checkpoint(agent=agent)
+        return DeepRMBroker(load_numpy_policy(str(path)), name=agent, seed=seed)
+
+    return deeprm
+
+
+BROKERS["deeprm"] = _deeprm_core("deeprm")
+BROKERS["deeprm-plus"] = _deeprm_core("deeprm-plus")
 """Broker factories by command-line name; each class's ``name`` is its key."""
 
 TRAINED_BY = {"deepjs": "deepjs", **{name: "deepk8s" for name in DEEPK8S_BROKERS.values()}, "deeprm": "deeprm",

@@ -36,7 +36,7 @@ from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, re
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
 __all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "make_net", "load_policy",
-           "rollout", "train"]
+           "read_policy_checkpoint", "rollout", "train"]
 
 AGENT = "deeprm"
 POLICY_FILE = "policy.pt"
@@ -232,11 +232,16 @@ def make_net(config: DeepRMConfig) -> nn.Module:
     return DeepRMNet(config.env_params(), config.hidden)
 
 
+def read_policy_checkpoint(path: str | Path) -> dict:
+    """A checkpoint `train` wrote, checked (refused, with the reason, if unusable); ``config`` as a `DeepRMConfig`."""
+    return read_checkpoint(path, agent=AGENT, title="DeepRM", config_type=DeepRMConfig, keys=("iteration",),
+                           fix="train one with `cloudsim train deeprm --out DIR` (or deeprm-plus; it writes "
+                               "DIR/policy.pt), or pass another with --checkpoint deeprm=PATH (or deeprm-plus=PATH)")
+
+
 def load_policy(path: str | Path, **options) -> DeepRMPolicy:
     """The `DeepRMPolicy` of a checkpoint `train` wrote (refused, with the reason, if unusable)."""
-    saved = read_checkpoint(path, agent=AGENT, title="DeepRM", config_type=DeepRMConfig, keys=("iteration",),
-                            fix="train one with `cloudsim train deeprm --out DIR` (or deeprm-plus; it writes "
-                                "DIR/policy.pt), or pass another with --checkpoint deeprm=PATH (or deeprm-plus=PATH)")
+    saved = read_policy_checkpoint(path)
     config: DeepRMConfig = saved["config"]
     net = make_net(config)
     net.load_state_dict(saved["model"])

@@ -70,7 +70,6 @@ ENVIRONMENTS = ("cloudsim", "deeprm", "rlsk")
 federation (the simulator with each job dispatched to a cluster's queue)."""
 RLSK_DEFAULT_BROKERS = ("first-fit", "random", "round-robin", "least-load", "rlsk")
 """`cloudsim compare rlsk`'s brokers (in RLSK's federation) unless --brokers names others: RLSK's Table 1."""
-DEEPRM_ENV_ONLY = tuple(name for name in DEEPRM_ENV_BROKERS if name not in BROKERS)
 DEEPRM_DEFAULT_BROKERS = ("sjf", "packer", "tetris-star", "random", "deeprm")
 """`cloudsim compare deeprm --env deeprm`'s brokers unless --brokers names others."""
 """Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
@@ -818,9 +817,6 @@ class CompareConfig(RunConfig):
             for name in ("sizes", "slots", "knobs", "arrivals"):
                 _require(getattr(self, name) is None, cls, name, getattr(self, name),
                          "applies to DeepRM's environment; add --env deeprm")
-            only = [b for b in self.brokers.brokers if b in DEEPRM_ENV_ONLY]
-            _require(not only, BrokerConfig, "brokers", self.brokers.brokers, f"{', '.join(only)} run(s) only in DeepRM's "
-                     "environment; add --env deeprm (with the deeprm workload)")
         if isinstance(self.seeds, tuple):
             first, stop = self.seeds
             _require(_is_whole(first) and _is_whole(stop) and 0 <= first < stop, cls, "seeds", f"{first}:{stop}",

@@ -1,0 +1,271 @@
+"""DeepRM and DeepRM_Plus policies as brokers of the event-driven core, on any cluster.
+
+A trained policy (`agents.deeprm`, `agents.deeprm_plus`) looks at one machine's image: the machine's
+occupancy over the next T time steps per resource, M job slots and the backlog (DeepRM section 3.1;
+`cloudsim.envs.deeprm`). As a broker of the core it sees every machine at once:
+
+- **Each machine's image** is drawn from its free profile (`ClusterView.free_profile`): row t holds,
+  per resource, the units in use during [now + t, now + t + 1), in units of ``capacity / res_slot``
+  rounded up (the most held during the step, so the image never shows room that is not there).
+- **The job slots** are the first M waiting tasks in arrival order (`ClusterView.window`); a slot's
+  block is the task's duration in steps (rounded up, at most ``max_job_len``) by its demand in the
+  machine's units (rounded up, at most ``max_job_size``); the backlog counts the tasks behind them
+  (at most ``backlog``); the last column is the steps since the last job arrived (capped).
+- **One batched forward** over all machines of a round (machines whose images are equal share one
+  row), in numpy (`NumpyDeepRM`), one action drawn per machine from the policy's softmax with the
+  broker's seeded generator, as DeepRM's evaluation draws them.
+- **A placement** is the machine whose drawn action is a slot it can place with the highest
+  probability: DeepRM's earliest fit, the earliest start at which one instance fits the machine for
+  its whole duration (`ClusterView.earliest_start`, so the engine's own test), within the horizon
+  (an offset below ``T - len``). A start in the future is a reservation (``Decision(at=...)``). When
+  no machine draws a placeable slot, the broker waits one time step (DeepRM's MoveOn), and is asked
+  again after it (``wake_after``) or at the next event.
+
+With one machine of ``res_slot`` units per resource and DeepRM's jobs (whole steps, whole units),
+the image, the slots and the placements are DeepRM's; the schedules still differ where the core
+differs from DeepRM's code (`benchmarks/deeprm_core.py` measures both side by side): the core's
+window has no holes (DeepRM refills an emptied slot from the backlog only), a job's instances are
+placed one decision each, and the core's clock is continuous between DeepRM's steps.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cloudsim.broker import ClusterView, Decision
+from cloudsim.envs.deeprm import DeepRMParams, render_image
+from cloudsim.specs import ClusterSpec
+
+__all__ = ["DeepRMBroker", "NumpyDeepRM", "load_numpy_policy"]
+
+_ROUNDING = 1e-9  # a quantity a hair above a whole number of units is that number (float sums)
+
+
+@dataclass(frozen=True)
+class NumpyDeepRM:
+    """A trained DeepRM or DeepRM_Plus network as numpy arrays: ``logits(snapshot)`` is the network's
+    ``logits_snapshot`` (`agents.deeprm.DeepRMNet`, `agents.deeprm_plus.DeepRMPlusNet`) without torch.
+
+    Brokers run in worker processes forked from the one that loaded them; torch's thread pool does not
+    survive a fork (a worker's first parallel torch operation can hang), so decisions use numpy only.
+    """
+
+    params: DeepRMParams
+    weights: dict[str, np.ndarray]
+    network: str  # "dense" (DeepRM) or "cnn" (DeepRM_Plus)
+
+    @functools.cached_property
+    def _tables(self) -> dict:
+        """DeepRM's hidden layer as prefix sums over each part of the image (`DeepRMNet.prefix_tables`)."""
+        p = self.params
+        T, R, M, S, C = p.horizon, p.resources, p.slots, p.max_job_size, p.res_slot
+        W = self.weights["hidden.weight"]
+        H = W.shape[0]
+        W = W.reshape(H, T, -1)
+        width = C + M * S
+        canvas, blocks = [], []
+        for i in range(R):
+            part = W[:, :, i * width:i * width + C].transpose(1, 2, 0)  # (T, C, H)
+            canvas.append(np.concatenate([np.zeros((T, 1, H)), part.cumsum(1)], 1))
+            block = W[:, :, i * width + C:(i + 1) * width].reshape(H, T, M, S).transpose(2, 1, 3, 0)  # (M, T, S, H)
+            blocks.append(np.pad(block.cumsum(1).cumsum(2), ((0, 0), (1, 0), (1, 0), (0, 0))))
+        bw = p.backlog_width
+        backlog = W[:, :, R * width:R * width + bw].reshape(H, T * bw).T
+        return {"canvas": canvas, "blocks": blocks, "backlog": np.concatenate([np.zeros((1, H)), backlog.cumsum(0)]),
+                "since": W[:, :, -1].sum(1)}
+
+    def logits(self, snap: dict[str, np.ndarray]) -> np.ndarray:
+        """(B, slots + 1) logits of the images a snapshot (`DeepRMBatch.snapshot`) draws."""
+        w = self.weights
+        if self.network == "cnn":
+            x = _avg_pool(np.maximum(_conv(render_image(snap, self.params)[:, None].astype(np.float64),
+                                           w["features.0.weight"], w["features.0.bias"]), 0))
+            x = _avg_pool(np.maximum(_conv(x, w["features.3.weight"], w["features.3.bias"]), 0))
+            h = np.tanh(x.reshape(len(x), -1) @ w["hidden.weight"].T + w["hidden.bias"])
+            return h @ w["out.weight"].T + w["out.bias"]
+        t, p = self._tables, self.params
+        rows, slots = np.arange(p.horizon), np.arange(p.slots)
+        h = np.broadcast_to(w["hidden.bias"], (len(snap["used"]), len(w["hidden.bias"]))).copy()
+        for i in range(p.resources):
+            h += t["canvas"][i][rows[None, :], snap["used"][:, :, i]].sum(1)
+            h += t["blocks"][i][slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].sum(1)
+        h += t["backlog"][snap["backlog_n"]]
+        h += (snap["since_new"] / p.max_track_since_new)[:, None] * t["since"][None, :]
+        return np.maximum(h, 0) @ w["out.weight"].T + w["out.bias"]
+
+
+def _conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """A 2-d convolution of (N, C, H, W) with (O, C, k, k) weights, zero padding k // 2 (torch's Conv2d)."""
+    k = weight.shape[-1]
+    padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))  # (N, C, H, W, k, k)
+    return np.einsum("nchwij,ocij->nohw", windows, weight, optimize=True) + bias[None, :, None, None]
+
+
+def _avg_pool(x: np.ndarray) -> np.ndarray:
+    """2 x 2 average pooling with stride 2, a trailing odd row or column dropped (torch's AvgPool2d(2))."""
+    n, c, h, w = x.shape
+    x = x[:, :, : h // 2 * 2, : w // 2 * 2]
+    return x.reshape(n, c, h // 2, 2, w // 2, 2).mean(axis=(3, 5))
+
+
+@functools.lru_cache(maxsize=8)
+def load_numpy_policy(path: str | Path) -> NumpyDeepRM:
+    """The network of a DeepRM or DeepRM_Plus checkpoint as numpy arrays (read once per process and path:
+    workers forked after the first read share it, and never run torch)."""
+    from agents.deeprm import read_policy_checkpoint
+
+    saved = read_policy_checkpoint(path)
+    config = saved["config"]
+    weights = {name: tensor.numpy().astype(np.float64) for name, tensor in saved["model"].items()}
+    return NumpyDeepRM(config.env_params(), weights, "cnn" if config.network == "cnn" else "dense")
+
+
+class DeepRMBroker:
+    """A DeepRM (or DeepRM_Plus) policy choosing machine, task and start time for the core (see the module)."""
+
+    def __init__(self, policy: NumpyDeepRM, name: str = "deeprm", seed: int | None = 0) -> None:
+        self.policy = policy
+        self.params = policy.params
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self._last_arrival = -np.inf
+        self._time = None
+        self._used: np.ndarray | None = None  # (machines, T, R) units in use, for the instant ``_time``
+        self._changes = 0
+        self._touched: int | None = None  # the machine of the last decision (a reservation moves no counter)
+        self._probs: np.ndarray | None = None  # (machines, slots + 1): the policy's softmax per machine, for ``_key``
+        self._key: tuple | None = None
+        self._redrawn: np.ndarray | None = None
+        self._waiting = False
+
+    @property
+    def wake_after(self) -> float | None:
+        """After a wait with tasks still waiting, ask again one DeepRM time step later."""
+        return 1.0 if self._waiting else None
+
+    def check_cluster(self, cluster: ClusterSpec) -> list[str]:
+        """Refuse a cluster with fewer resources than the policy's images; say what differs from training."""
+        p = self.params
+        if len(cluster.resources) < p.resources:
+            raise ValueError(f"{self.name}: its images show {p.resources} resources; this cluster has "
+                             f"{len(cluster.resources)} ({', '.join(cluster.resources)}): give one with at least "
+                             f"{p.resources}")
+        notes = []
+        extra = cluster.resources[p.resources:]
+        if extra:
+            notes.append(f"{self.name}: its images show {p.resources} resources, this cluster has "
+                         f"{', '.join(cluster.resources)}: {', '.join(extra)} is not shown (the engine still checks it)")
+        if cluster.machines != 1:
+            notes.append(f"{self.name}: trained on one machine of {p.res_slot} units per resource; runs on "
+                         f"{cluster.machines} machines, one image each, in units of each machine's capacity")
+        return notes
+
+    # ------------------------------------------------------------------ the images
+    def _machine_used(self, view: ClusterView, machine: int) -> np.ndarray:
+        """(T, R): the units in use on ``machine`` in each step of the horizon."""
+        p = self.params
+        R, T = p.resources, p.horizon
+        capacity = view.capacity[machine, :R]
+        if not view.up[machine]:
+            return np.full((T, R), p.res_slot)
+        times, free = view.free_profile(machine)
+        start = view.time + np.arange(T)
+        until = np.r_[times[1:], np.inf]
+        during = (times[None, :] < start[:, None] + 1) & (until[None, :] > start[:, None])  # (T, steps)
+        least_free = np.where(during[:, :, None], free[None, :, :R], np.inf).min(axis=1)
+        unit = np.where(capacity > 0, capacity / p.res_slot, 1.0)
+        used = np.ceil((capacity - least_free) / unit - _ROUNDING)
+        return np.clip(used, 0, p.res_slot)
+
+    def _images(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray | None]:
+        """((machines, T, R) units in use, the machines redrawn since the last call of this instant, or None
+        at a new instant, when every machine is)."""
+        machines = view.capacity.shape[0]
+        if self._used is None or view.time != self._time or len(self._used) != machines:
+            self._time = view.time
+            self._used = np.zeros((machines, self.params.horizon, self.params.resources))
+            busy = np.flatnonzero((view.free < view.capacity).any(axis=1) | ~view.up)
+            stale, redrawn = np.union1d(busy, [r.machine for r in view.reservations]).astype(np.int64), None
+        else:
+            stale = view.machines_changed_since(self._changes)
+            if self._touched is not None:
+                stale = np.union1d(stale, [self._touched]).astype(np.int64)
+            redrawn = stale
+        for machine in stale.tolist():
+            self._used[machine] = self._machine_used(view, machine)
+        self._changes = view.machine_changes
+        return self._used, redrawn
+
+    def _snapshot(self, view: ClusterView, window: ClusterView) -> dict[str, np.ndarray]:
+        p = self.params
+        R, M = p.resources, p.slots
+        machines = view.capacity.shape[0]
+        k = window.num_tasks
+        unit = np.where(view.capacity[:, :R] > 0, view.capacity[:, :R] / p.res_slot, 1.0)  # (machines, R)
+        slot_len = np.zeros((machines, M), dtype=np.int64)
+        slot_size = np.zeros((machines, M, R), dtype=np.int64)
+        if k:
+            slot_len[:, :k] = np.clip(np.ceil(window.duration - _ROUNDING), 1, p.max_job_len).astype(np.int64)
+            size = np.ceil(window.demand[None, :, :R] / unit[:, None, :] - _ROUNDING)
+            slot_size[:, :k] = np.clip(size, 0, p.max_job_size).astype(np.int64)
+        if view.num_tasks:
+            self._last_arrival = max(self._last_arrival, float(view.arrival_time.max()))
+        since = np.floor(view.time - self._last_arrival) if np.isfinite(self._last_arrival) else p.max_track_since_new
+        used, self._redrawn = self._images(view)
+        return {"used": used.astype(np.int64), "slot_len": slot_len, "slot_size": slot_size,
+                "backlog_n": np.full(machines, min(window.backlog, p.backlog), dtype=np.int64),
+                "since_new": np.full(machines, int(min(max(since, 0), p.max_track_since_new)), dtype=np.int64)}
+
+    @staticmethod
+    def _distinct(snap: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(one machine of each distinct image, each machine's row among them): machines whose images are
+        equal (idle machines of one capacity, busy ones running alike) share one forward."""
+        machines = len(snap["used"])
+        rows = np.ascontiguousarray(np.concatenate([snap["used"].reshape(machines, -1),
+                                                    snap["slot_size"].reshape(machines, -1)], axis=1), dtype=np.int16)
+        keys = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()  # one bytes key per machine
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+
+    def _softmax(self, snap: dict[str, np.ndarray]) -> np.ndarray:
+        logits = self.policy.logits(snap)
+        logits = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return logits / logits.sum(axis=1, keepdims=True)
+
+    # ------------------------------------------------------------------ deciding
+    def decide(self, view: ClusterView) -> Decision | None:
+        p = self.params
+        self._waiting = False
+        if view.num_tasks == 0:
+            return None
+        window = view.window(p.slots)
+        snap = self._snapshot(view, window)
+        key = (view.time, window.task_index.tobytes(), int(snap["backlog_n"][0]), int(snap["since_new"][0]))
+        if key == self._key and self._probs is not None:
+            # Same instant, slots and backlog: only the machines redrawn since the last decision changed.
+            if len(self._redrawn):
+                self._probs[self._redrawn] = self._softmax({k: v[self._redrawn] for k, v in snap.items()})
+        else:
+            first, inverse = self._distinct(snap)
+            self._probs = self._softmax({k: v[first] for k, v in snap.items()})[inverse]
+        self._key = key
+        probs = self._probs
+        # One draw per machine from its softmax (inverse transform sampling), with the broker's seeded stream.
+        actions = (probs.cumsum(axis=1) < self.rng.random(len(probs))[:, None]).sum(axis=1)
+        actions = np.minimum(actions, probs.shape[1] - 1)
+        chosen = probs[np.arange(len(actions)), actions]
+        slot_len = snap["slot_len"]
+        candidates = np.flatnonzero(actions < window.num_tasks)
+        for machine in candidates[np.argsort(-chosen[candidates], kind="stable")].tolist():
+            task = int(actions[machine])
+            start = view.earliest_start(machine, task)
+            if start - view.time < p.horizon - slot_len[machine, task]:  # DeepRM: an offset in range(0, T - len)
+                self._touched = machine
+                return Decision(machine, task, 1, None if start <= view.time else float(start))
+        self._waiting = True
+        return None
