@@ -99,18 +99,21 @@ class NumpyDeepRM:
 
 
 def _conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """A 2-d convolution of (N, C, H, W) with (O, C, k, k) weights, zero padding k // 2 (torch's Conv2d)."""
+    """A 2-d convolution of (N, C, H, W) with (O, C, k, k) weights, zero padding k // 2 (torch's Conv2d),
+    as one matrix product over the image's k x k patches."""
+    n, c, h, w = x.shape
     k = weight.shape[-1]
     padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))  # (N, C, H, W, k, k)
-    return np.einsum("nchwij,ocij->nohw", windows, weight, optimize=True) + bias[None, :, None, None]
+    patches = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))  # (N, C, H, W, k, k)
+    patches = patches.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * w, c * k * k)
+    out = patches @ weight.reshape(len(weight), -1).T + bias  # (N * H * W, O)
+    return out.reshape(n, h, w, -1).transpose(0, 3, 1, 2)
 
 
 def _avg_pool(x: np.ndarray) -> np.ndarray:
     """2 x 2 average pooling with stride 2, a trailing odd row or column dropped (torch's AvgPool2d(2))."""
-    n, c, h, w = x.shape
-    x = x[:, :, : h // 2 * 2, : w // 2 * 2]
-    return x.reshape(n, c, h // 2, 2, w // 2, 2).mean(axis=(3, 5))
+    h, w = x.shape[2] // 2 * 2, x.shape[3] // 2 * 2
+    return (x[:, :, 0:h:2, 0:w:2] + x[:, :, 1:h:2, 0:w:2] + x[:, :, 0:h:2, 1:w:2] + x[:, :, 1:h:2, 1:w:2]) / 4
 
 
 @functools.lru_cache(maxsize=8)

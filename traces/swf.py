@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, TaskSpec
-from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, open_text
+from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, is_number, open_text
 from traces.workload import Workload
 
 __all__ = ["SWF_FIELDS", "SwfHeader", "load_swf", "machines_swf", "swf_header"]
@@ -177,7 +177,7 @@ def _parse(path: Path) -> tuple[np.ndarray, np.ndarray, SwfHeader]:
         try:
             rows.append([float(fields[c]) for c in columns])
         except ValueError:
-            bad = next(c for c in columns if not _is_number(fields[c]))
+            bad = next(c for c in columns if not is_number(fields[c]))
             raise TraceFormatError(f"{path}: line {number}: field {bad + 1} ({SWF_FIELDS[bad]}) is "
                                    f"{fields[bad]!r}, not a number") from None
         numbers.append(number)
@@ -186,14 +186,6 @@ def _parse(path: Path) -> tuple[np.ndarray, np.ndarray, SwfHeader]:
                                  f"no jobs to load")
     return (np.array(rows, dtype=np.float64), np.array(numbers, dtype=np.int64),
             SwfHeader(sizes.get("MaxNodes"), sizes.get("MaxProcs")))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _check(path: Path, values: np.ndarray, lines: np.ndarray) -> None:

@@ -18,6 +18,7 @@ from cloudsim.run.config import (
     ClusterConfig,
     CompareConfig,
     ConfigError,
+    LeaderboardConfig,
     PlotConfig,
     ReplayReportConfig,
     ReportConfig,
@@ -28,6 +29,7 @@ from cloudsim.run.config import (
 )
 from cloudsim.run.episode import RunOutcome, RunSpec, RunWarning, run_one
 from cloudsim.run.output import ResultFolder, strict_json
+from cloudsim.run.leaderboard import LeaderboardResult, leaderboard
 from cloudsim.run.plots import plot_run, run_folders
 from cloudsim.run.replay import ReplayResult, replay
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
@@ -41,6 +43,8 @@ __all__ = [
     "CompareResult",
     "ConfigError",
     "Episode",
+    "LeaderboardConfig",
+    "LeaderboardResult",
     "PlotConfig",
     "ReplayReportConfig",
     "ReplayResult",
@@ -58,6 +62,7 @@ __all__ = [
     "check_episodes",
     "compare",
     "episodes",
+    "leaderboard",
     "makespan_table",
     "markdown_table",
     "plot_makespan_differences",

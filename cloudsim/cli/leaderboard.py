@@ -1,0 +1,37 @@
+"""``cloudsim leaderboard``: every broker on every workload, one report folder."""
+
+from __future__ import annotations
+
+import argparse
+
+from cloudsim.cli.options import add_section, build, parse_given
+from cloudsim.run import LeaderboardConfig, RunnerConfig, leaderboard
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "leaderboard", parents=parents, allow_abbrev=False, help="every broker on every workload, one report",
+        description="Run each broker on each workload (CloudSimPy chunks, the v2017 and v2018 samples on their "
+                    "machine tables, the SWF sample, a generated workload over seeds) through the runner, and write "
+                    "leaderboard.md, leaderboard.html and ranking.png into --out DIR. Finished cells are kept in "
+                    "DIR/cells: run the same command again to resume.")
+    add_section(parser, "runner", RunnerConfig, "where the cells run")
+    add_section(parser, "command", LeaderboardConfig, "leaderboard options")
+    parser.set_defaults(run=run)
+
+
+def run(namespace: argparse.Namespace) -> int:
+    config = LeaderboardConfig(runner=build(namespace, "runner", RunnerConfig()),
+                               **parse_given(namespace, "command", LeaderboardConfig))
+    result = leaderboard(config, lambda cell: print(
+        f"{cell['workload']} {cell['broker']} seed {cell['seed']}: "
+        + (f"{len(cell['rows'])} run(s), {cell['wall_s']:.1f} s" if cell["status"] == "ok"
+           else f"not run: {cell['reason']}"), flush=True))
+    print()
+    print(result.ranking.to_string(float_format=lambda v: f"{v:.2f}", na_rep="-"))
+    for name, why in result.skipped_workloads.items():
+        print(f"workload {name} not run: {why}")
+    print(f"\n{result.ran} cell(s) run now, {result.kept} kept from before; report: {result.out / 'leaderboard.md'}")
+    return 0

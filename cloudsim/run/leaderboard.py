@@ -1,0 +1,287 @@
+"""`leaderboard`: every broker on every workload, one report.
+
+A cell is one broker on one workload (and one seed, for a generated workload): a replay whose rows are
+kept in ``DIR/cells/`` as soon as it ends, so an interrupted leaderboard picks up where it stopped and a
+finished cell is never run again. A broker that refuses a workload (a learned broker trained for other
+machines or resources, say) is a cell too, with the reason, shown as "not run" in the tables. The
+report (``leaderboard.md``, ``leaderboard.html``, ``ranking.png``, ``leaderboard.json``) is written
+from the cells at the end: one table per workload (mean and spread of makespan, job completion, job
+slowdown and cpu utilisation over its episodes and seeds) and the ranking across workloads.
+
+    from cloudsim.run import LeaderboardConfig, leaderboard
+    leaderboard(LeaderboardConfig(out="board", brokers=("first-fit", "tetris"), workloads=("synthetic",)))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import os
+import shutil
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from cloudsim import __version__
+from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, LeaderboardConfig, RunConfig,
+                                 RunnerConfig, SimulationConfig, WorkloadConfig)
+from cloudsim.run.output import pyplot, save_figure, strict_json
+from cloudsim.run.replay import replay
+from cloudsim.runner import Runner
+
+__all__ = ["LEADERBOARD_WORKLOADS", "LeaderboardResult", "leaderboard"]
+
+RANKED_BY = "avg_job_slowdown"
+METRICS = ("makespan", "avg_job_completion", "avg_job_slowdown", "utilisation_cpu")
+STATE = "leaderboard.json"
+
+
+@dataclass(frozen=True)
+class BoardWorkload:
+    """One workload of the leaderboard: how to replay it, and the files it needs under the data folder."""
+
+    description: str
+    files: tuple[str, ...]
+    make: Callable[[Path, int], RunConfig]
+    seeded: bool = False  # generated: one cell per seed
+
+
+def _trace(data: Path, name: str) -> str:
+    return str(data / name)
+
+
+LEADERBOARD_WORKLOADS: dict[str, BoardWorkload] = {
+    "cloudsimpy": BoardWorkload(
+        "CloudSimPy's jobs.csv (Alibaba v2017), chunks 0-9 of 10 jobs, DeepJS's 5 machines, tick 1",
+        ("cloudsimpy/jobs.csv",),
+        lambda data, seed: RunConfig(
+            workload=WorkloadConfig(_trace(data, "cloudsimpy/jobs.csv"), format="cloudsimpy", chunk_size=10,
+                                    chunks=(0, 10), seed=seed),
+            cluster=ClusterConfig(5, {"cpu": 64.0, "memory": 1.0}),  # its disk demands are all 0
+            simulation=SimulationConfig(tick=1.0))),
+    "v2017": BoardWorkload(
+        "Alibaba v2017 batch_task.csv, jobs 0-99, on server_event.csv's machines",
+        ("alibaba/v2017/batch_task.csv", "alibaba/v2017/server_event.csv"),
+        lambda data, seed: RunConfig(workload=WorkloadConfig(
+            _trace(data, "alibaba/v2017/batch_task.csv"), format="alibaba-v2017", jobs=(0, 100),
+            machine_table=_trace(data, "alibaba/v2017/server_event.csv"), seed=seed))),
+    "v2018": BoardWorkload(
+        "Alibaba v2018 DAG sample, jobs 0-29, on machine_meta.csv's 4,034 machines",
+        ("alibaba/v2018/selected_DAGs.csv", "alibaba/v2018/machine_meta.csv"),
+        lambda data, seed: RunConfig(workload=WorkloadConfig(
+            _trace(data, "alibaba/v2018/selected_DAGs.csv"), format="alibaba-v2018", jobs=(0, 30),
+            machine_table=_trace(data, "alibaba/v2018/machine_meta.csv"), seed=seed))),
+    "swf": BoardWorkload(
+        "Lublin's SWF model log, jobs 0-199, on its 256 nodes",
+        ("swf/lublin_256.swf",),
+        lambda data, seed: RunConfig(workload=WorkloadConfig(_trace(data, "swf/lublin_256.swf"), jobs=(0, 200),
+                                                             seed=seed))),
+    "synthetic": BoardWorkload(
+        "the built-in alibaba-like generator, 30 jobs on 20 machines of 64 cpu and 1 memory, one workload per seed",
+        (),
+        lambda data, seed: RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
+                                     cluster=ClusterConfig(20, {"cpu": 64.0, "memory": 1.0})),
+        seeded=True),
+}
+"""What each of `cloudsim.run.config.LEADERBOARD_WORKLOADS` is (its names are the config's)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    workload: str
+    broker: str
+    seed: int
+    data: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.workload}--{self.broker}--s{self.seed}"
+
+
+@dataclass
+class LeaderboardResult:
+    """The per-workload tables, the ranking, the cells that ran now and those kept from before."""
+
+    tables: dict[str, pd.DataFrame]
+    ranking: pd.DataFrame
+    ran: int
+    kept: int
+    skipped_workloads: dict[str, str]
+    out: Path
+
+
+def run_cell(cell: Cell) -> dict:
+    """Replay one broker on one workload (and seed) in this process; a refusal is a result too."""
+    started = time.perf_counter()
+    base = LEADERBOARD_WORKLOADS[cell.workload].make(Path(cell.data), cell.seed)
+    config = dataclasses.replace(base, brokers=BrokerConfig((cell.broker,)), runner=RunnerConfig(workers=1))
+    with warnings.catch_warnings(record=True) as said:  # kept with the cell, shown in the report
+        warnings.simplefilter("always")
+        try:
+            rows, status, reason = replay(config).rows, "ok", ""
+        except (ValueError, OSError, RuntimeError) as error:  # ConfigError, a checkpoint for other machines, ...
+            rows, status, reason = [], "not run", str(error).splitlines()[0]
+    return {**dataclasses.asdict(cell), "status": status, "reason": reason, "rows": rows,
+            "warnings": sorted({str(w.message) for w in said}), "wall_s": round(time.perf_counter() - started, 3)}
+
+
+def _write_json(path: Path, value: object) -> None:
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    partial.write_text(strict_json(value) + "\n")
+    os.replace(partial, path)
+
+
+def _open_folder(config: LeaderboardConfig) -> Path:
+    """The report folder: new, or a leaderboard's to resume; ``--overwrite`` starts it afresh."""
+    out = Path(config.out)
+    if out.exists() and config.overwrite:
+        shutil.rmtree(out)
+    elif out.exists() and any(out.iterdir()) and not (out / STATE).is_file() and not (out / "cells").is_dir():
+        raise ConfigError("--out", config.out, "holds files that are not a leaderboard's; give a new folder, or "
+                          "--overwrite to replace it")
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | None = None) -> LeaderboardResult:
+    """Run every cell not run before (through the runner), then write the report; see the module docstring."""
+    data = config.data_folder
+    skipped = {name: f"needs {', '.join(missing)} under {data} (--data DIR)"
+               for name in config.workloads
+               if (missing := [f for f in LEADERBOARD_WORKLOADS[name].files if not (data / f).is_file()])}
+    workloads = [name for name in config.workloads if name not in skipped]
+    if not workloads:
+        raise ConfigError("--workloads", ",".join(config.workloads), "none of them can run: " +
+                          "; ".join(f"{k} {v}" for k, v in skipped.items()))
+    out = _open_folder(config)
+    cells = [Cell(name, broker, seed, str(data)) for name in workloads for broker in config.brokers
+             for seed in (range(config.seeds) if LEADERBOARD_WORKLOADS[name].seeded else (0,))]
+    done = {path.stem: json.loads(path.read_text()) for path in (out / "cells").glob("*.json")}
+    todo = [cell for cell in cells if cell.key not in done]
+    runner = config.runner
+    with Runner(runner.executor, runner.workers, runner.address) as pool:
+        for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell")):
+            _write_json(out / "cells" / f"{cell.key}.json", result)
+            done[cell.key] = result
+            if on_cell is not None:
+                on_cell(result)
+    results = [done[cell.key] for cell in cells]
+    tables = {name: _table([r for r in results if r["workload"] == name], config.brokers) for name in workloads}
+    ranking = _ranking(tables)
+    _write_report(out, config, tables, ranking, skipped, results)
+    return LeaderboardResult(tables, ranking, len(todo), len(cells) - len(todo), skipped, out)
+
+
+def _table(results: list[dict], brokers: tuple[str, ...]) -> pd.DataFrame:
+    """One row per broker: mean and standard deviation of each metric over its episodes and seeds."""
+    rows = []
+    for broker in brokers:
+        mine = [r for r in results if r["broker"] == broker]
+        runs = [row for r in mine for row in r["rows"]]
+        refused = next((r["reason"] for r in mine if r["status"] != "ok"), "")
+        row: dict = {"broker": broker, "runs": len(runs), "not_run": refused}
+        for metric in METRICS:
+            values = np.array([np.nan if run.get(metric) is None else run[metric] for run in runs], dtype=float)
+            row[f"{metric}_mean"] = float(np.nanmean(values)) if len(values) and not np.isnan(values).all() else np.nan
+            row[f"{metric}_sd"] = float(np.nanstd(values)) if len(values) and not np.isnan(values).all() else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("broker")
+
+
+def _ranking(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each broker's rank on each workload by mean job slowdown (1 is best; ties share the best rank),
+    and its mean rank over the workloads it ran."""
+    ranks = pd.DataFrame({name: table[f"{RANKED_BY}_mean"].rank(method="min") for name, table in tables.items()})
+    ranks["workloads_run"] = ranks.notna().sum(axis=1)
+    ranks["mean_rank"] = ranks[list(tables)].mean(axis=1)
+    return ranks.sort_values(["mean_rank", "workloads_run"], ascending=[True, False])
+
+
+def _cell_text(table: pd.DataFrame, broker: str, metric: str) -> str:
+    row = table.loc[broker]
+    if row["not_run"] and row["runs"] == 0:
+        return "not run"
+    mean, sd = row[f"{metric}_mean"], row[f"{metric}_sd"]
+    return "n/a" if np.isnan(mean) else f"{mean:.3g} ± {sd:.2g}"
+
+
+def _markdown(config: LeaderboardConfig, tables, ranking, skipped, results: list[dict]) -> str:
+    wall = sum(r["wall_s"] for r in results)
+    lines = [f"# Leaderboard", "", f"cloudsim {__version__}; {len(tables)} workload(s) x {len(config.brokers)} "
+             f"broker(s); {config.seeds} seed(s) of the generated workloads; cells' run time {wall:.0f} s. "
+             f"Values are mean ± standard deviation over each workload's episodes and seeds.", ""]
+    lines += ["## Ranking", "", f"Rank by mean job slowdown on each workload (1 = lowest); mean rank over the "
+              f"workloads each broker ran.", "",
+              "| broker | " + " | ".join(tables) + " | mean rank |", "|---" * (len(tables) + 2) + "|"]
+    for broker, row in ranking.iterrows():
+        ranks = [("-" if np.isnan(row[name]) else f"{row[name]:.0f}") for name in tables]
+        mean = "-" if np.isnan(row["mean_rank"]) else f"{row['mean_rank']:.2f}"
+        lines.append(f"| {broker} | " + " | ".join(ranks) + f" | {mean} |")
+    lines += ["", "![ranks](ranking.png)", ""]
+    for name, table in tables.items():
+        lines += [f"## {name}", "", LEADERBOARD_WORKLOADS[name].description + ".", "",
+                  "| broker | runs | " + " | ".join(METRICS) + " |", "|---" * (len(METRICS) + 2) + "|"]
+        for broker in table.index:
+            lines.append(f"| {broker} | {int(table.loc[broker, 'runs'])} | "
+                         + " | ".join(_cell_text(table, broker, m) for m in METRICS) + " |")
+        refused = table[table.not_run != ""]
+        if len(refused):
+            lines += [""] + [f"- {broker} not run: {reason}" for broker, reason in refused.not_run.items()]
+        said = {(r["broker"], w) for r in results if r["workload"] == name for w in r.get("warnings", ())}
+        if said:
+            lines += [""] + [f"- {broker}: {warning}" for broker, warning in sorted(said)]
+        lines.append("")
+    if skipped:
+        lines += ["## Workloads not run", ""] + [f"- {name}: {why}" for name, why in skipped.items()] + [""]
+    return "\n".join(lines)
+
+
+def _html(markdown_text: str, tables, ranking) -> str:
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>cloudsim leaderboard</title>",
+             "<style>body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
+             "<h1>Leaderboard</h1><h2>Ranking</h2>", ranking.to_html(float_format=lambda v: f"{v:.2f}", na_rep="-"),
+             "<p><img src='ranking.png' alt='ranks'></p>"]
+    for name, table in tables.items():
+        shown = pd.DataFrame({m: [_cell_text(table, b, m) for b in table.index] for m in METRICS}, index=table.index)
+        shown.insert(0, "runs", table.runs.astype(int))
+        parts += [f"<h2>{html.escape(name)}</h2><p>{html.escape(LEADERBOARD_WORKLOADS[name].description)}</p>",
+                  shown.to_html(escape=True)]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _plot_ranking(ranking: pd.DataFrame, names: list[str], path: Path) -> Path:
+    plt = pyplot()
+    ranks = ranking[names].to_numpy(dtype=float)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.2 * len(names), 0.9 + 0.35 * len(ranking)))
+    image = ax.imshow(np.ma.masked_invalid(ranks), cmap="viridis_r", aspect="auto")
+    for (i, j), value in np.ndenumerate(ranks):
+        ax.text(j, i, "-" if np.isnan(value) else f"{value:.0f}", ha="center", va="center", fontsize=8,
+                color="white" if not np.isnan(value) and value < np.nanmax(ranks) / 2 else "black")
+    ax.set_xticks(range(len(names)), names)
+    ax.set_yticks(range(len(ranking)), ranking.index)
+    ax.set_title(f"rank by mean job slowdown (1 = best); rows by mean rank", fontsize=9)
+    fig.colorbar(image, ax=ax, label="rank")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def _write_report(out: Path, config: LeaderboardConfig, tables, ranking, skipped, results) -> None:
+    wall = sum(r["wall_s"] for r in results)
+    text = _markdown(config, tables, ranking, skipped, results)
+    for name, content in (("leaderboard.md", text), ("leaderboard.html", _html(text, tables, ranking))):
+        partial = out / f".{name}.partial-{os.getpid()}"
+        partial.write_text(content)
+        os.replace(partial, out / name)
+    _plot_ranking(ranking, list(tables), out / "ranking.png")
+    _write_json(out / STATE, {"version": __version__, "brokers": list(config.brokers), "workloads": list(tables),
+                              "seeds": config.seeds, "skipped_workloads": skipped, "cells_wall_s": wall,
+                              "ranking": json.loads(ranking.to_json(orient="index")),
+                              "tables": {k: json.loads(v.to_json(orient="index")) for k, v in tables.items()}})

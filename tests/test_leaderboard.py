@@ -1,0 +1,119 @@
+"""The leaderboard: its tables hold what replays give, a refusal is a cell, an interrupted board resumes,
+and mistakes are one line."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import numpy as np
+import pytest
+
+from cloudsim.cli import main
+from cloudsim.run import BrokerConfig, ClusterConfig, ConfigError, RunConfig, RunnerConfig, WorkloadConfig, replay
+from cloudsim.run.config import LEADERBOARD_WORKLOADS, LeaderboardConfig
+
+board = importlib.import_module("cloudsim.run.leaderboard")  # the module: cloudsim.run.leaderboard is also its function
+
+
+def small(tmp_path, **changes) -> LeaderboardConfig:
+    options = dict(out=str(tmp_path / "board"), brokers=("first-fit", "sjf"), workloads=("synthetic",), seeds=2,
+                   runner=RunnerConfig(workers=1))
+    options.update(changes)
+    return LeaderboardConfig(**options)
+
+
+def test_every_workload_name_has_its_definition():
+    assert tuple(board.LEADERBOARD_WORKLOADS) == LEADERBOARD_WORKLOADS
+
+
+def test_a_table_holds_the_mean_and_spread_of_the_replays_and_the_ranking_follows_slowdown(tmp_path):
+    result = board.leaderboard(small(tmp_path))
+    table = result.tables["synthetic"]
+    for broker in ("first-fit", "sjf"):  # the same runs replayed directly, seed by seed
+        rows = [replay(RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
+                                 cluster=ClusterConfig(20, {"cpu": 64.0, "memory": 1.0}),
+                                 brokers=BrokerConfig((broker,)), runner=RunnerConfig(workers=1))).rows[0]
+                for seed in (0, 1)]
+        slowdown = [r["avg_job_slowdown"] for r in rows]
+        assert table.loc[broker, "runs"] == 2
+        assert table.loc[broker, "avg_job_slowdown_mean"] == pytest.approx(np.mean(slowdown))
+        assert table.loc[broker, "avg_job_slowdown_sd"] == pytest.approx(np.std(slowdown))
+        assert table.loc[broker, "makespan_mean"] == pytest.approx(np.mean([r["makespan"] for r in rows]))
+    means = table.avg_job_slowdown_mean
+    best = means.idxmin()
+    assert result.ranking.loc[best, "synthetic"] == 1
+    out = tmp_path / "board"
+    for name in ("leaderboard.md", "leaderboard.html", "ranking.png", "leaderboard.json"):
+        assert (out / name).stat().st_size > 0
+    assert "## synthetic" in (out / "leaderboard.md").read_text()
+    assert json.loads((out / "leaderboard.json").read_text())["brokers"] == ["first-fit", "sjf"]
+
+
+def test_a_broker_that_refuses_a_workload_is_a_cell_not_a_crash(tmp_path):
+    # The shipped Deepk8s policy is trained for 5 machines: the synthetic workload has 20.
+    result = board.leaderboard(small(tmp_path, brokers=("first-fit", "deepk8s"), seeds=1))
+    table = result.tables["synthetic"]
+    assert table.loc["deepk8s", "runs"] == 0 and "trained for 5 machines" in table.loc["deepk8s", "not_run"]
+    assert np.isnan(result.ranking.loc["deepk8s", "synthetic"]) and result.ranking.loc["first-fit", "synthetic"] == 1
+    assert "deepk8s not run: " in (tmp_path / "board" / "leaderboard.md").read_text()
+
+
+def test_an_interrupted_board_keeps_its_finished_cells_and_resumes(tmp_path, monkeypatch):
+    config = small(tmp_path)
+    calls = []
+    real = board.run_cell
+
+    def interrupted(cell):
+        calls.append(cell.key)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(cell)
+
+    monkeypatch.setattr(board, "run_cell", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        board.leaderboard(config)
+    out = tmp_path / "board"
+    assert sorted(p.stem for p in (out / "cells").glob("*.json")) == sorted(calls[:2])
+    assert not (out / "leaderboard.md").exists()  # no report from half the cells
+    monkeypatch.setattr(board, "run_cell", real)
+    seen = []
+    result = board.leaderboard(config, seen.append)
+    assert (result.ran, result.kept) == (2, 2) and len(seen) == 2
+    assert (out / "leaderboard.md").exists()
+
+
+def test_a_folder_that_is_not_a_leaderboard_is_refused_and_overwrite_starts_afresh(tmp_path):
+    out = tmp_path / "board"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    with pytest.raises(ConfigError, match="not a leaderboard's"):
+        board.leaderboard(small(tmp_path))
+    assert (out / "notes.txt").exists()
+    result = board.leaderboard(small(tmp_path, overwrite=True, brokers=("first-fit",), seeds=1))
+    assert result.ran == 1 and not (out / "notes.txt").exists()
+
+
+def test_workloads_without_their_files_are_named_and_skipped(tmp_path):
+    empty = tmp_path / "data"
+    empty.mkdir()
+    result = board.leaderboard(small(tmp_path, workloads=("synthetic", "swf"), data=str(empty), seeds=1))
+    assert list(result.tables) == ["synthetic"] and "swf/lublin_256.swf" in result.skipped_workloads["swf"]
+    with pytest.raises(ConfigError, match="none of them can run"):
+        board.leaderboard(small(tmp_path, workloads=("swf",), data=str(empty)))
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["leaderboard"], ["--out", "give the report folder"]),
+    (["leaderboard", "--out", "b", "--seeds", "0"], ["--seeds 0", ">= 1"]),
+    (["leaderboard", "--out", "b", "--brokers", "first-fit,nope"], ["--brokers", "unknown nope"]),
+    (["leaderboard", "--out", "b", "--workloads", "synthetic,synthetic"], ["--workloads", "names one twice"]),
+    (["leaderboard", "--out", "b", "--data", "nowhere"], ["--data nowhere", "no such folder"]),
+    (["leaderboard", "--out", "afile"], ["--out afile", "is a file"]),
+])
+def test_leaderboard_mistakes_are_one_line(tmp_path, monkeypatch, capsys, argv, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert all(w in err for w in words) and len(err.strip().splitlines()) == 1, err
