@@ -141,6 +141,7 @@ class DeepRMBroker:
         self._used: np.ndarray | None = None  # (machines, T, R) units in use, for the instant ``_time``
         self._changes = 0
         self._touched: int | None = None  # the machine of the last decision (a reservation moves no counter)
+        self._profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # free profiles of unchanged machines
         self._probs: np.ndarray | None = None  # (machines, slots + 1): the policy's softmax per machine, for ``_key``
         self._key: tuple | None = None
         self._redrawn: np.ndarray | None = None
@@ -176,7 +177,9 @@ class DeepRMBroker:
         capacity = view.capacity[machine, :R]
         if not view.up[machine]:
             return np.full((T, R), p.res_slot)
-        times, free = view.free_profile(machine)
+        if machine not in self._profiles:  # the profile in absolute time holds until the machine changes
+            self._profiles[machine] = view.free_profile(machine)
+        times, free = self._profiles[machine]
         start = view.time + np.arange(T)
         until = np.r_[times[1:], np.inf]
         during = (times[None, :] < start[:, None] + 1) & (until[None, :] > start[:, None])  # (T, steps)
@@ -189,16 +192,21 @@ class DeepRMBroker:
         """((machines, T, R) units in use, the machines redrawn since the last call of this instant, or None
         at a new instant, when every machine is)."""
         machines = view.capacity.shape[0]
+        if self._used is None or len(self._used) != machines or view.time < self._time:  # a new episode
+            self._profiles, self._changes, self._touched = {}, 0, None
+        changed = view.machines_changed_since(self._changes)
+        if self._touched is not None:  # a reservation changes the machine's future, not its counter
+            changed = np.union1d(changed, [self._touched]).astype(np.int64)
+        for machine in changed.tolist():
+            self._profiles.pop(machine, None)
         if self._used is None or view.time != self._time or len(self._used) != machines:
             self._time = view.time
             self._used = np.zeros((machines, self.params.horizon, self.params.resources))
             busy = np.flatnonzero((view.free < view.capacity).any(axis=1) | ~view.up)
             stale, redrawn = np.union1d(busy, [r.machine for r in view.reservations]).astype(np.int64), None
         else:
-            stale = view.machines_changed_since(self._changes)
-            if self._touched is not None:
-                stale = np.union1d(stale, [self._touched]).astype(np.int64)
-            redrawn = stale
+            stale = redrawn = changed
+        self._touched = None
         for machine in stale.tolist():
             self._used[machine] = self._machine_used(view, machine)
         self._changes = view.machine_changes

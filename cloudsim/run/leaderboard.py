@@ -58,11 +58,11 @@ def _trace(data: Path, name: str) -> str:
 
 LEADERBOARD_WORKLOADS: dict[str, BoardWorkload] = {
     "cloudsimpy": BoardWorkload(
-        "CloudSimPy's jobs.csv (Alibaba v2017), chunks 0-9 of 10 jobs, DeepJS's 5 machines, tick 1",
+        "CloudSimPy's jobs.csv (Alibaba v2017), chunks 0-4 of 10 jobs, DeepJS's 5 machines, tick 1",
         ("cloudsimpy/jobs.csv",),
         lambda data, seed: RunConfig(
             workload=WorkloadConfig(_trace(data, "cloudsimpy/jobs.csv"), format="cloudsimpy", chunk_size=10,
-                                    chunks=(0, 10), seed=seed),
+                                    chunks=(0, 5), seed=seed),
             cluster=ClusterConfig(5, {"cpu": 64.0, "memory": 1.0}),  # its disk demands are all 0
             simulation=SimulationConfig(tick=1.0))),
     "v2017": BoardWorkload(
