@@ -136,6 +136,10 @@ class DeepRMBroker:
         self.params = policy.params
         self.name = name
         self.rng = np.random.default_rng(seed)
+        self._start_episode()
+
+    def _start_episode(self) -> None:
+        """Forget what the images and draws of an episode were made from (the draws' stream goes on)."""
         self._last_arrival = -np.inf
         self._time = None
         self._used: np.ndarray | None = None  # (machines, T, R) units in use, for the instant ``_time``
@@ -192,8 +196,6 @@ class DeepRMBroker:
         """((machines, T, R) units in use, the machines redrawn since the last call of this instant, or None
         at a new instant, when every machine is)."""
         machines = view.capacity.shape[0]
-        if self._used is None or len(self._used) != machines or view.time < self._time:  # a new episode
-            self._profiles, self._changes, self._touched = {}, 0, None
         changed = view.machines_changed_since(self._changes)
         if self._touched is not None:  # a reservation changes the machine's future, not its counter
             changed = np.union1d(changed, [self._touched]).astype(np.int64)
@@ -252,6 +254,8 @@ class DeepRMBroker:
     def decide(self, view: ClusterView) -> Decision | None:
         p = self.params
         self._waiting = False
+        if self._used is not None and (len(self._used) != len(view.capacity) or view.time < self._time):
+            self._start_episode()  # the broker is run again: nothing of the last episode holds
         if view.num_tasks == 0:
             return None
         window = view.window(p.slots)
