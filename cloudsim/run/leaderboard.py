@@ -264,7 +264,7 @@ def _plot_ranking(ranking: pd.DataFrame, names: list[str], path: Path) -> Path:
     image = ax.imshow(np.ma.masked_invalid(ranks), cmap="viridis_r", aspect="auto")
     for (i, j), value in np.ndenumerate(ranks):
         ax.text(j, i, "-" if np.isnan(value) else f"{value:.0f}", ha="center", va="center", fontsize=8,
-                color="white" if not np.isnan(value) and value < np.nanmax(ranks) / 2 else "black")
+                color="black" if np.isnan(value) or value <= np.nanmax(ranks) / 2 else "white")
     ax.set_xticks(range(len(names)), names)
     ax.set_yticks(range(len(ranking)), ranking.index)
     ax.set_title(f"rank by mean job slowdown (1 = best); rows by mean rank", fontsize=9)
