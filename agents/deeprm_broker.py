@@ -148,7 +148,6 @@ class DeepRMBroker:
         self._profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # free profiles of unchanged machines
         self._probs: np.ndarray | None = None  # (machines, slots + 1): the policy's softmax per machine, for ``_key``
         self._key: tuple | None = None
-        self._redrawn: np.ndarray | None = None
         self._waiting = False
 
     @property
@@ -214,7 +213,9 @@ class DeepRMBroker:
         self._changes = view.machine_changes
         return self._used, redrawn
 
-    def _snapshot(self, view: ClusterView, window: ClusterView) -> dict[str, np.ndarray]:
+    def _snapshot(self, view: ClusterView, window: ClusterView) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+        """DeepRM's snapshot of every machine (`DeepRMBatch.snapshot`'s arrays), and the machines whose
+        images were redrawn since the last call of this instant (None at a new instant)."""
         p = self.params
         R, M = p.resources, p.slots
         machines = view.capacity.shape[0]
@@ -229,10 +230,10 @@ class DeepRMBroker:
         if view.num_tasks:
             self._last_arrival = max(self._last_arrival, float(view.arrival_time.max()))
         since = np.floor(view.time - self._last_arrival) if np.isfinite(self._last_arrival) else p.max_track_since_new
-        used, self._redrawn = self._images(view)
+        used, redrawn = self._images(view)
         return {"used": used.astype(np.int64), "slot_len": slot_len, "slot_size": slot_size,
                 "backlog_n": np.full(machines, min(window.backlog, p.backlog), dtype=np.int64),
-                "since_new": np.full(machines, int(min(max(since, 0), p.max_track_since_new)), dtype=np.int64)}
+                "since_new": np.full(machines, int(min(max(since, 0), p.max_track_since_new)), dtype=np.int64)}, redrawn
 
     @staticmethod
     def _distinct(snap: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -259,12 +260,12 @@ class DeepRMBroker:
         if view.num_tasks == 0:
             return None
         window = view.window(p.slots)
-        snap = self._snapshot(view, window)
+        snap, redrawn = self._snapshot(view, window)
         key = (view.time, window.task_index.tobytes(), int(snap["backlog_n"][0]), int(snap["since_new"][0]))
         if key == self._key and self._probs is not None:
             # Same instant, slots and backlog: only the machines redrawn since the last decision changed.
-            if len(self._redrawn):
-                self._probs[self._redrawn] = self._softmax({k: v[self._redrawn] for k, v in snap.items()})
+            if len(redrawn):
+                self._probs[redrawn] = self._softmax({k: v[redrawn] for k, v in snap.items()})
         else:
             first, inverse = self._distinct(snap)
             self._probs = self._softmax({k: v[first] for k, v in snap.items()})[inverse]

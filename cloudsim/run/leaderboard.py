@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
-import os
 import shutil
 import time
 import warnings
@@ -31,7 +30,7 @@ import pandas as pd
 from cloudsim import __version__
 from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, LeaderboardConfig, RunConfig,
                                  RunnerConfig, SimulationConfig, WorkloadConfig)
-from cloudsim.run.output import pyplot, save_figure, strict_json
+from cloudsim.run.output import pyplot, save_figure, strict_json, write_text_atomically
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
 
@@ -44,49 +43,44 @@ STATE = "leaderboard.json"
 
 @dataclass(frozen=True)
 class BoardWorkload:
-    """One workload of the leaderboard: how to replay it, and the files it needs under the data folder."""
+    """One workload of the leaderboard: the files it needs under the data folder, and how to replay it
+    (``make(paths of those files, seed)``)."""
 
     description: str
     files: tuple[str, ...]
-    make: Callable[[Path, int], RunConfig]
+    make: Callable[[list[str], int], RunConfig]
     seeded: bool = False  # generated: one cell per seed
 
 
-def _trace(data: Path, name: str) -> str:
-    return str(data / name)
+def _alibaba(trace_format: str, jobs: tuple[int, int]) -> Callable[[list[str], int], RunConfig]:
+    """A job range of an Alibaba trace on the machines of its machine table (``paths``: trace, table)."""
+    return lambda paths, seed: RunConfig(workload=WorkloadConfig(
+        paths[0], format=trace_format, jobs=jobs, machine_table=paths[1], seed=seed))
 
 
 LEADERBOARD_WORKLOADS: dict[str, BoardWorkload] = {
     "cloudsimpy": BoardWorkload(
         "CloudSimPy's jobs.csv (Alibaba v2017), chunks 0-4 of 10 jobs, DeepJS's 5 machines, tick 1",
         ("cloudsimpy/jobs.csv",),
-        lambda data, seed: RunConfig(
-            workload=WorkloadConfig(_trace(data, "cloudsimpy/jobs.csv"), format="cloudsimpy", chunk_size=10,
-                                    chunks=(0, 5), seed=seed),
+        lambda paths, seed: RunConfig(
+            workload=WorkloadConfig(paths[0], format="cloudsimpy", chunk_size=10, chunks=(0, 5), seed=seed),
             cluster=ClusterConfig(5, {"cpu": 64.0, "memory": 1.0}),  # its disk demands are all 0
             simulation=SimulationConfig(tick=1.0))),
     "v2017": BoardWorkload(
         "Alibaba v2017 batch_task.csv, jobs 0-99, on server_event.csv's machines",
-        ("alibaba/v2017/batch_task.csv", "alibaba/v2017/server_event.csv"),
-        lambda data, seed: RunConfig(workload=WorkloadConfig(
-            _trace(data, "alibaba/v2017/batch_task.csv"), format="alibaba-v2017", jobs=(0, 100),
-            machine_table=_trace(data, "alibaba/v2017/server_event.csv"), seed=seed))),
+        ("alibaba/v2017/batch_task.csv", "alibaba/v2017/server_event.csv"), _alibaba("alibaba-v2017", (0, 100))),
     "v2018": BoardWorkload(
         "Alibaba v2018 DAG sample, jobs 0-29, on machine_meta.csv's 4,034 machines",
-        ("alibaba/v2018/selected_DAGs.csv", "alibaba/v2018/machine_meta.csv"),
-        lambda data, seed: RunConfig(workload=WorkloadConfig(
-            _trace(data, "alibaba/v2018/selected_DAGs.csv"), format="alibaba-v2018", jobs=(0, 30),
-            machine_table=_trace(data, "alibaba/v2018/machine_meta.csv"), seed=seed))),
+        ("alibaba/v2018/selected_DAGs.csv", "alibaba/v2018/machine_meta.csv"), _alibaba("alibaba-v2018", (0, 30))),
     "swf": BoardWorkload(
         "Lublin's SWF model log, jobs 0-199, on its 256 nodes",
         ("swf/lublin_256.swf",),
-        lambda data, seed: RunConfig(workload=WorkloadConfig(_trace(data, "swf/lublin_256.swf"), jobs=(0, 200),
-                                                             seed=seed))),
+        lambda paths, seed: RunConfig(workload=WorkloadConfig(paths[0], jobs=(0, 200), seed=seed))),
     "synthetic": BoardWorkload(
         "the built-in alibaba-like generator, 30 jobs on 20 machines of 64 cpu and 1 memory, one workload per seed",
         (),
-        lambda data, seed: RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
-                                     cluster=ClusterConfig(20, {"cpu": 64.0, "memory": 1.0})),
+        lambda paths, seed: RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
+                                      cluster=ClusterConfig(20, {"cpu": 64.0, "memory": 1.0})),
         seeded=True),
 }
 """What each of `cloudsim.run.config.LEADERBOARD_WORKLOADS` is (its names are the config's)."""
@@ -119,7 +113,8 @@ class LeaderboardResult:
 def run_cell(cell: Cell) -> dict:
     """Replay one broker on one workload (and seed) in this process; a refusal is a result too."""
     started = time.perf_counter()
-    base = LEADERBOARD_WORKLOADS[cell.workload].make(Path(cell.data), cell.seed)
+    workload = LEADERBOARD_WORKLOADS[cell.workload]
+    base = workload.make([str(Path(cell.data) / name) for name in workload.files], cell.seed)
     config = dataclasses.replace(base, brokers=BrokerConfig((cell.broker,)), runner=RunnerConfig(workers=1))
     with warnings.catch_warnings(record=True) as said:  # kept with the cell, shown in the report
         warnings.simplefilter("always")
@@ -129,12 +124,6 @@ def run_cell(cell: Cell) -> dict:
             rows, status, reason = [], "not run", str(error).splitlines()[0]
     return {**dataclasses.asdict(cell), "status": status, "reason": reason, "rows": rows,
             "warnings": sorted({str(w.message) for w in said}), "wall_s": round(time.perf_counter() - started, 3)}
-
-
-def _write_json(path: Path, value: object) -> None:
-    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    partial.write_text(strict_json(value) + "\n")
-    os.replace(partial, path)
 
 
 def _open_folder(config: LeaderboardConfig) -> Path:
@@ -167,7 +156,7 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
     runner = config.runner
     with Runner(runner.executor, runner.workers, runner.address) as pool:
         for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell")):
-            _write_json(out / "cells" / f"{cell.key}.json", result)
+            write_text_atomically(out / "cells" / f"{cell.key}.json", strict_json(result) + "\n")
             done[cell.key] = result
             if on_cell is not None:
                 on_cell(result)
@@ -188,8 +177,9 @@ def _table(results: list[dict], brokers: tuple[str, ...]) -> pd.DataFrame:
         row: dict = {"broker": broker, "runs": len(runs), "not_run": refused}
         for metric in METRICS:
             values = np.array([np.nan if run.get(metric) is None else run[metric] for run in runs], dtype=float)
-            row[f"{metric}_mean"] = float(np.nanmean(values)) if len(values) and not np.isnan(values).all() else np.nan
-            row[f"{metric}_sd"] = float(np.nanstd(values)) if len(values) and not np.isnan(values).all() else np.nan
+            known = values[~np.isnan(values)]  # a metric a run does not have (JSON null) is left out
+            row[f"{metric}_mean"] = float(known.mean()) if len(known) else np.nan
+            row[f"{metric}_sd"] = float(known.std()) if len(known) else np.nan
         rows.append(row)
     return pd.DataFrame(rows).set_index("broker")
 
@@ -242,7 +232,7 @@ def _markdown(config: LeaderboardConfig, tables, ranking, skipped, results: list
     return "\n".join(lines)
 
 
-def _html(markdown_text: str, tables, ranking) -> str:
+def _html(tables, ranking) -> str:
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>cloudsim leaderboard</title>",
              "<style>body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
@@ -276,12 +266,10 @@ def _plot_ranking(ranking: pd.DataFrame, names: list[str], path: Path) -> Path:
 def _write_report(out: Path, config: LeaderboardConfig, tables, ranking, skipped, results) -> None:
     wall = sum(r["wall_s"] for r in results)
     text = _markdown(config, tables, ranking, skipped, results)
-    for name, content in (("leaderboard.md", text), ("leaderboard.html", _html(text, tables, ranking))):
-        partial = out / f".{name}.partial-{os.getpid()}"
-        partial.write_text(content)
-        os.replace(partial, out / name)
+    write_text_atomically(out / "leaderboard.md", text)
+    write_text_atomically(out / "leaderboard.html", _html(tables, ranking))
     _plot_ranking(ranking, list(tables), out / "ranking.png")
-    _write_json(out / STATE, {"version": __version__, "brokers": list(config.brokers), "workloads": list(tables),
+    write_text_atomically(out / STATE, strict_json({"version": __version__, "brokers": list(config.brokers), "workloads": list(tables),
                               "seeds": config.seeds, "skipped_workloads": skipped, "cells_wall_s": wall,
                               "ranking": json.loads(ranking.to_json(orient="index")),
-                              "tables": {k: json.loads(v.to_json(orient="index")) for k, v in tables.items()}})
+                              "tables": {k: json.loads(v.to_json(orient="index")) for k, v in tables.items()}}) + "\n")

@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["ResultFolder", "folder_problem", "parent_problem", "jsonable", "pyplot", "save_figure", "strict_json"]
+__all__ = ["ResultFolder", "folder_problem", "parent_problem", "jsonable", "pyplot", "save_figure", "strict_json",
+           "write_text_atomically"]
 
 
 def folder_problem(path: str | Path, overwrite: bool) -> str | None:
@@ -66,6 +67,18 @@ def save_figure(figure, path: str | Path, dpi: int = 120) -> Path:
     finally:
         partial.unlink(missing_ok=True)
         pyplot().close(figure)
+    return path
+
+
+def write_text_atomically(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` whole (a temporary file beside it, renamed into place)."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        partial.write_text(text)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
     return path
 
 

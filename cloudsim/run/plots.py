@@ -52,6 +52,21 @@ class RunTables:
         ends = self.groups.end.to_numpy()
         return float(np.nanmax(ends)) if len(ends) and not np.all(np.isnan(ends)) else 0.0
 
+    @property
+    def start(self) -> np.ndarray:
+        return self.groups.start.to_numpy(dtype=float)
+
+    @property
+    def span(self) -> float:
+        """The time the pictures cover: to the last end (or start), at least 1."""
+        return max(self.makespan, float(self.start.max()) if len(self.start) else 0.0) or 1.0
+
+    @property
+    def end(self) -> np.ndarray:
+        """Each group's end; a group still running (no end) is drawn to the end of the span."""
+        end = self.groups.end.to_numpy(dtype=float)
+        return np.where(np.isnan(end), self.span, end)
+
 
 def run_folders(root: str | Path) -> list[Path]:
     """Every run folder under ``root`` (``root`` itself when it is one): folders that hold groups.parquet."""
@@ -167,9 +182,7 @@ def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHI
     plt = pyplot()
     g = run.groups
     machines = len(run.capacity)
-    start, end = g.start.to_numpy(dtype=float), g.end.to_numpy(dtype=float)
-    span = max(run.makespan, float(start.max()) if len(start) else 0.0) or 1.0
-    end = np.where(np.isnan(end), span, end)
+    start, end, span = run.start, run.end, run.span
     machine = g.machine.to_numpy(dtype=np.int64)
     failed = g.outcome.isin(["failed", "requeued"]).to_numpy()
     fig, ax = plt.subplots(figsize=(12, 6))
@@ -222,11 +235,8 @@ def plot_utilisation(run: RunTables, path: str | Path, title: str = "") -> Path:
     """The share of the cluster's capacity of each resource held over time (a step line per resource),
     with its time-weighted mean up to the last end in the legend."""
     plt = pyplot()
-    g = run.groups
-    start, end = g.start.to_numpy(dtype=float), g.end.to_numpy(dtype=float)
     span = run.makespan
-    end = np.where(np.isnan(end), span, end)
-    times, level = usage_steps(start, end, run.usage)
+    times, level = usage_steps(run.start, run.end, run.usage)
     total = run.capacity.sum(axis=0)
     fig, ax = plt.subplots(figsize=(12, 4))
     for k, resource in enumerate(run.resources):
