@@ -71,8 +71,10 @@ def test_an_interrupted_board_keeps_its_finished_cells_and_resumes(tmp_path, mon
         return real(cell)
 
     monkeypatch.setattr(board, "run_cell", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as stop:
         board.leaderboard(config)
+    assert stop.value.__notes__ == [f"2 of 4 cell(s) are kept in {tmp_path / 'board' / 'cells'}; run the same "
+                                    f"command again to run the others and write the report"]
     out = tmp_path / "board"
     assert sorted(p.stem for p in (out / "cells").glob("*.json")) == sorted(calls[:2])
     assert not (out / "leaderboard.md").exists()  # no report from half the cells

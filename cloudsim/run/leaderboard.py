@@ -154,12 +154,17 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
     done = {path.stem: json.loads(path.read_text()) for path in (out / "cells").glob("*.json")}
     todo = [cell for cell in cells if cell.key not in done]
     runner = config.runner
-    with Runner(runner.executor, runner.workers, runner.address) as pool:
-        for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell")):
-            write_text_atomically(out / "cells" / f"{cell.key}.json", strict_json(result) + "\n")
-            done[cell.key] = result
-            if on_cell is not None:
-                on_cell(result)
+    try:
+        with Runner(runner.executor, runner.workers, runner.address) as pool:
+            for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell")):
+                write_text_atomically(out / "cells" / f"{cell.key}.json", strict_json(result) + "\n")
+                done[cell.key] = result
+                if on_cell is not None:
+                    on_cell(result)
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: say what is kept and how to go on
+        stop.add_note(f"{len(done)} of {len(cells)} cell(s) are kept in {out / 'cells'}; run the same command "
+                      f"again to run the others and write the report")
+        raise
     results = [done[cell.key] for cell in cells]
     tables = {name: _table([r for r in results if r["workload"] == name], config.brokers) for name in workloads}
     ranking = _ranking(tables)
