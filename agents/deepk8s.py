@@ -87,11 +87,122 @@ class ActorCritic(nn.Module):
         return self.pi(shared), self.v(shared).squeeze(-1)
 
 
+def summary(free: torch.Tensor, slots: torch.Tensor, tail: torch.Tensor) -> torch.Tensor:
+    """What the pairs network knows of the whole state, whatever the machine count: the mean and the largest
+    free resources over machines, the mean slot, the share of slots filled, and the backlog."""
+    filled = (slots != 0).any(-1).float().mean(-1, keepdim=True)
+    return torch.cat([free.mean(-2), free.amax(-2), slots.mean(-2), filled, tail], -1)
+
+
+def summary_size(resources: int) -> int:
+    return 4 * resources + 4
+
+
+class PairActorCritic(nn.Module):
+    """Every (machine, slot) pair scored by one set of weights; waiting and the value from the state's summary.
+
+    A pair's first layer adds what the machine, the task, the machine's room
+    left after the task (free - demand) and the summary each contribute,
+    ``relu(W_m f + W_s t + W_l (f - d) + W_c c + b)``, then the same small MLP
+    scores every pair. The logits are the pairs' scores, machine by machine
+    (action ``machine * window + slot``), then the wait's, as the flat
+    network's; nothing in the weights depends on the number of machines.
+    """
+
+    def __init__(self, resources: int, config: Deepk8sConfig) -> None:
+        super().__init__()
+        self.resources, self.window = resources, config.window
+        first, *rest = config.trunk
+        context = summary_size(resources)
+        self.machine_in = nn.Linear(resources, first, bias=False)
+        self.slot_in = nn.Linear(resources + 1, first, bias=False)
+        self.left_in = nn.Linear(resources, first, bias=False)
+        self.context_in = nn.Linear(context, first)
+        self.pair = _layers(first, (*rest, *config.head), 1)
+        self.wait = _layers(context, config.head, 1)
+        self.v = _layers(context, (*config.trunk, *config.head), 1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        free, slots, tail = Deepk8sEncoding.split(obs, self.resources, self.window)
+        context = summary(free, slots, tail)
+        left = free[..., :, None, :] - slots[..., None, :, : self.resources]
+        first = (self.machine_in(free)[..., :, None, :] + self.slot_in(slots)[..., None, :, :] + self.left_in(left)
+                 + self.context_in(context)[..., None, None, :])
+        scores = self.pair(torch.relu(first)).squeeze(-1).flatten(-2)
+        return torch.cat([scores, self.wait(context)], -1), self.v(context).squeeze(-1)
+
+
+def make_network(config: Deepk8sConfig, observations: int, actions: int, resources: int) -> nn.Module:
+    """The actor-critic ``config.network`` names, for observations and actions of these sizes."""
+    if config.network == "pairs":
+        return PairActorCritic(resources, config)
+    return ActorCritic(observations, actions, config)
+
+
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(~mask, -1e9)
 
 
 # ------------------------------------------------------------------ the trained policy as a broker
+def _numpy_layers(state: dict[str, torch.Tensor], prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (weights as inputs x outputs, bias) of each Linear under ``prefix`` in a state dict, in order."""
+    names = sorted({k.rsplit(".", 1)[0] for k in state if k.startswith(prefix + ".")},
+                   key=lambda k: int(k.split(".")[1]))
+    return [(state[f"{n}.weight"].numpy().T.copy(), state[f"{n}.bias"].numpy().copy()) for n in names]
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a matrix and each row's index among them, rows compared bit by bit.
+
+    A row of at most 8 bytes (two float32 resources) is sorted as one integer: 40 times faster than
+    ``np.unique(axis=0)`` on 4,034 machines."""
+    rows = np.ascontiguousarray(rows)
+    width = rows.shape[1] * rows.itemsize
+    if width <= 8:
+        padded = np.zeros((len(rows), 8), dtype=np.uint8)
+        padded[:, :width] = rows.view(np.uint8)
+        keys = padded.view(np.uint64).ravel()
+    else:
+        keys = rows.view(np.dtype((np.void, width))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return rows[first], inverse.reshape(-1)
+
+
+class _NumpyPairs:
+    """`PairActorCritic`'s actor in numpy. Machines with the same free resources get the same scores, so each
+    distinct free vector among the machines where something fits is scored once: on a large cluster most
+    machines are alike (empty, or full)."""
+
+    def __init__(self, state: dict[str, torch.Tensor], resources: int, window: int) -> None:
+        weight = {name: state[f"{name}.weight"].numpy().T for name in ("machine_in", "slot_in", "left_in",
+                                                                        "context_in")}
+        self.resources, self.window = resources, window
+        # f W_m + t W_s + (f - d) W_l = f (W_m + W_l) + t W_s - d W_l: a machine's part and a slot's part.
+        self.machine = weight["machine_in"] + weight["left_in"]
+        self.slot = weight["slot_in"].copy()
+        self.slot[:resources] -= weight["left_in"]
+        self.context = weight["context_in"], state["context_in.bias"].numpy()
+        self.pair = _numpy_layers(state, "pair")
+        self.wait = _numpy_layers(state, "wait")
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """The actor's logits; with ``mask``, only the machines with an allowed pair are scored (-inf else)."""
+        free, slots, tail = Deepk8sEncoding.split(obs, self.resources, self.window)
+        machines = len(free)
+        context = np.concatenate([free.mean(0), free.max(0), slots.mean(0), [(slots != 0).any(-1).mean()], tail])
+        rows = (np.arange(machines) if mask is None
+                else np.flatnonzero(mask[:-1].reshape(machines, self.window).any(axis=1)))
+        logits = np.full(machines * self.window + 1, -np.inf, dtype=np.float32)
+        if len(rows):
+            distinct, inverse = _distinct_rows(free[rows])
+            weights, bias = self.context
+            first = (distinct @ self.machine)[:, None, :] + (slots @ self.slot + (context @ weights + bias))[None]
+            scores = relu_mlp(self.pair, np.maximum(first, 0))[..., 0]
+            logits[:-1].reshape(machines, self.window)[rows] = scores[inverse]
+        logits[-1] = relu_mlp(self.wait, context)[0]
+        return logits
+
+
 class Deepk8sPolicy:
     """A trained actor in numpy (a decision is a few small matrix products; no torch at decide time)."""
 
@@ -100,54 +211,91 @@ class Deepk8sPolicy:
         self.config = config
         self.cluster = cluster
         self.path = path
-        self.encoding = Deepk8sEncoding(cluster, config.window)
+        self.encoding = Deepk8sEncoding(cluster, config.window)  # the training cluster's
         self.state = state
-        pairs = []
-        for prefix in ("trunk", "pi"):
-            weights = sorted({k.rsplit(".", 1)[0] for k in state if k.startswith(prefix + ".")},
-                             key=lambda k: int(k.split(".")[1]))
-            pairs += [(state[f"{w}.weight"].numpy().T.copy(), state[f"{w}.bias"].numpy().copy()) for w in weights]
-        self.layers = pairs
+        self.resources = len(cluster.resources)
+        expected = "machine_in.weight" if config.network == "pairs" else "trunk.0.weight"
+        if expected not in state:
+            raise CheckpointMismatchError(f"{path or 'this Deepk8s policy'}: its config names the {config.network} "
+                                          f"network but its weights are of another; the file is inconsistent, "
+                                          f"train it again", path=path)
+        if config.network == "pairs":
+            self.pairs = _NumpyPairs(state, self.resources, config.window)
+        else:
+            self.layers = _numpy_layers(state, "trunk") + _numpy_layers(state, "pi")
 
-    def logits(self, obs: np.ndarray) -> np.ndarray:
+    @property
+    def any_machines(self) -> bool:
+        """Whether the network takes any number of machines (its weights are shared over pairs)."""
+        return self.config.network == "pairs"
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        if self.any_machines:
+            return self.pairs.logits(obs, mask)
         return relu_mlp(self.layers, obs)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The most likely action among those the mask allows."""
-        return int(np.argmax(np.where(mask, self.logits(obs), -np.inf)))
+        return int(np.argmax(np.where(mask, self.logits(obs, mask), -np.inf)))
 
 
 class Deepk8sBroker:
     """A trained Deepk8s policy as a broker: greedy among the window's pairs that fit, else wait.
 
-    After a wait it is asked again at the next event or after ``max_wait``
-    time units (``wake_after``), as in the environment it was trained in.
+    It does not wait while nothing runs (it takes its best pair then). After a wait it is asked again at the next event or after ``max_wait``
+    time units (``wake_after``), as in the environment it was trained in. A
+    pairs network sees the cluster it runs on (free resources as fractions of
+    its largest machine); a flat one only its training cluster's shape.
     """
 
     def __init__(self, policy: Deepk8sPolicy) -> None:
         self.policy = policy
         self.name = policy.config.broker_name
         self.wake_after = policy.config.max_wait
+        self._encoding = policy.encoding
+        self._capacity: np.ndarray | None = None
 
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
-        """Refuse a cluster whose machines or resources differ from the training cluster's (the observation's shape)."""
+        """Refuse a cluster the network cannot read; say what differs from the training cluster."""
         trained = self.policy.cluster
-        if cluster.machines != trained.machines or tuple(cluster.resources) != tuple(trained.resources):
+        where = self.policy.path or "this Deepk8s policy"
+        if tuple(cluster.resources) != tuple(trained.resources):
             raise CheckpointMismatchError(
-                f"{self.policy.path or 'this Deepk8s policy'} was trained for {trained.machines} machines with "
-                f"resources {', '.join(trained.resources)}; this cluster has {cluster.machines} with "
-                f"{', '.join(cluster.resources)}. Run it on such a cluster (cloudsim compare deepk8s ...) or "
-                f"train one for this cluster (cloudsim train deepk8s ...)", path=self.policy.path)
-        if not np.allclose(cluster.capacity_array(), trained.capacity_array()):
-            return [f"{self.name}: trained on machines of {trained.capacity_array()[0].tolist()}, running on "
-                    f"machines of other capacities; its observations are scaled differently"]
-        return []
+                f"{where} reads the resources {', '.join(trained.resources)}; this cluster has "
+                f"{', '.join(cluster.resources)}. Give a cluster of those resources, or train a policy for these "
+                f"(cloudsim train deepk8s ...)", path=self.policy.path)
+        if cluster.machines != trained.machines and not self.policy.any_machines:
+            raise CheckpointMismatchError(
+                f"{where} is a flat network trained for {trained.machines} machines; this cluster has "
+                f"{cluster.machines}. Run it on such a cluster, or use a pairs network (the shipped deepk8s, or "
+                f"cloudsim train deepk8s --network pairs), which runs on any number", path=self.policy.path)
+        notes = []
+        if cluster.machines != trained.machines:
+            notes.append(f"{self.name}: trained on {trained.machines} machines, running on {cluster.machines}; "
+                         f"every machine is scored by the same weights, the cluster seen through means and maxima")
+        if not np.allclose(cluster.capacity_array(), trained.capacity_array()[0]):
+            scale = "this cluster's largest machine" if self.policy.any_machines else "the training machines"
+            notes.append(f"{self.name}: trained on machines of {trained.capacity_array()[0].tolist()}, running on "
+                         f"machines of other capacities; it sees resources as fractions of {scale}")
+        return notes
+
+    def _encoding_for(self, view: ClusterView) -> Deepk8sEncoding:
+        """The encoding of the cluster being run (a pairs network), else of the training cluster."""
+        if self.policy.any_machines and self._capacity is not view.capacity:
+            if self._capacity is None or not np.array_equal(self._capacity, view.capacity):
+                self._encoding = Deepk8sEncoding(view.capacity, self.policy.config.window)
+            self._capacity = view.capacity
+        return self._encoding
 
     def decide(self, view: ClusterView) -> Decision | None:
-        encoding = self.policy.encoding
+        encoding = self._encoding_for(view)
         mask = encoding.action_mask(view)
         if not mask[:-1].any():
             return None
+        if not (view.free < view.capacity).any():
+            # Nothing runs: a wait could end only at an arrival, and after the last one never (the training
+            # environment cuts such an episode short as stalled), so an idle cluster takes the best pair.
+            mask[-1] = False
         return encoding.decode(self.policy.act(encoding.observe(view), mask), view)
 
 
@@ -178,6 +326,7 @@ def load_policy(path: str | Path | None = None, algo: str = "ppo") -> Deepk8sPol
     """The policy saved at ``path`` (default: the checkpoint shipped for ``algo``)."""
     path = Path(path) if path is not None else shipped_checkpoint(algo)
     saved = read_checkpoint(path, agent=AGENT, title="Deepk8s", keys=("cluster",), config_type=Deepk8sConfig,
+                            older={"network": "flat"},  # written before the pairs network existed
                             fix="train one with `cloudsim train deepk8s --out DIR` and pass DIR/policy.pt")
     return Deepk8sPolicy(saved["model"], saved["config"], _cluster_of(saved["cluster"]), path)
 
@@ -195,8 +344,46 @@ def expert_action(env: Deepk8sEnv, expert: Windowed) -> int:
 
 
 # ------------------------------------------------------------------ A2C and PPO (Stable-Baselines3)
-def _sb3_policy_kwargs(config: Deepk8sConfig) -> dict:
+def _sb3_policy(config: Deepk8sConfig, resources: int) -> tuple[type | str, dict]:
+    """The SB3 policy class and its keyword arguments for ``config.network`` (PPO's masked class or A2C's)."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.policies import ActorCriticPolicy
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    optimizer = {"optimizer_class": _optimizer(config), "optimizer_kwargs": {}}
+    if config.network == "pairs":
+        base = MaskableActorCriticPolicy if config.algo == "ppo" else ActorCriticPolicy
+
+        class Heads(nn.Module):
+            """`PairActorCritic` where SB3 expects its MLP extractor: its outputs are already the logits and the
+            value."""
+
+            def __init__(self, actions: int) -> None:
+                super().__init__()
+                self.net = PairActorCritic(resources, config)
+                self.latent_dim_pi, self.latent_dim_vf = actions, 1
+
+            def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                logits, value = self.net(features)
+                return logits, value[..., None]
+
+            def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+                return self.forward(features)[0]
+
+            def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+                return self.forward(features)[1]
+
+        class PairPolicy(base):
+            def _build_mlp_extractor(self) -> None:
+                self.mlp_extractor = Heads(int(self.action_space.n))
+
+            def _build(self, lr_schedule) -> None:
+                super()._build(lr_schedule)
+                # No layer of SB3's after the network's own logits and value (the optimiser then sees only ours).
+                self.action_net, self.value_net = nn.Identity(), nn.Identity()
+                self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+        return PairPolicy, {"ortho_init": False, **optimizer}
 
     class SharedTrunk(BaseFeaturesExtractor):
         """The two layers the actor and the critic share (SB3 shares the features extractor)."""
@@ -208,17 +395,22 @@ def _sb3_policy_kwargs(config: Deepk8sConfig) -> dict:
         def forward(self, obs: torch.Tensor) -> torch.Tensor:
             return self.trunk(obs)
 
-    return {"features_extractor_class": SharedTrunk, "features_extractor_kwargs": {"sizes": config.trunk},
-            "share_features_extractor": True, "net_arch": {"pi": list(config.head), "vf": list(config.head)},
-            "activation_fn": nn.ReLU, "optimizer_class": _optimizer(config), "optimizer_kwargs": {}}
+    return "MlpPolicy", {"features_extractor_class": SharedTrunk, "features_extractor_kwargs": {"sizes": config.trunk},
+                         "share_features_extractor": True,
+                         "net_arch": {"pi": list(config.head), "vf": list(config.head)}, "activation_fn": nn.ReLU,
+                         **optimizer}
 
 
 def _optimizer(config: Deepk8sConfig) -> type[torch.optim.Optimizer]:
     return {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[config.optimizer]
 
 
-def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int) -> ActorCritic:
-    """The `ActorCritic` holding an SB3 actor-critic policy's weights (same layers, other names)."""
+def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int, resources: int) -> nn.Module:
+    """The network (`ActorCritic` or `PairActorCritic`) holding an SB3 actor-critic policy's weights."""
+    if config.network == "pairs":
+        net = PairActorCritic(resources, config)
+        net.load_state_dict(policy.mlp_extractor.net.state_dict())
+        return net
     net = ActorCritic(observations, actions, config)
     net.trunk.load_state_dict(policy.features_extractor.trunk.state_dict())
     net.pi.load_state_dict(nn.Sequential(*policy.mlp_extractor.policy_net, policy.action_net).state_dict())
@@ -226,11 +418,21 @@ def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int) -> 
     return net
 
 
-def to_sb3(policy: Deepk8sPolicy, sb3_policy) -> None:
-    """Copy a trained policy's actor (the shared trunk and the actor's layers) into an SB3 policy."""
+def to_sb3(policy: Deepk8sPolicy, sb3_policy, config: Deepk8sConfig) -> None:
+    """Copy a trained policy's actor (all but the critic's own layers) into an SB3 policy of ``config``."""
+    if policy.config.network != config.network:
+        raise CheckpointMismatchError(f"{policy.path}: a {policy.config.network} network; this training builds a "
+                                      f"{config.network} one: give --network {policy.config.network}",
+                                      path=policy.path)
     state = {k: torch.as_tensor(v) for k, v in policy.state.items()}
-    actor = nn.Sequential(*sb3_policy.mlp_extractor.policy_net, sb3_policy.action_net)
     try:
+        if config.network == "pairs":
+            actor = {k: v for k, v in state.items() if not k.startswith("v.")}
+            missing, unexpected = sb3_policy.mlp_extractor.net.load_state_dict(actor, strict=False)
+            if unexpected or any(not k.startswith("v.") for k in missing):
+                raise RuntimeError(f"missing {missing}, unexpected {unexpected}")
+            return
+        actor = nn.Sequential(*sb3_policy.mlp_extractor.policy_net, sb3_policy.action_net)
         sb3_policy.features_extractor.trunk.load_state_dict(
             {k.split(".", 1)[1]: v for k, v in state.items() if k.startswith("trunk.")})
         actor.load_state_dict({k.split(".", 1)[1]: v for k, v in state.items() if k.startswith("pi.")})
@@ -268,20 +470,22 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
         envs = VecNormalize(envs, norm_obs=False, norm_reward=True, gamma=config.gamma)
     algorithm = MaskablePPO if config.algo == "ppo" else A2C
     saved = out / "model.zip"
+    resources = len(cluster.resources)
+    policy_class, policy_kwargs = _sb3_policy(config, resources)
     if resume:
         model = algorithm.load(saved, env=envs, device="cpu")
     elif config.algo == "ppo":
-        model = MaskablePPO("MlpPolicy", envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
+        model = MaskablePPO(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
                             batch_size=config.minibatch, n_epochs=config.epochs, gamma=config.gamma,
                             gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
-                            policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed, device="cpu")
+                            policy_kwargs=policy_kwargs, seed=config.seed, device="cpu")
     else:
-        model = A2C("MlpPolicy", envs, learning_rate=config.learning_rate, n_steps=config.a2c_steps,
+        model = A2C(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.a2c_steps,
                     gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy,
-                    normalize_advantage=False, policy_kwargs=_sb3_policy_kwargs(config), seed=config.seed,
+                    normalize_advantage=False, policy_kwargs=policy_kwargs, seed=config.seed,
                     device="cpu")
     if config.init is not None and not resume:
-        to_sb3(load_policy(config.init), model.policy)
+        to_sb3(load_policy(config.init), model.policy, config)
     model.set_logger(Logger(folder=None, output_formats=[]))  # losses are read from it; TrainingLog writes them
     per_iteration = config.envs * config.steps_per_env
     done = model.num_timesteps // per_iteration
@@ -293,7 +497,7 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
         envs.save(str(out / "reward_scale.partial.pkl"))
         os.replace(out / "reward_scale.partial.pkl", statistics)
         os.replace(partial, saved)
-        save_policy(out / POLICY_FILE, from_sb3(model.policy, config, *space), config, cluster,
+        save_policy(out / POLICY_FILE, from_sb3(model.policy, config, *space, resources), config, cluster,
                     extra={"iterations": model.num_timesteps // per_iteration})
 
     class Iterations(BaseCallback):
@@ -357,7 +561,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     torch.manual_seed(config.seed)
     env = make_env(config, workload, cluster)
     expert = Windowed(ShortestJobFirst(), config.window)
-    net = ActorCritic(env.observation_space.shape[0], env.action_space.n, config)
+    net = make_network(config, env.observation_space.shape[0], env.action_space.n, len(cluster.resources))
     optimiser = _optimizer(config)(net.parameters(), lr=config.learning_rate)
     states, masks, labels = [], [], []  # the aggregated set D
     done = 0

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 
-__all__ = ["ALGORITHMS", "BROKER_NAMES", "OPTIMIZERS", "Deepk8sConfig"]
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
 OPTIMIZERS = ("adam", "sgd")
+NETWORKS = ("pairs", "flat")
 BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
 """The broker name a trained policy of each algorithm has in replay, compare and bench."""
 
@@ -49,8 +50,18 @@ class Deepk8sConfig:
         clip: epsilon of PPO's clipped ratio (eq. 4).
         epochs: PPO's passes over each rollout.
         minibatch: PPO's and DAgger's minibatch size.
-        trunk: sizes of the two layers actor and critic share.
-        head: hidden sizes of the actor's and the critic's own layers.
+        network: "pairs": every (slot, machine) pair scored by the same
+            weights from the machine's free resources, the task's demand and
+            duration and a summary of the whole state; waiting and the value
+            from that summary alone. No weight depends on the number of
+            machines, so a policy trained on 5 runs on any cluster.
+            "flat": the paper's network, one MLP over the whole observation,
+            whose input and output sizes fix the number of machines.
+        trunk: "flat": sizes of the two layers actor and critic share.
+            "pairs": sizes of the pair scorer's first two layers (the critic
+            has its own of the same sizes).
+        head: hidden sizes of the actor's and the critic's own layers (after
+            the trunk's).
         window: visible tasks (n).
         max_wait: a wait lasts until the next event, at most this long.
         tasks: tasks per training sequence.
@@ -75,6 +86,7 @@ class Deepk8sConfig:
     clip: float = 0.2
     epochs: int = 4
     minibatch: int = 256
+    network: str = "pairs"
     trunk: tuple[int, ...] = (128, 128)
     head: tuple[int, ...] = (64,)
     window: int = 10
@@ -88,6 +100,8 @@ class Deepk8sConfig:
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
+        if self.network not in NETWORKS:
+            raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
         if self.init is not None and self.algo == "dagger":

@@ -315,7 +315,7 @@ def save_checkpoint(path: str | Path, *, agent: str, config: Any, model: Mapping
 
 def read_checkpoint(path: str | Path, *, agent: str, title: str | None = None, keys: Iterable[str] = (),
                     config_type: type | None = None, writer: str = "`agents.kit.save_checkpoint`",
-                    fix: str | None = None, allow_unnamed: bool = False) -> dict:
+                    fix: str | None = None, allow_unnamed: bool = False, older: dict | None = None) -> dict:
     """A checkpoint of ``agent``, checked before anything uses it.
 
     Checks, in order, that the file exists, is a non-empty readable file, loads with torch's safe reader
@@ -334,6 +334,8 @@ def read_checkpoint(path: str | Path, *, agent: str, title: str | None = None, k
         writer: what writes such files, for messages ("not one written by WRITER").
         fix: what the user can do, ending every message (default: train a checkpoint, or pass another one).
         allow_unnamed: accept a file without an ``agent`` entry, as DeepJS wrote before the kit.
+        older: config values for fields added since some files were written, which those files lack (a new
+            field's default can differ from what the older files meant).
 
     Returns:
         the file's dict (``config`` rebuilt when ``config_type`` is given).
@@ -381,7 +383,7 @@ def read_checkpoint(path: str | Path, *, agent: str, title: str | None = None, k
         raise bad(f"it lacks {', '.join(missing)} (a torch file, but not one written by {writer})")
     if config_type is not None:
         try:
-            saved["config"] = config_type(**_tuples(dict(saved["config"])))
+            saved["config"] = config_type(**_tuples({**(older or {}), **dict(saved["config"])}))
         except (TypeError, ValueError) as err:
             raise bad(f"its config is invalid ({err})") from err
     model = saved["model"]

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from agents import make_broker
-from agents.deepk8s import ActorCritic, Deepk8sPolicy, from_sb3, load_policy, train
+from agents.deepk8s import ActorCritic, Deepk8sPolicy, PairActorCritic, from_sb3, load_policy, save_policy, train
 from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
 from agents.kit import CheckpointError, read_checkpoint
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
@@ -55,12 +55,13 @@ def test_a_resumed_dagger_training_ends_exactly_as_an_uninterrupted_one(tmp_path
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.parametrize("network", ["pairs", "flat"])
 @pytest.mark.parametrize("algo", ["ppo", "a2c"])
-def test_the_broker_reads_the_sb3_networks_weights(tmp_path, algo):
+def test_the_broker_reads_the_sb3_networks_weights(tmp_path, algo, network):
     from stable_baselines3 import A2C
     from sb3_contrib import MaskablePPO
 
-    config = Deepk8sConfig(algo=algo, **TINY)
+    config = Deepk8sConfig(algo=algo, network=network, **TINY)
     train(config, small, tmp_path, progress=False)
     model = (MaskablePPO if algo == "ppo" else A2C).load(tmp_path / "model.zip", device="cpu")
     policy = load_policy(tmp_path / "policy.pt")
@@ -72,8 +73,11 @@ def test_the_broker_reads_the_sb3_networks_weights(tmp_path, algo):
     # Both are log-probabilities up to a constant per row (SB3 normalises its logits).
     np.testing.assert_allclose(got - got.max(1, keepdims=True), expected - expected.max(1, keepdims=True),
                                atol=1e-5)
-    net = from_sb3(model.policy, config, policy.encoding.size, policy.encoding.actions)
-    assert isinstance(net, ActorCritic)
+    net = from_sb3(model.policy, config, policy.encoding.size, policy.encoding.actions, 2)
+    assert isinstance(net, PairActorCritic if network == "pairs" else ActorCritic)
+    with torch.no_grad():
+        logits, _ = net(torch.as_tensor(obs))
+    np.testing.assert_allclose(got, logits.numpy(), atol=1e-5)
     log = (tmp_path / "log.csv").read_text().splitlines()
     assert log[0].startswith("iteration,") and len(log) == 1 + config.iterations
 
@@ -131,12 +135,61 @@ def test_a_finished_folder_is_not_overwritten_and_a_resume_keeps_its_settings(tm
     assert code == 2 and "--tasks 30" in err and "differs from the training being resumed" in err
 
 
-def test_a_policy_refuses_a_cluster_it_was_not_trained_for(tmp_path):
-    train(Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 1}), small, tmp_path, progress=False)
-    broker = make_broker("deepk8s-dagger", checkpoint=str(tmp_path / "policy.pt"))
-    assert broker.check_cluster(deepk8s_cluster()) == []
-    with pytest.raises(CheckpointError, match="trained for 5 machines"):
-        broker.check_cluster(ClusterSpec.uniform(3, {"cpu": 10, "memory": 64}))
+def test_a_flat_policy_refuses_another_machine_count_and_a_pairs_policy_warns_and_runs(tmp_path):
+    for network in ("flat", "pairs"):
+        train(Deepk8sConfig(algo="dagger", network=network, **{**TINY, "iterations": 1}), small, tmp_path / network,
+              progress=False)
+    flat = make_broker("deepk8s-dagger", checkpoint=str(tmp_path / "flat" / "policy.pt"))
+    pairs = make_broker("deepk8s-dagger", checkpoint=str(tmp_path / "pairs" / "policy.pt"))
+    three = ClusterSpec.uniform(3, {"cpu": 10, "memory": 64})
+    assert flat.check_cluster(deepk8s_cluster()) == [] and pairs.check_cluster(deepk8s_cluster()) == []
+    with pytest.raises(CheckpointError, match="flat network trained for 5 machines; this cluster has 3"):
+        flat.check_cluster(three)
+    notes = pairs.check_cluster(three)
+    assert len(notes) == 1 and "trained on 5 machines, running on 3" in notes[0]
+    assert len(pairs.check_cluster(ClusterSpec.uniform(40, {"cpu": 96, "memory": 100}))) == 2  # count, capacity
+    for broker in (flat, pairs):
+        with pytest.raises(CheckpointError, match="reads the resources cpu, memory; this cluster has cpu, gpu"):
+            broker.check_cluster(ClusterSpec.uniform(5, {"cpu": 10, "gpu": 1}))
+    # A network that never waits while a pair fits (its wait bias far below any pair's score) runs on 3.
+    net = PairActorCritic(2, Deepk8sConfig(**TINY))
+    with torch.no_grad():
+        net.wait[-1].bias.fill_(-1e3)
+    eager = make_broker("deepk8s", checkpoint=str(save_policy(tmp_path / "eager.pt", net, Deepk8sConfig(**TINY),
+                                                                deepk8s_cluster())))
+    assert simulate(three, small(3), eager).summary["instances_finished"] == 12
+
+
+def test_a_pairs_policy_scores_a_machine_by_what_it_holds_not_by_how_many_machines_there_are():
+    # Ten copies of a 5-machine state have the same means and maxima over machines, so each machine of the
+    # 50 must get the score its original gets among 5; wait's logit is the same too.
+    torch.manual_seed(0)
+    config = Deepk8sConfig(**TINY)
+    net = PairActorCritic(2, config)
+    policy = Deepk8sPolicy({k: v.detach() for k, v in net.state_dict().items()}, config, deepk8s_cluster())
+    rng = np.random.default_rng(2)
+    free, rest = rng.random(5 * 2).astype(np.float32), rng.random(11 * 3 + 1).astype(np.float32)
+    five, fifty = policy.logits(np.r_[free, rest]), policy.logits(np.r_[np.tile(free, 10), rest])
+    np.testing.assert_allclose(fifty[:-1], np.tile(five[:-1], 10), rtol=1e-5)
+    assert fifty[-1] == pytest.approx(five[-1])
+    # Scoring only the machines the mask allows (each distinct free vector once) changes no allowed score.
+    mask = np.zeros(50 * 10 + 1, dtype=bool)
+    mask[[3, 57, 499, 500]] = True
+    masked = policy.logits(np.r_[np.tile(free, 10), rest], mask)
+    np.testing.assert_allclose(masked[mask], fifty[mask], rtol=1e-5)
+    assert np.isneginf(masked[:-1].reshape(50, 10)[[1, 2, 3, 4, 6]]).all()
+
+
+def test_a_checkpoint_written_before_the_network_setting_loads_as_the_flat_network(tmp_path):
+    import dataclasses
+
+    config = Deepk8sConfig(network="flat", **TINY)
+    net = ActorCritic(5 * 2 + 11 * 3 + 1, 51, config)
+    path = save_policy(tmp_path / "old.pt", net, config, deepk8s_cluster())
+    saved = torch.load(path, weights_only=True)
+    del saved["config"]["network"]
+    torch.save(saved, path)
+    assert load_policy(path).config == dataclasses.replace(config)
 
 
 def test_another_agents_checkpoint_is_refused(tmp_path, capsys):
@@ -158,27 +211,34 @@ def test_the_shipped_policies_load_and_schedule_every_task(name):
     assert result.summary["instances_finished"] == 60
 
 
-def test_a_training_can_start_from_another_policys_actor(tmp_path):
+@pytest.mark.parametrize("network", ["pairs", "flat"])
+def test_a_training_can_start_from_another_policys_actor(tmp_path, network):
     from sb3_contrib import MaskablePPO
 
-    from agents.deepk8s import _sb3_policy_kwargs, make_env, to_sb3
+    from agents.deepk8s import _sb3_policy, make_env, to_sb3
 
-    config = Deepk8sConfig(algo="ppo", **TINY)
-    train(Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 1}), small, tmp_path / "dagger", progress=False)
+    def ppo(config):
+        policy_class, kwargs = _sb3_policy(config, 2)
+        return MaskablePPO(policy_class, make_env(config, small, deepk8s_cluster()), policy_kwargs=kwargs,
+                           device="cpu")
+
+    config = Deepk8sConfig(algo="ppo", network=network, **TINY)
+    train(Deepk8sConfig(algo="dagger", network=network, **{**TINY, "iterations": 1}), small, tmp_path / "dagger",
+          progress=False)
     teacher = load_policy(tmp_path / "dagger" / "policy.pt")
-    model = MaskablePPO("MlpPolicy", make_env(config, small, deepk8s_cluster()), policy_kwargs=_sb3_policy_kwargs(config),
-                        device="cpu")
-    to_sb3(teacher, model.policy)
+    model = ppo(config)
+    to_sb3(teacher, model.policy, config)
     obs = np.random.default_rng(1).random((4, teacher.encoding.size)).astype(np.float32)
     with torch.no_grad():
         logits = model.policy.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
     ours = np.stack([teacher.logits(o) for o in obs])
     np.testing.assert_allclose(ours - ours.max(1, keepdims=True), logits - logits.max(1, keepdims=True), atol=1e-5)
-    bigger = Deepk8sConfig(algo="ppo", **{**TINY, "trunk": (32, 32)})
-    other = MaskablePPO("MlpPolicy", make_env(bigger, small, deepk8s_cluster()),
-                        policy_kwargs=_sb3_policy_kwargs(bigger), device="cpu")
+    bigger = Deepk8sConfig(algo="ppo", network=network, **{**TINY, "trunk": (32, 32)})
     with pytest.raises(CheckpointError, match="layer sizes"):
-        to_sb3(teacher, other.policy)
+        to_sb3(teacher, ppo(bigger).policy, bigger)
+    other = Deepk8sConfig(algo="ppo", network="flat" if network == "pairs" else "pairs", **TINY)
+    with pytest.raises(CheckpointError, match=f"give --network {network}"):
+        to_sb3(teacher, ppo(other).policy, other)
 
 
 def test_a_resume_logs_from_the_saved_iteration_not_from_the_last_logged(tmp_path):

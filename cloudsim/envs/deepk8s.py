@@ -36,12 +36,13 @@ class Deepk8sEncoding:
     lies in [0, 1].
     """
 
-    def __init__(self, cluster: ClusterSpec, window: int = 10, duration_scale: float = 100.0,
+    def __init__(self, cluster: ClusterSpec | np.ndarray, window: int = 10, duration_scale: float = 100.0,
                  backlog_scale: float = 50.0) -> None:
-        self.machines = cluster.machines
-        self.resources = len(cluster.resources)
+        # A cluster, or its machines' capacities (machines x resources) as a broker's view has them.
+        capacity = cluster.capacity_array() if isinstance(cluster, ClusterSpec) else np.asarray(cluster, float)
+        self.machines, self.resources = capacity.shape
         self.window = window
-        self.scale = cluster.capacity_array().max(axis=0)
+        self.scale = capacity.max(axis=0)
         self.scale[self.scale == 0] = 1.0
         self.duration_scale = duration_scale
         self.backlog_scale = backlog_scale
@@ -49,6 +50,19 @@ class Deepk8sEncoding:
         self.size = self.machines * self.resources + (window + 1) * self.task_features + 1
         self.actions = self.machines * window + 1
         self.wait = self.actions - 1
+
+    @staticmethod
+    def split(obs, resources: int, window: int):
+        """An observation (or a batch, numpy or torch) as its three parts: (..., machines, resources) free,
+        (..., window, resources + 1) slots, (..., resources + 2) backlog. The machine count is read from the
+        length, so a network that takes these parts needs no fixed number of machines."""
+        tail = resources + 2
+        slots = window * (resources + 1)
+        machines = (obs.shape[-1] - slots - tail) // resources
+        lead = tuple(obs.shape[:-1])
+        free = obs[..., : machines * resources].reshape(*lead, machines, resources)
+        visible = obs[..., machines * resources: machines * resources + slots].reshape(*lead, window, resources + 1)
+        return free, visible, obs[..., -tail:]
 
     def observe(self, view: ClusterView) -> np.ndarray:
         """[free of each machine | (demand, duration) of each visible task, zeros for empty slots |

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.deepk8s_config import ALGORITHMS, OPTIMIZERS, Deepk8sConfig
+from agents.deepk8s_config import ALGORITHMS, NETWORKS, OPTIMIZERS, Deepk8sConfig
 from cloudsim.run.config import (ConfigError, check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers, option,
                                  real, saved_agent_config, training_agent_config, whole)
 
@@ -33,6 +33,9 @@ class Deepk8sTrainConfig:
                        "(imitation of SJF)", choices=ALGORITHMS)
     out: str = option("deepk8s-run", "--out", "folder for policy.pt, the state to resume from, config.json and "
                       "the log (log.csv, log.jsonl)", metavar="DIR")
+    network: str = option(AGENT_DEFAULTS.network, "--network", "pairs (every slot-machine pair scored by shared "
+                          "weights: runs on any number of machines) or flat (the paper's MLP over the whole state: "
+                          "only on the training cluster's machine count)", choices=NETWORKS)
     resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
     iterations: int = option(AGENT_DEFAULTS.iterations, "--iterations", "training iterations (in all, counting "
                              "those a resumed run already did)", parse=whole, metavar="N")
