@@ -259,21 +259,27 @@ class Deepk8sBroker:
         """Refuse a cluster the network cannot read; say what differs from the training cluster."""
         trained = self.policy.cluster
         where = self.policy.path or "this Deepk8s policy"
-        if tuple(cluster.resources) != tuple(trained.resources):
+        shown = len(trained.resources)
+        extra = tuple(cluster.resources[shown:])
+        if tuple(cluster.resources[:shown]) != tuple(trained.resources) or (extra and not self.policy.any_machines):
+            first = "first " if self.policy.any_machines else ""
             raise CheckpointMismatchError(
                 f"{where} reads the resources {', '.join(trained.resources)}; this cluster has "
-                f"{', '.join(cluster.resources)}. Give a cluster of those resources, or train a policy for these "
-                f"(cloudsim train deepk8s ...)", path=self.policy.path)
+                f"{', '.join(cluster.resources)}. Give a cluster whose {first}resources are those, or train a "
+                f"policy for these (cloudsim train deepk8s ...)", path=self.policy.path)
         if cluster.machines != trained.machines and not self.policy.any_machines:
             raise CheckpointMismatchError(
                 f"{where} is a flat network trained for {trained.machines} machines; this cluster has "
                 f"{cluster.machines}. Run it on such a cluster, or use a pairs network (the shipped deepk8s, or "
                 f"cloudsim train deepk8s --network pairs), which runs on any number", path=self.policy.path)
         notes = []
+        if extra:
+            notes.append(f"{self.name}: sees {', '.join(trained.resources)}; {', '.join(extra)} is not shown to it "
+                         f"(the engine still checks it)")
         if cluster.machines != trained.machines:
             notes.append(f"{self.name}: trained on {trained.machines} machines, running on {cluster.machines}; "
                          f"every machine is scored by the same weights, the cluster seen through means and maxima")
-        if not np.allclose(cluster.capacity_array(), trained.capacity_array()[0]):
+        if not np.allclose(cluster.capacity_array()[:, :shown], trained.capacity_array()[0]):
             scale = "this cluster's largest machine" if self.policy.any_machines else "the training machines"
             notes.append(f"{self.name}: trained on machines of {trained.capacity_array()[0].tolist()}, running on "
                          f"machines of other capacities; it sees resources as fractions of {scale}")
@@ -283,7 +289,8 @@ class Deepk8sBroker:
         """The encoding of the cluster being run (a pairs network), else of the training cluster."""
         if self.policy.any_machines and self._capacity is not view.capacity:
             if self._capacity is None or not np.array_equal(self._capacity, view.capacity):
-                self._encoding = Deepk8sEncoding(view.capacity, self.policy.config.window)
+                self._encoding = Deepk8sEncoding(view.capacity, self.policy.config.window,
+                                                 shown=self.policy.resources)
             self._capacity = view.capacity
         return self._encoding
 

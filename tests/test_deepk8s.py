@@ -151,6 +151,11 @@ def test_a_flat_policy_refuses_another_machine_count_and_a_pairs_policy_warns_an
     for broker in (flat, pairs):
         with pytest.raises(CheckpointError, match="reads the resources cpu, memory; this cluster has cpu, gpu"):
             broker.check_cluster(ClusterSpec.uniform(5, {"cpu": 10, "gpu": 1}))
+    with_disk = ClusterSpec.uniform(5, {"cpu": 10, "memory": 64, "disk": 1})
+    assert pairs.check_cluster(with_disk) == ["deepk8s-dagger: sees cpu, memory; disk is not shown to it (the engine "
+                                              "still checks it)"]
+    with pytest.raises(CheckpointError, match="reads the resources cpu, memory; this cluster has cpu, memory, disk"):
+        flat.check_cluster(with_disk)
     # A network that never waits while a pair fits (its wait bias far below any pair's score) runs on 3.
     net = PairActorCritic(2, Deepk8sConfig(**TINY))
     with torch.no_grad():
@@ -158,6 +163,11 @@ def test_a_flat_policy_refuses_another_machine_count_and_a_pairs_policy_warns_an
     eager = make_broker("deepk8s", checkpoint=str(save_policy(tmp_path / "eager.pt", net, Deepk8sConfig(**TINY),
                                                                 deepk8s_cluster())))
     assert simulate(three, small(3), eager).summary["instances_finished"] == 12
+    # Disk is not shown but still decides where a task fits: two tasks needing all of a machine's disk
+    # cannot share one, whatever their cpu.
+    disk = [JobSpec(i, 0.0, (TaskSpec(0, 1, {"cpu": 1.0, "memory": 1.0, "disk": 1.0}, 5.0),)) for i in range(2)]
+    result = simulate(ClusterSpec.uniform(2, {"cpu": 10, "memory": 64, "disk": 1}), disk, eager)
+    assert result.summary["instances_finished"] == 2 and result.summary["makespan"] == 5.0
 
 
 def test_a_pairs_policy_scores_a_machine_by_what_it_holds_not_by_how_many_machines_there_are():

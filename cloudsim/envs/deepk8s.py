@@ -33,13 +33,15 @@ class Deepk8sEncoding:
     (cpu and memory in the paper); demands and free resources are fractions of
     the largest machine's capacity; a duration d is ``d / (d + duration_scale)``
     and the backlog's length b is ``b / (b + backlog_scale)``, so every feature
-    lies in [0, 1].
+    lies in [0, 1]. ``shown`` resources (default: all) are the first ones the
+    observation holds; the others still decide what fits (the action mask).
     """
 
     def __init__(self, cluster: ClusterSpec | np.ndarray, window: int = 10, duration_scale: float = 100.0,
-                 backlog_scale: float = 50.0) -> None:
+                 backlog_scale: float = 50.0, shown: int | None = None) -> None:
         # A cluster, or its machines' capacities (machines x resources) as a broker's view has them.
         capacity = cluster.capacity_array() if isinstance(cluster, ClusterSpec) else np.asarray(cluster, float)
+        capacity = capacity[:, :shown]
         self.machines, self.resources = capacity.shape
         self.window = window
         self.scale = capacity.max(axis=0)
@@ -70,15 +72,15 @@ class Deepk8sEncoding:
         visible = view.window(self.window)
         obs = np.zeros(self.size, dtype=np.float32)
         free = obs[: self.machines * self.resources]
-        free[:] = (view.free / self.scale).ravel()
+        free[:] = (view.free[:, : self.resources] / self.scale).ravel()
         slots = obs[len(free): len(free) + self.window * self.task_features].reshape(self.window, self.task_features)
         n = visible.num_tasks
-        slots[:n, :-1] = visible.demand / self.scale
+        slots[:n, :-1] = visible.demand[:, : self.resources] / self.scale
         slots[:n, -1] = visible.duration / (visible.duration + self.duration_scale)
         tail = obs[len(free) + self.window * self.task_features:]
         tail[0] = visible.backlog / (visible.backlog + self.backlog_scale)
         if visible.backlog:
-            tail[1:-1] = visible.backlog_demand[0] / self.scale
+            tail[1:-1] = visible.backlog_demand[0, : self.resources] / self.scale
             duration = visible.backlog_duration[0]
             tail[-1] = duration / (duration + self.duration_scale)
         return np.clip(obs, 0.0, 1.0, out=obs)  # float residue such as free = -1e-17
