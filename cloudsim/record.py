@@ -150,6 +150,16 @@ class GroupTable:
         self.base = gid
         return taken
 
+    def holdings(self, gids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(task, instances, start, duration) of the groups ``gids``, as new arrays (the table can grow after)."""
+        rows = np.asarray(gids, dtype=np.int64) - self.base
+        if not len(rows):
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0)
+        n = len(self)
+        return tuple(np.frombuffer(getattr(self, name), dtype=dtype, count=n)[rows]
+                     for name, dtype in (("task", np.int64), ("instances", np.int64), ("start", np.float64),
+                                         ("duration", np.float64)))
+
     def columns(self, stop: int | None = None) -> dict[str, np.ndarray]:
         """Each field as a numpy array (rows up to ``stop``, default all), ``outcome`` as text. The
         numbers are read-only views of the columns, without a copy; while one is alive the table

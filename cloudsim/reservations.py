@@ -113,25 +113,40 @@ class Timeline:
         plan): the free vector now after their starts, and their ``(start, end, demand)``
         holdings, those starting now counted in ``free_now`` already.
         """
-        changes: list[tuple[float, np.ndarray]] = []
+        width = self._state.free.shape[1]
+        # The changes in the order the free vector takes them: the plan's holdings, the running groups', the
+        # reservations' (a start takes, a release gives back).
+        plan_when, plan_delta = [], []
         for start, end, taken in held:
             if start > now:
-                changes.append((start, -taken))
-            changes.append((self.released(start, end), taken))
-        for gid in self._running_on[machine]:
-            g = self._groups[gid]
-            changes.append((self.released(g.start, g.start + g.duration), self._tasks.demand(g.task) * g.instances))
+                plan_when.append(start)
+                plan_delta.append(-taken)
+            plan_when.append(self.released(start, end))
+            plan_delta.append(taken)
+        task, instances, start, duration = self._groups.holdings(np.fromiter(self._running_on[machine], np.int64))
+        end = start + duration
+        group_when = np.where(end == start + self.tick, end + self.tick, end) if self.tick is not None else end
+        group_delta = self._tasks.task_demand[self._tasks.rows(task)] * instances[:, None]
+        booked_when, booked_delta = [], []
         for r in self.pending:
             if r.machine == machine:
-                taken = np.asarray(r.demand)
-                changes.append((r.start, -taken))
-                changes.append((self.released(r.start, r.end), taken))
-        times = np.array(sorted({now, *(t for t, _ in changes if t > now)}))
+                taken = np.asarray(r.demand, dtype=float)
+                booked_when += [r.start, self.released(r.start, r.end)]
+                booked_delta += [-taken, taken]
+        when = np.concatenate([np.asarray(plan_when, float), group_when, np.asarray(booked_when, float)])
+        delta = np.concatenate([np.reshape(plan_delta, (-1, width)), group_delta, np.reshape(booked_delta, (-1, width))])
+        later = when > now
+        when, delta = when[later], delta[later]
+        times = np.unique(np.r_[now, when])
         now_free = self._state.free[machine] if free_now is None else free_now
-        free = np.repeat(now_free[None, :], times.size, axis=0)
-        for t, delta in changes:
-            if t > now:
-                free[np.searchsorted(times, t):] += delta
+        if not len(when):
+            return times, now_free[None, :].copy()
+        # Row k gets every change at or before times[k], added one after another in the order above (an
+        # accumulation, not a sum: the same floats as adding them in a loop).
+        applies = np.searchsorted(times, when)[:, None] <= np.arange(len(times))[None, :]
+        steps = np.where(applies[:, :, None], delta[:, None, :], 0.0)
+        free = np.add.accumulate(np.concatenate([np.broadcast_to(now_free, (1, len(times), width)), steps]),
+                                 axis=0)[-1]
         return times, free
 
     def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float,
