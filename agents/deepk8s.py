@@ -229,6 +229,14 @@ class Deepk8sPolicy:
         """Whether the network takes any number of machines (its weights are shared over pairs)."""
         return self.config.network == "pairs"
 
+    @property
+    def learned_to_wait(self) -> bool:
+        """Whether waiting while a task fits is the policy's own choice. DAgger imitates SJF, which never
+        waits then: its wait score is pushed below the expert's pair and nothing else, so off the training
+        cluster it is an extrapolation (on v2017's first 8 jobs and 1,313 machines it waited while tasks fit,
+        for ten times first-fit's makespan). Only reinforcement learns when waiting pays."""
+        return self.config.algo != "dagger"
+
     def logits(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         if self.any_machines:
             return self.pairs.logits(obs, mask)
@@ -242,7 +250,8 @@ class Deepk8sPolicy:
 class Deepk8sBroker:
     """A trained Deepk8s policy as a broker: greedy among the window's pairs that fit, else wait.
 
-    It does not wait while nothing runs (it takes its best pair then). After a wait it is asked again at the next event or after ``max_wait``
+    It does not wait while nothing runs (it takes its best pair then), nor, when
+    trained by DAgger, while a pair fits (`Deepk8sPolicy.learned_to_wait`). After a wait it is asked again at the next event or after ``max_wait``
     time units (``wake_after``), as in the environment it was trained in. A
     pairs network sees the cluster it runs on (free resources as fractions of
     its largest machine); a flat one only its training cluster's shape.
@@ -299,7 +308,7 @@ class Deepk8sBroker:
         mask = encoding.action_mask(view)
         if not mask[:-1].any():
             return None
-        if not (view.free < view.capacity).any():
+        if not self.policy.learned_to_wait or not (view.free < view.capacity).any():
             # Nothing runs: a wait could end only at an arrival, and after the last one never (the training
             # environment cuts such an episode short as stalled), so an idle cluster takes the best pair.
             mask[-1] = False

@@ -190,6 +190,24 @@ def test_a_pairs_policy_scores_a_machine_by_what_it_holds_not_by_how_many_machin
     assert np.isneginf(masked[:-1].reshape(50, 10)[[1, 2, 3, 4, 6]]).all()
 
 
+def test_a_dagger_policy_never_waits_while_a_task_fits_and_a_ppo_one_may(tmp_path):
+    # A (cpu 4, 10 long) and B (cpu 4, 2 long) arrive at 0 on one machine of 10 cpu: both fit at once.
+    # A network that always prefers waiting starts one at 0 (nothing runs), then, as PPO, waits until that
+    # one ends and starts the other: makespan 12 either way. As DAgger it starts both at 0: makespan 10.
+    jobs = [task_job("A", 0, 4, 10), task_job("B", 0, 4, 2)]
+    one = ClusterSpec.uniform(1, {"cpu": 10, "memory": 64})
+    net = PairActorCritic(2, Deepk8sConfig(**TINY))
+    with torch.no_grad():
+        net.wait[-1].bias.fill_(1e3)
+    makespans = {}
+    for algo in ("ppo", "dagger"):
+        config = Deepk8sConfig(algo=algo, **TINY)
+        broker = make_broker(config.broker_name, checkpoint=str(save_policy(tmp_path / f"{algo}.pt", net, config,
+                                                                           deepk8s_cluster())))
+        makespans[algo] = simulate(one, jobs, broker).summary["makespan"]
+    assert makespans == {"ppo": 12.0, "dagger": 10.0}
+
+
 def test_a_checkpoint_written_before_the_network_setting_loads_as_the_flat_network(tmp_path):
     import dataclasses
 
