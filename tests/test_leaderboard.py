@@ -32,7 +32,7 @@ def test_a_table_holds_the_mean_and_spread_of_the_replays_and_the_ranking_follow
     table = result.tables["synthetic"]
     for broker in ("first-fit", "sjf"):  # the same runs replayed directly, seed by seed
         rows = [replay(RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
-                                 cluster=ClusterConfig(20, {"cpu": 64.0, "memory": 1.0}),
+                                 cluster=ClusterConfig(3, {"cpu": 64.0, "memory": 1.0}),
                                  brokers=BrokerConfig((broker,)), runner=RunnerConfig(workers=1))).rows[0]
                 for seed in (0, 1)]
         slowdown = [r["avg_job_slowdown"] for r in rows]
@@ -51,12 +51,14 @@ def test_a_table_holds_the_mean_and_spread_of_the_replays_and_the_ranking_follow
 
 
 def test_a_broker_that_refuses_a_workload_is_a_cell_not_a_crash(tmp_path):
-    # The shipped Deepk8s policy is trained for 5 machines: the synthetic workload has 20.
-    result = board.leaderboard(small(tmp_path, brokers=("first-fit", "deepk8s"), seeds=1))
+    # The shipped Deepk8s A2C policy is a flat network trained for 5 machines: the synthetic workload has 3.
+    result = board.leaderboard(small(tmp_path, brokers=("first-fit", "deepk8s-a2c"), seeds=1))
     table = result.tables["synthetic"]
-    assert table.loc["deepk8s", "runs"] == 0 and "trained for 5 machines" in table.loc["deepk8s", "not_run"]
-    assert np.isnan(result.ranking.loc["deepk8s", "synthetic"]) and result.ranking.loc["first-fit", "synthetic"] == 1
-    assert "deepk8s not run: " in (tmp_path / "board" / "leaderboard.md").read_text()
+    assert table.loc["deepk8s-a2c", "runs"] == 0
+    assert "trained for 5 machines; this cluster has 3" in table.loc["deepk8s-a2c", "not_run"]
+    assert np.isnan(result.ranking.loc["deepk8s-a2c", "synthetic"])
+    assert result.ranking.loc["first-fit", "synthetic"] == 1
+    assert "deepk8s-a2c not run: " in (tmp_path / "board" / "leaderboard.md").read_text()
 
 
 def test_an_interrupted_board_keeps_its_finished_cells_and_resumes(tmp_path, monkeypatch):
@@ -119,3 +121,11 @@ def test_leaderboard_mistakes_are_one_line(tmp_path, monkeypatch, capsys, argv, 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert all(w in err for w in words) and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_learned_broker_off_its_training_cluster_runs_and_its_warnings_are_in_the_report(tmp_path):
+    # The shipped Deepk8s PPO policy scores pairs with shared weights: trained on 5 machines, it runs on 3.
+    result = board.leaderboard(small(tmp_path, brokers=("first-fit", "deepk8s"), seeds=1))
+    assert result.tables["synthetic"].loc["deepk8s", "runs"] == 1
+    report = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "deepk8s: trained on 5 machines, running on 3" in report

@@ -77,10 +77,11 @@ LEADERBOARD_WORKLOADS: dict[str, BoardWorkload] = {
         ("swf/lublin_256.swf",),
         lambda paths, seed: RunConfig(workload=WorkloadConfig(paths[0], jobs=(0, 200), seed=seed))),
     "synthetic": BoardWorkload(
-        "the built-in alibaba-like generator, 30 jobs on 20 machines of 64 cpu and 1 memory, one workload per seed",
+        "the built-in alibaba-like generator, 30 jobs on 3 machines of 64 cpu and 1 memory (work queues), one "
+        "workload per seed",
         (),
         lambda paths, seed: RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
-                                      cluster=ClusterConfig(20, {"cpu": 64.0, "memory": 1.0})),
+                                      cluster=ClusterConfig(3, {"cpu": 64.0, "memory": 1.0})),
         seeded=True),
 }
 """What each of `cloudsim.run.config.LEADERBOARD_WORKLOADS` is (its names are the config's)."""
