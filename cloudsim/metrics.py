@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
     from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable",
-           "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals", "used_resources",
+__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "RESERVATION_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable",
+           "reservation_frame", "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals", "used_resources",
            "write_summary"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
@@ -75,6 +75,10 @@ class EpisodeResult:
             outcome ("finished", "failed", or "requeued" when a machine failure
             ended them and they waited again).
         capacity: per-machine capacity, one column per resource.
+        reservations: one row per reservation a broker made (`Decision` with
+            ``at``): job, task, machine, instances, when it was made, when it was
+            to start, and its outcome ("started", "cancelled" when its machine
+            could not hold it then, "" if the episode ended first).
     """
 
     summary: dict
@@ -83,6 +87,7 @@ class EpisodeResult:
     groups: pd.DataFrame
     capacity: pd.DataFrame
     resources: tuple[str, ...] = field(default=())
+    reservations: pd.DataFrame = field(default_factory=lambda: reservation_frame([]))
 
     @classmethod
     def from_record(cls, record: "EpisodeRecord", wall_s: float) -> "EpisodeResult":
@@ -92,7 +97,8 @@ class EpisodeResult:
         tasks = task_frame(table, resources)
         jobs = job_frame(table)
         groups = group_frame(record.groups.columns(), table)
-        result = cls({}, tasks, jobs, groups, capacity_frame(record), tuple(resources))
+        result = cls({}, tasks, jobs, groups, capacity_frame(record), tuple(resources),
+                     reservation_frame(record.reservations))
         # The summary's imbalance numbers are averages of the very series imbalance() returns.
         imbalance = result.imbalance()
         makespan = float(record.makespan)
@@ -225,7 +231,7 @@ class EpisodeResult:
         return rows.reset_index(drop=True)
 
     def to_parquet(self, directory: str | Path) -> Path:
-        """Write tasks, jobs, groups, utilisation and capacity as Parquet, and summary.json."""
+        """Write tasks, jobs, groups, utilisation, capacity and reservations as Parquet, and summary.json."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in [
@@ -234,6 +240,7 @@ class EpisodeResult:
             ("groups", self.groups),
             ("utilisation", self.utilisation()),
             ("capacity", self.capacity),
+            ("reservations", self.reservations),
         ]:
             stringify_ids(frame).to_parquet(out / f"{name}.parquet", index=False)
         write_summary(out / "summary.json", self.summary)
@@ -308,6 +315,16 @@ def group_frame(columns: dict[str, np.ndarray], table: "TaskTable") -> pd.DataFr
     groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[rows] - table.job_base], dtype=object))
     groups.insert(1, "task_id", pd.Series([table.task_ids[r] for r in rows], dtype=object))
     return groups
+
+
+RESERVATION_COLUMNS = ["made", "machine", "job_id", "task_id", "instances", "start", "outcome"]
+
+
+def reservation_frame(rows: list[list]) -> pd.DataFrame:
+    """The reservations of `EpisodeRecord.reservations` as a table (no rows: the same columns)."""
+    frame = pd.DataFrame(rows, columns=RESERVATION_COLUMNS)
+    return frame.astype({"made": float, "machine": np.int64, "instances": np.int64, "start": float,
+                         "outcome": str})
 
 
 def capacity_frame(record: "EpisodeRecord") -> pd.DataFrame:

@@ -193,6 +193,9 @@ class EpisodeRecord:
         decisions: how many decisions were applied (reservations included).
         cancelled_reservations: reservations whose machine could not hold them when
             due (it had failed); their instances waited again.
+        reservations: every reservation made, as a row ``[made, machine, job id,
+            task id, instances, start, outcome]``; the outcome is "" until it is due,
+            then "started" or "cancelled".
     """
 
     cluster: ClusterSpec
@@ -205,3 +208,4 @@ class EpisodeRecord:
     tick: float | None = None
     decisions: int = 0
     cancelled_reservations: int = 0
+    reservations: list[list] = field(default_factory=list)

@@ -39,8 +39,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cloudsim.metrics import (IMBALANCE_COLUMNS, TaskTotals, capacity_frame, group_frame, job_frame, stringify_ids,
-                              summarise, task_frame, used_resources, write_summary)
+from cloudsim.metrics import (IMBALANCE_COLUMNS, TaskTotals, capacity_frame, group_frame, job_frame,
+                              reservation_frame, stringify_ids, summarise, task_frame, used_resources, write_summary)
 
 if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
@@ -151,9 +151,12 @@ class ResultWriter:
         summary = summarise(record, self.task_totals.numbers(), jobs, self.used,
                             {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
         stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
+        # Reservations are few (a broker's look-ahead), so they are kept in memory to the end.
+        stringify_ids(reservation_frame(record.reservations)).to_parquet(self._partial / "reservations.parquet",
+                                                                         index=False)
         write_summary(self._partial / "summary.json", summary)
         self.folder.mkdir(parents=True, exist_ok=True)
-        for name in (*_TABLES, "capacity"):
+        for name in (*_TABLES, "capacity", "reservations"):
             os.replace(self._partial / f"{name}.parquet", self.folder / f"{name}.parquet")
         os.replace(self._partial / "summary.json", self.folder / "summary.json")
         # An earlier in-memory run's utilisation table would not belong with these files.

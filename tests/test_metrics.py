@@ -217,7 +217,9 @@ def test_machine_steps_are_summed_a_few_machines_at_a_time_with_the_same_bits(mo
 def test_to_parquet_writes_every_table(tmp_path, queueing_run):
     queueing_run.to_parquet(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "capacity.parquet", "groups.parquet", "jobs.parquet", "summary.json", "tasks.parquet", "utilisation.parquet"]
+        "capacity.parquet", "groups.parquet", "jobs.parquet", "reservations.parquet", "summary.json", "tasks.parquet",
+        "utilisation.parquet"]
+    assert pd.read_parquet(tmp_path / "reservations.parquet").empty  # this run's broker reserves nothing
     jobs = pd.read_parquet(tmp_path / "jobs.parquet")
     assert jobs.start_time.tolist() == [0, 4, 6, 20] and jobs.wait.tolist() == [0, 3, 4, 0]
     assert len(pd.read_parquet(tmp_path / "groups.parquet")) == 4

@@ -95,3 +95,21 @@ def test_a_damaged_table_is_named(tmp_path, capsys):
     err = capsys.readouterr().err
     assert str(groups) in err and "cannot be read as Parquet" in err
     assert not (groups.parent / FIGURES[0]).exists()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_run_folder_keeps_its_reservations_and_the_gantt_marks_them(tmp_path, capsys, stream):
+    out = tmp_path / "out"
+    argv = ["replay", "--synthetic-jobs", "6", "--machines", "2", "--brokers", "easy", "--out", str(out), "--plots"]
+    assert main(argv + (["--stream"] if stream else [])) == 0
+    folder = out / "episode-all" / "easy"
+    reservations = read_run(folder).reservations
+    made = int(json.loads((folder / "summary.json").read_text())["decisions"])
+    assert reservations is not None and 0 < len(reservations) <= made
+    assert (reservations.start > reservations.made).all() and set(reservations.outcome) <= {"started", "cancelled"}
+    _assert_pictures(folder)
+    # A folder written before reservations were recorded is drawn without them.
+    (folder / "reservations.parquet").unlink()
+    assert read_run(folder).reservations is None
+    assert main(["plot", str(folder)]) == 0
+    _assert_pictures(folder)

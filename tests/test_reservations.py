@@ -160,6 +160,21 @@ def test_a_reservation_on_a_machine_that_failed_is_cancelled_and_its_task_waits_
         sim.apply(Decision(0, 0) if view.num_tasks and view.fits[0, 0] else None)
     assert sim.record.cancelled_reservations == 1
     assert times(sim) == [(0.0, 3.0), (20.0, 22.0)]
+    # The run's table of reservations: B's, made at 0 for 10, cancelled (its machine was down then).
+    assert sim.result().reservations.values.tolist() == [[0.0, 0, "B", "t", 1, 10.0, "cancelled"]]
+
+
+def test_every_reservation_is_in_the_results_with_when_it_was_made_and_its_outcome(tmp_path):
+    # The textbook example under EASY: the head J2 is reserved at 0 for 10 (J1's end); at 10, with J2
+    # holding all 4 cpu, the new head J4 is reserved for 15 (J2's end). Both start when reserved.
+    import pandas as pd
+
+    jobs = [job("J1", 2, 10.0), job("J2", 4, 5.0), job("J3", 1, 5.0), job("J4", 1, 20.0)]
+    result = Simulation(ONE_MACHINE, jobs, make_broker("easy")).run()
+    expected = [[0.0, 0, "J2", "t", 1, 10.0, "started"], [10.0, 0, "J4", "t", 1, 15.0, "started"]]
+    assert result.reservations.values.tolist() == expected
+    result.to_parquet(tmp_path)
+    assert pd.read_parquet(tmp_path / "reservations.parquet").values.tolist() == expected
 
 
 def test_easy_backfilling_on_the_textbook_example():

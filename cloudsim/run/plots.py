@@ -46,6 +46,7 @@ class RunTables:
     usage: np.ndarray
     capacity: np.ndarray
     resources: tuple[str, ...]
+    reservations: pd.DataFrame | None = None  # reservations.parquet's rows; None for a folder without it
 
     @property
     def makespan(self) -> float:
@@ -105,7 +106,15 @@ def read_run(folder: str | Path) -> RunTables:
         raise ValueError(f"{folder}: {int((rows < 0).sum())} group(s) name a task that tasks.parquet lacks; "
                          f"the folder mixes runs: run the replay again")
     usage = demand.to_numpy(dtype=np.float64)[rows] * groups.instances.to_numpy(dtype=np.float64)[:, None]
-    return RunTables(groups, usage, capacity[list(resources)].to_numpy(dtype=np.float64), resources)
+    reservations = None
+    path = folder / "reservations.parquet"
+    if path.is_file():  # folders written before reservations were recorded have none
+        try:
+            reservations = pd.read_parquet(path, columns=["made", "machine", "start", "outcome"])
+        except Exception as error:
+            raise ValueError(f"{path}: cannot be read as the reservations a replay writes ({type(error).__name__}: "
+                             f"{error}); run the replay again") from None
+    return RunTables(groups, usage, capacity[list(resources)].to_numpy(dtype=np.float64), resources, reservations)
 
 
 def usage_steps(start: np.ndarray, end: np.ndarray, usage: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,12 +182,33 @@ def _mark_failures(ax, end: np.ndarray, row: np.ndarray, failed: np.ndarray) -> 
     ax.plot(end[shown], row[shown], "x", color="red", markersize=4, alpha=0.7, label=label)
 
 
+def _mark_reservations(ax, reservations: pd.DataFrame | None, row_of: np.ndarray) -> None:
+    """Each reservation as a thin line on its machine's row from when it was made to when it was to
+    start, ending in a triangle (started) or a hollow circle (cancelled: its machine could not hold it);
+    beyond `_FAILURE_MARKS`, an even sample."""
+    if reservations is None or not len(reservations):
+        return
+    shown = reservations.iloc[np.linspace(0, len(reservations) - 1, _FAILURE_MARKS).astype(np.int64)] \
+        if len(reservations) > _FAILURE_MARKS else reservations
+    row = row_of[shown.machine.to_numpy(dtype=np.int64)]
+    made, start = shown.made.to_numpy(dtype=float), shown.start.to_numpy(dtype=float)
+    ax.hlines(row, made, start, colors="black", linewidth=0.6, alpha=0.6)
+    sample = f", {len(shown)} of {len(reservations)} shown" if len(shown) < len(reservations) else ""
+    started = (shown.outcome == "started").to_numpy()
+    ax.plot(start[started], row[started], ">", color="black", markersize=4,
+            label=f"reserved: made, then started{sample}")
+    if (~started).any():
+        ax.plot(start[~started], row[~started], "o", markerfacecolor="none", color="black", markersize=4,
+                label="reservation not started (machine failed, or the run ended)")
+
+
 def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHINES,
                title: str = "") -> Path:
     """Machines x time. Up to ``max_machines`` machines (and `_LANE_GROUPS` groups), every instance
     group is a bar in its machine's row, coloured by job, groups that overlap in time on separate
     lanes; above, consecutive machines share a row and the colour is the mean share of the first
-    resource in use. A group a machine failure ended is marked with a red x at its end."""
+    resource in use. A group a machine failure ended is marked with a red x at its end; a reservation
+    is a line from when it was made to its start."""
     plt = pyplot()
     g = run.groups
     machines = len(run.capacity)
@@ -206,6 +236,7 @@ def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHI
         ax.set_ylabel("machine")
         what = f"{len(g)} instance groups on {machines} machines, coloured by job ({jobs.max() + 1 if len(g) else 0} jobs)"
         _mark_failures(ax, end, machine, failed)
+        _mark_reservations(ax, run.reservations, np.arange(machines))
     else:
         rows = min(machines, _HEAT_ROWS)
         per_row = int(np.ceil(machines / rows))
@@ -222,10 +253,11 @@ def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHI
         what = (f"{machines} machines in {rows} rows of {per_row}" if per_row > 1 else f"{machines} machines") + \
             f", {len(g)} instance groups"
         _mark_failures(ax, end, row, failed)
+        _mark_reservations(ax, run.reservations, np.arange(machines) // per_row)
     ax.set_xlim(0.0, span)
     ax.set_xlabel("time")
     ax.set_title(f"{title}: {what}" if title else what, fontsize=10)
-    if failed.any():
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return save_figure(fig, path)
