@@ -6,7 +6,9 @@ The paper, section by section, and where each part lives:
   `Deepk8sEncoding` (observation, (slot, machine) actions plus wait, reward
   r = -sum_j t / d_j), which the trained broker below shares.
 * 4.4, the network: `ActorCritic`, whose first two layers (the trunk) the
-  actor and the critic share.
+  actor and the critic share (``network="flat"``); or `PairActorCritic`, which
+  scores every (slot, machine) pair with the same weights, so that a policy
+  trained on 5 machines runs on any number (``network="pairs"``, the default).
 * 4.5, training:
   - A3C, eq. 2-3: Stable-Baselines3's A2C, its synchronous form, with
     ``envs`` parallel environments: actor loss -log pi(a|s) (R - V(s)) minus
@@ -251,8 +253,9 @@ class Deepk8sBroker:
     """A trained Deepk8s policy as a broker: greedy among the window's pairs that fit, else wait.
 
     It does not wait while nothing runs (it takes its best pair then), nor, when
-    trained by DAgger, while a pair fits (`Deepk8sPolicy.learned_to_wait`). After a wait it is asked again at the next event or after ``max_wait``
-    time units (``wake_after``), as in the environment it was trained in. A
+    trained by DAgger, while a pair fits (`Deepk8sPolicy.learned_to_wait`). After
+    a wait it is asked again at the next event or after ``max_wait`` time units
+    (``wake_after``), as in the environment it was trained in. A
     pairs network sees the cluster it runs on (free resources as fractions of
     its largest machine); a flat one only its training cluster's shape.
     """
@@ -309,8 +312,8 @@ class Deepk8sBroker:
         if not mask[:-1].any():
             return None
         if not self.policy.learned_to_wait or not (view.free < view.capacity).any():
-            # Nothing runs: a wait could end only at an arrival, and after the last one never (the training
-            # environment cuts such an episode short as stalled), so an idle cluster takes the best pair.
+            # When nothing runs, a wait could end only at an arrival, and after the last one never (the training
+            # environment cuts such an episode short as stalled): an idle cluster takes the best pair.
             mask[-1] = False
         return encoding.decode(self.policy.act(encoding.observe(view), mask), view)
 
