@@ -437,12 +437,17 @@ def from_sb3(policy, config: Deepk8sConfig, observations: int, actions: int, res
     return net
 
 
-def to_sb3(policy: Deepk8sPolicy, sb3_policy, config: Deepk8sConfig) -> None:
-    """Copy a trained policy's actor (all but the critic's own layers) into an SB3 policy of ``config``."""
+def check_init(policy: Deepk8sPolicy, config: Deepk8sConfig) -> None:
+    """Refuse to start a training of ``config`` from a policy of another network."""
     if policy.config.network != config.network:
         raise CheckpointMismatchError(f"{policy.path}: a {policy.config.network} network; this training builds a "
                                       f"{config.network} one: give --network {policy.config.network}",
                                       path=policy.path)
+
+
+def to_sb3(policy: Deepk8sPolicy, sb3_policy, config: Deepk8sConfig) -> None:
+    """Copy a trained policy's actor (all but the critic's own layers) into an SB3 policy of ``config``."""
+    check_init(policy, config)
     state = {k: torch.as_tensor(v) for k, v in policy.state.items()}
     try:
         if config.network == "pairs":
@@ -665,6 +670,8 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     import json
 
     out = Path(out)
+    if config.init is not None and not resume:  # before anything is written
+        check_init(load_policy(config.init), config)
     out.mkdir(parents=True, exist_ok=True)
     cluster = cluster if cluster is not None else deepk8s_cluster()
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")

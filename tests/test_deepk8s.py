@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from agents import make_broker
-from agents.deepk8s import ActorCritic, Deepk8sPolicy, PairActorCritic, from_sb3, load_policy, save_policy, train
+from agents.deepk8s import (ActorCritic, Deepk8sPolicy, PairActorCritic, from_sb3, load_policy, save_policy,
+                            shipped_checkpoint, train)
 from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
 from agents.kit import CheckpointError, read_checkpoint
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
@@ -283,3 +284,11 @@ def test_a_resume_logs_from_the_saved_iteration_not_from_the_last_logged(tmp_pat
     jsonl = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert [int(r.split(",")[0]) for r in csv_rows] == [1, 2] and [r["iteration"] for r in jsonl] == [1, 2]
     assert jsonl[1]["dataset"] != 99
+
+
+def test_a_training_from_a_policy_of_the_other_network_is_refused_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "run"
+    code, _, err = cli(["train", "deepk8s", "--network", "flat", "--init", str(shipped_checkpoint("dagger")),
+                        "--iterations", "1", "--out", str(out)], capsys)
+    assert code == 1 and "a pairs network; this training builds a flat one: give --network pairs" in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
