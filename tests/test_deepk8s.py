@@ -291,4 +291,4 @@ def test_a_training_from_a_policy_of_the_other_network_is_refused_before_anythin
     code, _, err = cli(["train", "deepk8s", "--network", "flat", "--init", str(shipped_checkpoint("dagger")),
                         "--iterations", "1", "--out", str(out)], capsys)
     assert code == 1 and "a pairs network; this training builds a flat one: give --network pairs" in err
-    assert len(err.strip().splitlines()) == 1 and not out.exists()
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("cloudsim: ") and not out.exists()
