@@ -299,7 +299,8 @@ def test_results_round_trip_through_parquet(tmp_path, two_machines, three_tasks)
     tasks = pd.read_parquet(tmp_path / "tasks.parquet")
     assert tasks.finish_time.tolist() == [5, 3, 5]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "capacity.parquet", "groups.parquet", "jobs.parquet", "summary.json", "tasks.parquet", "utilisation.parquet"]
+        "capacity.parquet", "groups.parquet", "jobs.parquet", "reservations.parquet", "summary.json", "tasks.parquet",
+        "utilisation.parquet"]
 
 
 def test_a_simulation_runs_once(two_machines, three_tasks):
