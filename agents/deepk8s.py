@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
+from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from agents.heuristics import ShortestJobFirst, Windowed
 from agents.kit import (
     CheckpointMismatchError,
@@ -59,7 +59,6 @@ __all__ = ["ActorCritic", "Deepk8sBroker", "Deepk8sConfig", "Deepk8sPolicy", "lo
 
 AGENT = "deepk8s"
 POLICY_FILE = "policy.pt"  # the broker's checkpoint: weights, config, cluster
-SHIPPED = Path(__file__).resolve().parent / "checkpoints"
 Workload = Callable[[int], Sequence[JobSpec]]
 
 
@@ -335,10 +334,6 @@ def save_policy(path: str | Path, net: ActorCritic, config: Deepk8sConfig, clust
     """The broker's checkpoint: the network's weights with the config and the cluster it was trained for."""
     return save_checkpoint(path, agent=AGENT, config=config, model=net.state_dict(),
                            extra={"cluster": _cluster_entry(cluster), **(extra or {})})
-
-
-def shipped_checkpoint(algo: str) -> Path:
-    return SHIPPED / f"{BROKER_NAMES[algo]}.pt"
 
 
 def load_policy(path: str | Path | None = None, algo: str = "ppo") -> Deepk8sPolicy:

@@ -9,16 +9,23 @@ the usual ones for these algorithms, chosen here and documented in the README.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 
-__all__ = ["ALGORITHMS", "BROKER_NAMES", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig"]
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
 OPTIMIZERS = ("adam", "sgd")
 NETWORKS = ("pairs", "flat")
 BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
 """The broker name a trained policy of each algorithm has in replay, compare and bench."""
+SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+
+
+def shipped_checkpoint(algo: str) -> Path:
+    """The checkpoint shipped for ``algo`` (its broker's name, .pt, in agents/checkpoints)."""
+    return SHIPPED / f"{BROKER_NAMES[algo]}.pt"
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ import warnings
 import zlib
 from typing import Sequence
 
-from cloudsim.cli import bench, compare, leaderboard, plot, replay, train
+from cloudsim.cli import bench, compare, leaderboard, plot, replay, train, tune
 from cloudsim.run import ConfigError
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (replay, compare, bench, train, plot, leaderboard)
+COMMANDS = (replay, compare, bench, train, plot, leaderboard, tune)
 PROG = "cloudsim"
 
 

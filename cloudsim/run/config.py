@@ -31,6 +31,8 @@ from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
 from cloudsim.specs import parse_capacity
 from traces import GENERATORS
+from traces.deepk8s import DEFAULT_TASKS
+from agents.deepk8s_config import shipped_checkpoint
 
 __all__ = [
     "BenchConfig",
@@ -43,6 +45,8 @@ __all__ = [
     "FORMATS",
     "LEADERBOARD_WORKLOADS",
     "LeaderboardConfig",
+    "DEEPK8S_SPACE",
+    "TuneConfig",
     "Option",
     "ReportConfig",
     "RunConfig",
@@ -1010,3 +1014,57 @@ class BenchConfig(RunConfig):
         names = self.brokers.brokers
         return self.candidate or ("deepjs" if "deepjs" in names else names[-1])
 
+
+DEEPK8S_SPACE = {
+    "learning_rate": ("log", 1e-5, 3e-4),
+    "iterations": ("int", 20, 150, 10),
+    "entropy": ("float", 0.0, 0.02),
+    "clip": ("float", 0.05, 0.3),
+    "epochs": ("int", 2, 8, 1),
+    "gae_lambda": ("float", 0.8, 1.0),
+    "steps_per_env": ("choice", (128, 256, 512)),
+}
+"""What a trial may set of `Deepk8sConfig` (PPO from a DAgger actor), each as (kind, bounds): ``log`` a
+log-uniform real, ``float`` a uniform real, ``int`` a whole number from low to high by step, ``choice``
+one of the values."""
+
+
+@dataclass(frozen=True)
+class TuneConfig:
+    """`cloudsim tune deepk8s`: how many trials, scored on which seeds, written where."""
+
+    out: str | None = option(None, "--out", "the search folder: made, or resumed where the same search stopped",
+                             metavar="DIR")
+    trials: int = option(20, "--trials", "trials in all (finished ones of a resumed search count)", parse=whole,
+                         metavar="N")
+    seeds: tuple[int, int | None] = option((100, 120), "--seeds", "validation sequences A:B (default 100:120); "
+                                           "keep them apart from the seeds you report", parse=index_range,
+                                           metavar="A:B")
+    tasks: int = option(DEFAULT_TASKS, "--tasks", "tasks per training and validation sequence",
+                        parse=whole, metavar="N")
+    init: str | None = option(None, "--init", "the DAgger policy.pt whose actor every trial starts from (default "
+                              "the shipped deepk8s-dagger)", metavar="PATH")
+    seed: int = option(0, "--seed", "seeds the sampler and every trial's training", parse=whole, metavar="N")
+    overwrite: bool = option(False, "--overwrite", "start the search folder afresh instead of resuming it",
+                             switch=True)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+    space: dict = field(default_factory=lambda: dict(DEEPK8S_SPACE))
+    base: dict = field(default_factory=dict)  # fixed Deepk8sConfig settings of every trial (tests make them small)
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        _require(self.out is not None, cls, "out", None, "give the search folder: --out DIR")
+        problem = parent_problem(self.out)
+        _require(problem is None, cls, "out", self.out, problem)
+        _require(not Path(self.out).is_file(), cls, "out", self.out, "is a file; give a folder for the search")
+        _check_positive_whole(cls, "trials", self.trials, "trials")
+        _check_positive_whole(cls, "tasks", self.tasks, "tasks per sequence")
+        start, stop = self.seeds
+        _require(start >= 0 and stop is not None and stop > start, cls, "seeds", span_text(self.seeds),
+                 "give A:B with 0 <= A < B")
+        _require(self.init is None or Path(self.init).is_file(), cls, "init", self.init,
+                 "no such file; give a DAgger policy.pt from cloudsim train deepk8s --algo dagger")
+
+    @property
+    def init_path(self) -> str:
+        return self.init if self.init is not None else str(shipped_checkpoint("dagger"))

@@ -1,0 +1,87 @@
+"""`cloudsim tune deepk8s`: trials scored on validation seeds, kept and resumed, and its mistakes."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cloudsim.cli import main
+from cloudsim.run.config import ConfigError, RunnerConfig, TuneConfig
+
+SPACE = {"learning_rate": ("log", 1e-5, 3e-4), "iterations": ("int", 1, 2, 1), "steps_per_env": ("choice", (16, 32))}
+BASE = {"envs": 1, "minibatch": 16}
+
+
+@pytest.fixture(scope="module")
+def dagger(tmp_path_factory):
+    from agents.deepk8s import Deepk8sConfig, train
+    from traces import deepk8s_workload
+
+    out = tmp_path_factory.mktemp("dagger")
+    config = Deepk8sConfig(algo="dagger", iterations=1, tasks=30, trunk=(16, 16), head=(8,), dagger_episodes=1,
+                           dagger_updates=2)
+    return str(train(config, lambda seed: deepk8s_workload(seed, 30), out, progress=False))
+
+
+def search(out, dagger, trials):
+    from cloudsim.run.tune import tune
+
+    return tune(TuneConfig(out=str(out), trials=trials, seeds=(100, 102), tasks=30, init=dagger, space=SPACE,
+                           base=BASE, runner=RunnerConfig(workers=2)))
+
+
+@pytest.mark.needs("optuna")
+def test_each_trial_is_its_policys_mean_weighted_turnaround_on_the_validation_seeds(tmp_path, dagger):
+    from agents import make_broker
+    from cloudsim import simulate
+    from cloudsim.envs import deepk8s_cluster
+    from traces import deepk8s_workload
+
+    result = search(tmp_path / "s", dagger, 3)
+    table = pd.read_csv(tmp_path / "s" / "trials.csv")
+    assert len(table) == 3 and list(table.validation) == sorted(table.validation) and result.ran == 3
+    for trial in map(json.loads, (p.read_text() for p in (tmp_path / "s" / "trials").glob("*.json"))):
+        broker = make_broker("deepk8s", checkpoint=trial["policy"])
+        jobs = [simulate(deepk8s_cluster(), deepk8s_workload(seed, 30), broker).jobs for seed in (100, 101)]
+        turnaround = np.mean([(j.finish_time - j.submit_time).div(j.duration).mean() for j in jobs])
+        assert trial["value"] == pytest.approx(turnaround)
+        assert set(trial["params"]) == set(SPACE)
+    best = json.loads((tmp_path / "s" / "best.json").read_text())
+    assert best["validation"] == table.validation.min() and best["agent"]["init"] == dagger
+    assert best["agent"]["iterations"] == table.iterations[0]  # the trained config, read from its folder
+    assert "| trial | validation |" in (tmp_path / "s" / "search.md").read_text()
+
+
+@pytest.mark.needs("optuna")
+def test_a_search_resumes_with_its_finished_trials_kept(tmp_path, dagger):
+    search(tmp_path / "s", dagger, 2)
+    kept = {p.name: p.read_text() for p in (tmp_path / "s" / "trials").glob("*.json")}
+    result = search(tmp_path / "s", dagger, 3)
+    assert result.ran == 1 and len(result.trials) == 3
+    assert all((tmp_path / "s" / "trials" / name).read_text() == text for name, text in kept.items())
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--trials", "0"], ["--trials 0", ">= 1"]),
+    (["--seeds", "5:5"], ["--seeds 5:5", "0 <= A < B"]),
+    (["--init", "nowhere.pt"], ["--init nowhere.pt", "no such file"]),
+    ([], ["--out", "give the search folder"]),
+])
+def test_tune_mistakes_get_one_clear_line(tmp_path, monkeypatch, capsys, argv, words):
+    monkeypatch.chdir(tmp_path)
+    out = [] if not argv else ["--out", "s"]
+    assert main(["tune", "deepk8s", *out, *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert all(w in err for w in words) and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.needs("optuna")
+def test_a_folder_of_other_files_is_not_taken_for_a_search(tmp_path):
+    from cloudsim.run.tune import tune
+
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="not a search's"):
+        tune(TuneConfig(out=str(tmp_path / "s")))
+    assert (tmp_path / "s" / "notes.txt").read_text() == "mine"
