@@ -35,6 +35,7 @@ from cloudsim.runner import Runner, default_workers
 
 __all__ = ["TuneResult", "tune"]
 
+
 @dataclass
 class TuneResult:
     """The finished trials (one row each, best first), the best one's settings and where the search is."""
