@@ -10,7 +10,10 @@ clusters:
 * first-fit: the first cluster that holds the job now; none: it waits for the next event;
 * random: a cluster drawn uniformly, full or not;
 * round-robin: clusters in turn, full or not;
-* least-load: the cluster with the lowest mean utilisation U_m (eq. 5), full or not.
+* least-load: the cluster with the lowest mean utilisation U_m (eq. 5), full or not;
+* lookahead: an oracle, not a baseline: the cluster that maximises eq. 4's reward over the job's
+  whole stay, knowing its duration and when every running job ends (which RLSK's state, eq. 2,
+  does not show). It tells how far a dispatcher can get on these workloads.
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ import numpy as np
 
 from agents.registry import build
 from cloudsim.broker import ClusterView, Decision
-from cloudsim.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation
+from cloudsim.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation, RLSKWeights, reward_rate
 from cloudsim.specs import ClusterSpec
 
-__all__ = ["DISPATCHERS", "FederatedBroker", "first_fit", "least_load", "make_dispatcher", "random_cluster",
-           "round_robin"]
+__all__ = ["DISPATCHERS", "FederatedBroker", "first_fit", "least_load", "lookahead", "make_dispatcher",
+           "random_cluster", "round_robin"]
 
 Dispatcher = Callable[[Federation, ClusterView, int], "int | None"]
 
@@ -58,6 +61,29 @@ def least_load() -> Dispatcher:
     return lambda federation, view, task: int(np.argmin(federation.utilisation(view).mean(axis=1))) + 1
 
 
+def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
+    """The cluster whose choice gives the most eq. 4 reward, integrated from now to the job's end, with every
+    running job ending when it will (the machines' free profiles) and nothing else arriving."""
+
+    def dispatch(federation: Federation, view: ClusterView, task: int) -> int:
+        now, stay = view.time, float(view.duration[task])
+        machines = len(view.capacity)
+        profiles = [view.free_profile(machine) for machine in range(machines)]
+        grid = np.unique(np.concatenate([times for times, _ in profiles] + [[now]]))
+        grid = grid[grid < now + stay] if stay > 0 else grid[:1]
+        lengths = np.diff(np.append(grid, now + stay)) if stay > 0 else np.ones(1)
+        free = np.stack([steps[np.searchsorted(times, grid, side="right") - 1] for times, steps in profiles], axis=1)
+        used = np.add.reduceat(view.capacity[None] - free, federation.bounds[:-1], axis=1)  # (T, clusters, R)
+        util = np.clip(used / federation.capacity, 0.0, 1.0)
+        held = view.demand[task] * max(view.waiting_instances(task), 1) / federation.capacity  # (clusters, R)
+        choices = np.repeat(util[None], federation.clusters, axis=0)  # (choice, T, clusters, R)
+        choices[np.arange(federation.clusters), :, np.arange(federation.clusters)] += held[:, None, :]
+        reward = reward_rate(np.clip(choices, 0.0, 1.0), weights) @ lengths
+        return int(np.argmax(reward)) + 1
+
+    return dispatch
+
+
 def _rlsk(checkpoint: str | None = None) -> Dispatcher:
     """The trained RLSK agent (None: the checkpoint shipped with the package), greedy on its Q-values."""
     from agents.rlsk import load_policy  # torch only when asked for
@@ -70,6 +96,7 @@ DISPATCHERS: dict[str, Callable[..., Dispatcher]] = {
     "random": random_cluster,
     "round-robin": round_robin,
     "least-load": least_load,
+    "lookahead": lookahead,
     "rlsk": _rlsk,
 }
 """Cluster-level policies of RLSK's federation by name (`cloudsim compare rlsk --env rlsk`)."""

@@ -156,6 +156,28 @@ def test_the_baselines_act_on_clusters_as_section_iv_a_defines_them():
     assert frame.loc[2, "start_time"] == 10 and result.groups.set_index("job_id").loc[2, "machine"] == 0
 
 
+def test_the_lookahead_oracle_sends_a_job_where_the_reward_over_its_stay_is_highest():
+    # Three clusters of 1 cpu and 1 memory. A (0.6, 1 step), B (0.5, 100) and C (0.55, 100) are placed on
+    # clusters 0, 1, 2 at 0; D (0.4, 50) comes at 0.5. Least load sends D to cluster 1 (0.5 is the lowest
+    # now). Over D's stay [0.5, 50.5), with cpu and memory equal eq. 7 is 0 and Util the same for any choice,
+    # so the reward is -3 x the integral of eq. 8 (sum over pairs of |U_m - U_n|):
+    #   cluster 0: 1.0 x 0.5 (1.0, 0.5, 0.55) + 0.3 x 49.5 (0.4, 0.5, 0.55) = 15.35
+    #   cluster 1: 0.7 x 0.5 (0.6, 0.9, 0.55) + 1.8 x 49.5 (0, 0.9, 0.55) = 89.45
+    #   cluster 2: 0.9 x 0.5 (0.6, 0.5, 0.95) + 1.9 x 49.5 (0, 0.5, 0.95) = 94.5
+    # so the look-ahead sends it to cluster 0, where A is about to end.
+    from agents.federation import least_load, lookahead
+
+    jobs = [job(0, 0, 0.6, 0.6, 1), job(1, 0, 0.5, 0.5, 100), job(2, 0, 0.55, 0.55, 100), job(3, 0.5, 0.4, 0.4, 50)]
+
+    def placed_first(then):
+        order = [1, 2, 3]
+        return lambda federation, view, task: order.pop(0) if order else then(federation, view, task)
+
+    for rule, cluster in ((least_load(), 1), (lookahead(), 0)):
+        result = simulate(federation_cluster(3), jobs, FederatedBroker(placed_first(rule), 3, seed=0))
+        assert result.groups.set_index("job_id").machine.tolist() == [0, 1, 2, cluster]
+
+
 def test_machines_split_into_clusters_as_evenly_as_they_go():
     # 4 machines into 3 clusters: 2, 1, 1; v2018's 4,034 into 3: 1,345, 1,345, 1,344.
     assert cluster_bounds(4, 3).tolist() == [0, 2, 3, 4]
