@@ -257,6 +257,9 @@ def test_train_resume_and_compare_from_the_command_line(tmp_path, capsys):
 @pytest.mark.parametrize("argv, words", [
     (["compare", "rlsk", "--brokers", "tetris"], ["--brokers", "tetris", "cannot dispatch", "--env cloudsim"]),
     (["compare", "deeprm", "--nodes", "2"], ["--nodes", "--env rlsk"]),
+    (["replay", "--synthetic-jobs", "3", "--brokers", "first-fit,lookahead"],
+     ["--brokers", "lookahead dispatches jobs to RLSK's clusters only", "cloudsim compare rlsk --brokers lookahead"]),
+    (["compare", "--synthetic-jobs", "3", "--brokers", "lookahead"], ["lookahead dispatches jobs to RLSK's clusters"]),
     (["compare", "rlsk", "--nodes", "0"], ["--nodes", ">= 1"]),
     (["train", "rlsk", "--postpone", "5:2"], ["--postpone 5:2", "1 <= LOW <= HIGH"]),
     (["train", "rlsk", "--jobs", "0"], ["--jobs", ">= 1"]),

@@ -747,10 +747,12 @@ class BrokerConfig:
         _require(not isinstance(self.brokers, str), cls, "brokers", self.brokers,
                  "give the names as a tuple, e.g. BrokerConfig((\"first-fit\",))")
         object.__setattr__(self, "brokers", tuple(self.brokers))
-        choose = f"choose from {', '.join(BROKERS)} (DeepRM's environment: {', '.join(DEEPRM_ENV_BROKERS)})"
+        choose = (f"choose from {', '.join(BROKERS)} (DeepRM's environment: {', '.join(DEEPRM_ENV_BROKERS)}; RLSK's "
+                  f"federation: {', '.join(RLSK_DISPATCHERS)})")
         _require(len(self.brokers) > 0 and all(self.brokers), cls, "brokers", self.brokers,
                  f"give one or more broker names separated by commas; {choose}")
-        unknown = [b for b in self.brokers if b not in BROKERS and b not in DEEPRM_ENV_BROKERS]
+        unknown = [b for b in self.brokers if b not in BROKERS and b not in DEEPRM_ENV_BROKERS
+                   and b not in RLSK_DISPATCHERS]
         _require(not unknown, cls, "brokers", self.brokers, f"unknown broker(s) {', '.join(unknown)}; {choose}")
         repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
         _require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
@@ -821,6 +823,14 @@ class RunConfig:
                 value = getattr(self.cluster, name)
                 _require(value is None, ClusterConfig, name, value,
                          "the cluster comes from --machine-table; leave it out or drop --machine-table")
+        self._check_core_brokers()
+
+    def _check_core_brokers(self) -> None:
+        """Refuse the names that only dispatch jobs in RLSK's federation (an oracle, say) on the core."""
+        federation_only = [b for b in self.brokers.brokers if b in RLSK_DISPATCHERS and b not in BROKERS]
+        _require(not federation_only, BrokerConfig, "brokers", self.brokers.brokers,
+                 f"{', '.join(federation_only)} dispatches jobs to RLSK's clusters only; run it with `cloudsim compare "
+                 f"rlsk --brokers {','.join(federation_only)}`")
 
 
 @dataclass(frozen=True)
@@ -871,6 +881,8 @@ class CompareConfig(RunConfig):
                  "applies to RLSK's federation; add --env rlsk (with the rlsk workload)")
         if self.env == "rlsk":
             self._check_rlsk_env()
+        else:
+            RunConfig._check_core_brokers(self)
         if self.env == "deeprm":
             self._check_deeprm_env()
         else:
@@ -897,6 +909,9 @@ class CompareConfig(RunConfig):
             _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             _require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
+
+    def _check_core_brokers(self) -> None:
+        """Checked once --env is known (RLSK's federation takes its dispatchers)."""
 
     def _check_deeprm_env(self) -> None:
         cls = type(self)
