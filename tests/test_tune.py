@@ -60,6 +60,10 @@ def test_a_search_resumes_with_its_finished_trials_kept(tmp_path, dagger):
     result = search(tmp_path / "s", dagger, 3)
     assert result.ran == 1 and len(result.trials) == 3
     assert all((tmp_path / "s" / "trials" / name).read_text() == text for name, text in kept.items())
+    # A damaged trial file is named, with what to do.
+    (tmp_path / "s" / "trials" / "1.json").write_text('{"number": 1, "par')
+    with pytest.raises(ConfigError, match=r"1\.json is damaged .*delete it to run that trial again"):
+        search(tmp_path / "s", dagger, 3)
 
 
 @pytest.mark.parametrize("argv, words", [

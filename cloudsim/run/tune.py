@@ -97,8 +97,13 @@ def _open_folder(config: TuneConfig) -> Path:
 
 def _finished(out: Path, config: TuneConfig) -> list[dict]:
     done = []
-    for path in sorted((out / "trials").glob("*.json"), key=lambda p: int(p.stem)):
-        trial = json.loads(path.read_text())
+    for path in sorted((p for p in (out / "trials").glob("*.json") if p.stem.isdigit()), key=lambda p: int(p.stem)):
+        try:
+            trial = json.loads(path.read_text())
+            trial["params"], trial["value"], trial["policy"], trial["wall_s"]
+        except (ValueError, KeyError, TypeError) as error:
+            raise ConfigError("--out", config.out, f"{path} is damaged ({type(error).__name__}: {error}); delete it "
+                              f"to run that trial again") from None
         if set(trial["params"]) != set(config.space):
             raise ConfigError("--out", config.out, f"{path} is a trial of another search (settings "
                               f"{', '.join(trial['params'])}); give a new folder, or --overwrite")
@@ -156,7 +161,7 @@ def _write_report(out: Path, config: TuneConfig, done: list[dict]) -> pd.DataFra
                                                           "policy": best["policy"], "agent": agent}) + "\n")
     start, stop = config.seeds
     lines = ["# Deepk8s PPO search", "",
-             f"{len(done)} of {config.trials} trial(s); each trains PPO from the actor of {config.init_path} and is "
+             f"{len(done)} trial(s) (--trials {config.trials}); each trains PPO from the actor of {config.init_path} and is "
              f"scored by the mean weighted turnaround over validation seeds {start}-{stop - 1} ({config.tasks} tasks "
              f"each; lower is better). Sampler: Optuna's TPE, seed {config.seed}.", "",
              f"Best: trial {best['number']}, validation {best['value']:.4f}, policy {best['policy']}.", "",
