@@ -73,8 +73,7 @@ def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
         grid = grid[grid < now + stay] if stay > 0 else grid[:1]
         lengths = np.diff(np.append(grid, now + stay)) if stay > 0 else np.ones(1)
         free = np.stack([steps[np.searchsorted(times, grid, side="right") - 1] for times, steps in profiles], axis=1)
-        used = np.add.reduceat(view.capacity[None] - free, federation.bounds[:-1], axis=1)  # (T, clusters, R)
-        util = np.clip(used / federation.capacity, 0.0, 1.0)
+        util = federation.utilisation(view, free)  # (T, clusters, R)
         held = view.demand[task] * max(view.waiting_instances(task), 1) / federation.capacity  # (clusters, R)
         choices = np.repeat(util[None], federation.clusters, axis=0)  # (choice, T, clusters, R)
         choices[np.arange(federation.clusters), :, np.arange(federation.clusters)] += held[:, None, :]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -44,7 +44,8 @@ class Reservation:
     """``count`` instances of the global task ``task`` held on ``machine`` from ``start`` to ``end``.
 
     ``end`` is the start plus the longest duration among the instances; ``demand``
-    is what they take together (per-instance demand times ``count``).
+    is what they take together (per-instance demand times ``count``); ``row`` is
+    its row in the episode record's reservations (-1 for one not yet made).
     """
 
     machine: int
@@ -53,6 +54,7 @@ class Reservation:
     start: float
     end: float
     demand: tuple[float, ...]
+    row: int = field(default=-1, compare=False)
 
 
 TICKS_SLACK = 1e-9  # how far from a whole number of ticks a time may be and still be on a tick
@@ -93,13 +95,16 @@ class Timeline:
         self._machines_reserved: dict[int, int] = {}  # machine -> pending reservations on it
 
     # ------------------------------------------------------------- queries
-    def released(self, start: float, end: float) -> float:
-        """When what instances hold from ``start`` to ``end`` can be used again: at ``end``; but with a
-        scheduler tick, instances that run exactly one tick end after the round of the tick at ``end``
-        (CloudSimPy's order: their completion is created after that tick), so the next tick."""
-        if self.tick is not None and end == start + self.tick:
-            return end + self.tick
-        return end
+    def released(self, start, end):
+        """When what instances hold from ``start`` to ``end`` (numbers, or arrays of them) can be used again:
+        at ``end``; but with a scheduler tick, instances that run exactly one tick end after the round of
+        the tick at ``end`` (CloudSimPy's order: their completion is created after that tick), so the next
+        tick."""
+        if self.tick is None:
+            return end
+        if np.ndim(end):
+            return np.where(end == start + self.tick, end + self.tick, end)
+        return end + self.tick if end == start + self.tick else end
 
     def has_reservations(self, machine: int) -> bool:
         return self._machines_reserved.get(machine, 0) > 0
@@ -124,29 +129,25 @@ class Timeline:
             plan_when.append(self.released(start, end))
             plan_delta.append(taken)
         task, instances, start, duration = self._groups.holdings(np.fromiter(self._running_on[machine], np.int64))
-        end = start + duration
-        group_when = np.where(end == start + self.tick, end + self.tick, end) if self.tick is not None else end
-        group_delta = self._tasks.task_demand[self._tasks.rows(task)] * instances[:, None]
+        group_when = self.released(start, start + duration)
+        group_delta = self._tasks.demand(task) * instances[:, None]
         booked_when, booked_delta = [], []
-        for r in self.pending:
-            if r.machine == machine:
-                taken = np.asarray(r.demand, dtype=float)
-                booked_when += [r.start, self.released(r.start, r.end)]
-                booked_delta += [-taken, taken]
+        if self.has_reservations(machine):
+            for r in self.pending:
+                if r.machine == machine:
+                    taken = np.asarray(r.demand, dtype=float)
+                    booked_when += [r.start, self.released(r.start, r.end)]
+                    booked_delta += [-taken, taken]
         when = np.concatenate([np.asarray(plan_when, float), group_when, np.asarray(booked_when, float)])
         delta = np.concatenate([np.reshape(plan_delta, (-1, width)), group_delta, np.reshape(booked_delta, (-1, width))])
         later = when > now
         when, delta = when[later], delta[later]
         times = np.unique(np.r_[now, when])
         now_free = self._state.free[machine] if free_now is None else free_now
-        if not len(when):
-            return times, now_free[None, :].copy()
-        # Row k gets every change at or before times[k], added one after another in the order above (an
-        # accumulation, not a sum: the same floats as adding them in a loop).
-        applies = np.searchsorted(times, when)[:, None] <= np.arange(len(times))[None, :]
-        steps = np.where(applies[:, :, None], delta[:, None, :], 0.0)
-        free = np.add.accumulate(np.concatenate([np.broadcast_to(now_free, (1, len(times), width)), steps]),
-                                 axis=0)[-1]
+        free = np.repeat(now_free[None, :], len(times), axis=0)
+        # Each change, in the order above, from its instant on: the same floats as the engine's running totals.
+        for first, change in zip(np.searchsorted(times, when).tolist(), delta):
+            free[first:] += change
         return times, free
 
     def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float,

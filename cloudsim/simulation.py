@@ -378,9 +378,8 @@ class Simulation:
         now = self.env.now
         duration = max(self.tasks.next_durations(g, count))
         self.tasks.reserve(g, count)
-        reservation = Reservation(machine, g, count, at, at + duration, tuple((self.tasks.demand(g) * count).tolist()))
-        self._timeline.add(reservation)
-        self._reservation_rows.setdefault(reservation, []).append(len(self.record.reservations))
+        self._timeline.add(Reservation(machine, g, count, at, at + duration,
+                                       tuple((self.tasks.demand(g) * count).tolist()), len(self.record.reservations)))
         self.record.reservations.append([now, machine, *self.tasks.task_key(g), count, at, ""])
         if self.tick is None:  # a round opens at that instant, where the instances start
             self.env.timeout(at - now).callbacks.append(lambda _event: self._request_round())
@@ -391,7 +390,7 @@ class Simulation:
         for r in self._timeline.pop_due(self.env.now):
             demand = self.tasks.demand(r.task) * r.count
             slack = FIT_TOLERANCE * self.state.capacity[r.machine]
-            row = self.record.reservations[self._reservation_rows[r].pop(0)]
+            row = self.record.reservations[r.row]
             if self.state.up[r.machine] and np.all(self.state.free[r.machine] + slack >= demand):
                 self.state.take(r.machine, self.tasks.demand(r.task), r.count)
                 for first, n, duration in self.tasks.start(r.task, r.count, self.env.now, reserved=True):
@@ -401,8 +400,6 @@ class Simulation:
                 self.tasks.cancel_reservation(r.task, r.count)
                 self.record.cancelled_reservations += 1
                 row[-1] = "cancelled"
-            if not self._reservation_rows[r]:
-                del self._reservation_rows[r]
 
     # --------------------------------------------------------- the episode
     def _start_episode(self) -> None:
@@ -411,7 +408,6 @@ class Simulation:
         self._phase = "running"
         self._running_on: list[set[int]] = [set() for _ in range(self.cluster.machines)]
         self._timeline = Timeline(self.state, self.tasks, self.record.groups, self._running_on, self.tick)
-        self._reservation_rows: dict[Reservation, list[int]] = {}  # a pending reservation's rows in the record
         self._launch_queue: list[int] = []
         self._round_last_group: dict[int, int] = {}
         self._arrivals_done = False

@@ -71,13 +71,11 @@ class Deepk8sEncoding:
         backlog length | (demand, duration) of the backlog's first task], as float32."""
         visible = view.window(self.window)
         obs = np.zeros(self.size, dtype=np.float32)
-        free = obs[: self.machines * self.resources]
-        free[:] = (view.free[:, : self.resources] / self.scale).ravel()
-        slots = obs[len(free): len(free) + self.window * self.task_features].reshape(self.window, self.task_features)
+        free, slots, tail = self.split(obs, self.resources, self.window)  # views: writing them fills obs
+        free[:] = view.free[:, : self.resources] / self.scale
         n = visible.num_tasks
         slots[:n, :-1] = visible.demand[:, : self.resources] / self.scale
         slots[:n, -1] = visible.duration / (visible.duration + self.duration_scale)
-        tail = obs[len(free) + self.window * self.task_features:]
         tail[0] = visible.backlog / (visible.backlog + self.backlog_scale)
         if visible.backlog:
             tail[1:-1] = visible.backlog_demand[0, : self.resources] / self.scale

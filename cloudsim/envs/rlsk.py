@@ -197,9 +197,11 @@ class Federation:
         self.dispatched = 0
 
     # ------------------------------------------------------------ what the agent sees
-    def utilisation(self, view: ClusterView) -> np.ndarray:
-        """Each cluster's utilisation of each resource, shape (clusters, resources), in [0, 1]."""
-        used = np.add.reduceat(view.capacity - view.free, self.bounds[:-1], axis=0)
+    def utilisation(self, view: ClusterView, free: np.ndarray | None = None) -> np.ndarray:
+        """Each cluster's utilisation of each resource, shape (clusters, resources), in [0, 1]; with ``free``
+        (..., machines, resources), e.g. the machines' free resources at later times, of that instead."""
+        free = view.free if free is None else free
+        used = np.add.reduceat(view.capacity - free, self.bounds[:-1], axis=-2)
         return np.clip(used / self.capacity, 0.0, 1.0)
 
     def demand(self, view: ClusterView, task: int) -> np.ndarray:

@@ -827,6 +827,8 @@ class RunConfig:
 
     def _check_core_brokers(self) -> None:
         """Refuse the names that only dispatch jobs in RLSK's federation (an oracle, say) on the core."""
+        if self.federated:
+            return
         federation_only = [b for b in self.brokers.brokers if b in RLSK_DISPATCHERS and b not in BROKERS]
         _require(not federation_only, BrokerConfig, "brokers", self.brokers.brokers,
                  f"{', '.join(federation_only)} dispatches jobs to RLSK's clusters only; run it with `cloudsim compare "
@@ -872,17 +874,15 @@ class CompareConfig(RunConfig):
         choices=("bernoulli", "poisson"))
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        cls = type(self)
-        if self.env is None:
+        if self.env is None:  # first: the checks of RunConfig ask whether the brokers are RLSK's dispatchers
             rlsk = self.workload.is_generator and self.workload.generator_name == "rlsk"
             object.__setattr__(self, "env", "rlsk" if rlsk else "cloudsim")
+        super().__post_init__()
+        cls = type(self)
         _require(self.nodes is None or self.env == "rlsk", cls, "nodes", self.nodes,
                  "applies to RLSK's federation; add --env rlsk (with the rlsk workload)")
         if self.env == "rlsk":
             self._check_rlsk_env()
-        else:
-            RunConfig._check_core_brokers(self)
         if self.env == "deeprm":
             self._check_deeprm_env()
         else:
@@ -909,9 +909,6 @@ class CompareConfig(RunConfig):
             _require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             _require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
-
-    def _check_core_brokers(self) -> None:
-        """Checked once --env is known (RLSK's federation takes its dispatchers)."""
 
     def _check_deeprm_env(self) -> None:
         cls = type(self)

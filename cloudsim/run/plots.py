@@ -62,11 +62,10 @@ class RunTables:
         """The time the pictures cover: to the last end (or start), at least 1."""
         return max(self.makespan, float(self.start.max()) if len(self.start) else 0.0) or 1.0
 
-    @property
-    def end(self) -> np.ndarray:
-        """Each group's end; a group still running (no end) is drawn to the end of the span."""
+    def ends(self, until: float) -> np.ndarray:
+        """Each group's end; a group still running (no end) is taken to hold until ``until``."""
         end = self.groups.end.to_numpy(dtype=float)
-        return np.where(np.isnan(end), self.span, end)
+        return np.where(np.isnan(end), until, end)
 
 
 def run_folders(root: str | Path) -> list[Path]:
@@ -212,7 +211,8 @@ def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHI
     plt = pyplot()
     g = run.groups
     machines = len(run.capacity)
-    start, end, span = run.start, run.end, run.span
+    start, span = run.start, run.span
+    end = run.ends(span)
     machine = g.machine.to_numpy(dtype=np.int64)
     failed = g.outcome.isin(["failed", "requeued"]).to_numpy()
     fig, ax = plt.subplots(figsize=(12, 6))
@@ -268,7 +268,7 @@ def plot_utilisation(run: RunTables, path: str | Path, title: str = "") -> Path:
     with its time-weighted mean up to the last end in the legend."""
     plt = pyplot()
     span = run.makespan
-    times, level = usage_steps(run.start, run.end, run.usage)
+    times, level = usage_steps(run.start, run.ends(span), run.usage)
     total = run.capacity.sum(axis=0)
     fig, ax = plt.subplots(figsize=(12, 4))
     for k, resource in enumerate(run.resources):

@@ -31,7 +31,7 @@ import pandas as pd
 
 from cloudsim.run.config import ConfigError, TuneConfig
 from cloudsim.run.output import strict_json, write_text_atomically
-from cloudsim.runner import Runner, default_workers
+from cloudsim.runner import Runner
 
 __all__ = ["TuneResult", "tune"]
 
@@ -127,11 +127,10 @@ def tune(config: TuneConfig) -> TuneResult:
     for trial in done:  # a resumed search: the sampler learns from what was found
         study.add_trial(optuna.trial.create_trial(params=trial["params"], distributions=space, value=trial["value"]))
     runner, ran = config.runner, 0
-    workers = runner.workers or default_workers()
     try:
         with Runner(runner.executor, runner.workers, runner.address) as pool:
             while len(done) < config.trials:
-                batch = [study.ask(fixed_distributions=space) for _ in range(min(workers, config.trials - len(done)))]
+                batch = [study.ask(fixed_distributions=space) for _ in range(min(pool.workers, config.trials - len(done)))]
                 items = [{"number": len(done) + k, "params": trial.params, "base": config.base,
                           "init": config.init_path, "tasks": config.tasks, "seeds": config.seeds,
                           "seed": config.seed, "folder": str(out / "trials" / str(len(done) + k))}
