@@ -52,6 +52,9 @@ def shipped_checkpoint(objective: str = "slowdown", agent: str = AGENT) -> Path:
 class DeepRMNet(nn.Module):
     """Image -> 20 ReLU units -> logits over the slots and void (section 4)."""
 
+    update_rows = 16_384
+    """Steps per forward pass of `update`: the prefix-sum forward needs little memory per step."""
+
     def __init__(self, params: DeepRMParams, hidden: int = 20) -> None:
         super().__init__()
         self.params = params
@@ -333,10 +336,12 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     return policy_file
 
 
-def update(net: DeepRMNet, optimiser: torch.optim.Optimizer, roll: Rollout, adv: np.ndarray,
-           chunk: int = 16_384) -> float:
-    """One rmsprop step on -mean(log pi(a|s) * adv) over all steps; returns the policy's mean entropy."""
-    n = roll.reward.size
+def update(net: DeepRMNet, optimiser: torch.optim.Optimizer, roll: Rollout, adv: np.ndarray) -> float:
+    """One rmsprop step on -mean(log pi(a|s) * adv) over all steps; returns the policy's mean entropy.
+
+    The steps go through the network ``net.update_rows`` at a time, their gradients summed.
+    """
+    n, chunk = roll.reward.size, net.update_rows
     optimiser.zero_grad()
     entropy = 0.0
     for lo in range(0, n, chunk):

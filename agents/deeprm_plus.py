@@ -3,7 +3,11 @@
 The network is Table I's: the 20 x 224 image -> 5x5 convolution, 8 filters,
 ReLU -> 2x2 average pooling -> 5x5 convolution, 16 filters, ReLU -> 2x2 average
 pooling -> 69 tanh units -> softmax over the 10 slots and void (the
-convolutions keep the image's size, as Table I's shapes say).
+convolutions keep the image's size, as Table I's shapes say). The convolutions
+run on channels-last tensors and the update forwards 1,024 images at a time:
+on this CPU that makes an iteration about 3 times faster than the default
+layout in chunks of 16,384 (`benchmarks/deeprm_plus_speed.py`), with the same
+arithmetic.
 
 Algorithm 2 (behaviour cloning): the expert (SJF) schedules n random jobsets;
 every (state, action) pair it meets is kept once (the expert is deterministic,
@@ -38,6 +42,9 @@ CLONE_FILE = "clone.json"
 class DeepRMPlusNet(nn.Module):
     """Table I's CNN on DeepRM's image; the same interface as `agents.deeprm.DeepRMNet`."""
 
+    update_rows = 1_024
+    """Images per forward pass of a training update: the activations of more spill out of the cache."""
+
     def __init__(self, params: DeepRMParams, hidden: int = 69) -> None:
         super().__init__()
         self.params = params
@@ -45,12 +52,14 @@ class DeepRMPlusNet(nn.Module):
         self.features = nn.Sequential(
             nn.Conv2d(1, 8, 5, padding=2), nn.ReLU(), nn.AvgPool2d(2),
             nn.Conv2d(8, 16, 5, padding=2), nn.ReLU(), nn.AvgPool2d(2), nn.Flatten())
+        self.features.to(memory_format=torch.channels_last)  # oneDNN's fast layout; kept by load_state_dict
         self.hidden = nn.Linear(16 * (height // 4) * (width // 4), hidden)
         self.out = nn.Linear(hidden, params.slots + 1)
 
     def forward(self, image: torch.Tensor) -> torch.Tensor:
         """Logits (B, slots + 1) of images (B, T, width)."""
-        return self.out(torch.tanh(self.hidden(self.features(image[:, None]))))
+        pixels = image[:, None].contiguous(memory_format=torch.channels_last)
+        return self.out(torch.tanh(self.hidden(self.features(pixels))))
 
     def prefix_tables(self) -> None:
         """Nothing to precompute: a convolution needs the drawn image."""
