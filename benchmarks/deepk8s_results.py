@@ -10,9 +10,12 @@ completion time (finish - submit) and makespan. Figure 5 splits the tasks into
 short and long at the median duration of all the sequences' tasks (the paper
 does not give its threshold). Figure 6 plots the reward per training iteration
 from the training logs (a moving average of 50 iterations), with SJF's
-mean return on 20 training sequences as a line.
+mean return on 20 training sequences as a line. ``--oracle`` adds the look-ahead
+bound of `agents.rollout` (SJF improved by playing out every candidate action to
+the end of the sequence, knowing the arrivals to come): how far below SJF a
+scheduler can get on these sequences at all.
 
-    python benchmarks/deepk8s_results.py --seeds 20 --logs ppo=runs/ppo,a2c=runs/a2c,dagger=runs/dagger
+    python benchmarks/deepk8s_results.py --seeds 20 --logs ppo=runs/ppo,a2c=runs/a2c,dagger=runs/dagger --oracle
 
 Writes benchmarks/results/deepk8s/{table1.md,table1.json,figure4.png,figure5.png,figure6.png}.
 """
@@ -27,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from agents import Windowed, make_broker
+from agents.rollout import RolloutOracle
 from agents.deepk8s_config import Deepk8sConfig
 from cloudsim import simulate
 from cloudsim.envs import TRAINING_SEEDS, deepk8s_cluster
@@ -38,6 +42,7 @@ BASELINES = ("fcfs", "random", "tetris", "sjf")
 LEARNED = {"deepk8s": "PPO", "deepk8s-a2c": "A2C", "deepk8s-dagger": "DAgger"}
 LABELS = {"fcfs": "FCFS", "random": "Random", "tetris": "Tetris", "sjf": "SJF", **LEARNED}
 CURVE_LABELS = {"ppo": "PPO", "a2c": "A2C", "dagger": "DAgger", "ppo-from-dagger": "PPO from DAgger"}
+ORACLE = "Rollout oracle (knows the arrivals)"
 SMOOTHING = 50  # iterations: each iteration's episodes are different sequences, of very different difficulty
 PAPER = {"FCFS": (1.531, 99.210, 680), "Random": (1.463, 94.726, 645), "Tetris": (1.470, 95.366, 639),
          "SJF": (1.433, 94.324, 646), "PPO": (1.325, 94.116, 643), "DAgger": (1.435, 94.331, 646)}
@@ -51,14 +56,22 @@ def broker(name: str, seed: int, checkpoints: dict[str, str]):
     return Windowed(make_broker(name, seed=seed), Deepk8sConfig().window)
 
 
-def run_all(seeds: range, tasks: int, checkpoints: dict[str, str], extra: dict[str, str]) -> pd.DataFrame:
+def run_all(seeds: range, tasks: int, checkpoints: dict[str, str], extra: dict[str, str],
+            oracle: bool = False) -> pd.DataFrame:
     """One row per (broker, sequence, job): its submit, finish and duration."""
+    from tqdm.auto import tqdm
+
     cluster = deepk8s_cluster()
+    config = Deepk8sConfig()
     frames = []
-    for seed in seeds:
+    for seed in tqdm(seeds, unit="sequence", desc="Deepk8s held-out"):
         jobs = deepk8s_workload(seed, tasks)
-        for name in (*BASELINES, *LEARNED, *extra):
-            result = simulate(cluster, jobs, broker(name, seed, {**checkpoints, **extra}))
+        brokers = {name: broker(name, seed, {**checkpoints, **extra}) for name in (*BASELINES, *LEARNED, *extra)}
+        if oracle:
+            sjf = lambda: Windowed(make_broker("sjf"), config.window)  # noqa: E731
+            brokers[ORACLE] = RolloutOracle(jobs, cluster, sjf, window=config.window, max_wait=config.max_wait)
+        for name, chosen in brokers.items():
+            result = simulate(cluster, jobs, chosen)
             frame = result.jobs[["job_id", "submit_time", "finish_time", "duration"]].copy()
             frame["broker"], frame["seed"] = LABELS.get(name, name), seed
             frame["makespan"] = result.summary["makespan"]
@@ -154,13 +167,15 @@ def main() -> None:
     parser.add_argument("--checkpoint", default="", help="NAME=PATH[,NAME=PATH] instead of the shipped ones")
     parser.add_argument("--logs", default="", help="ALGO=DIR[,ALGO=DIR]: training folders for Figure 6")
     parser.add_argument("--extra", default="", help="LABEL=PATH[,LABEL=PATH]: more PPO policies for the table")
+    parser.add_argument("--oracle", action="store_true",
+                        help="add the look-ahead bound (agents.rollout; about a minute per sequence)")
     args = parser.parse_args()
     checkpoints = dict(item.split("=", 1) for item in args.checkpoint.split(",") if item)
     logs = {k: Path(v) for k, v in (item.split("=", 1) for item in args.logs.split(",") if item)}
     extra = dict(item.split("=", 1) for item in args.extra.split(",") if item)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    runs = run_all(range(args.seeds), args.tasks, checkpoints, extra)
-    order = [LABELS[n] for n in (*BASELINES, *LEARNED)] + list(extra)
+    runs = run_all(range(args.seeds), args.tasks, checkpoints, extra, args.oracle)
+    order = [LABELS[n] for n in (*BASELINES, *LEARNED)] + list(extra) + ([ORACLE] if args.oracle else [])
     table = table1(runs, order)
     median = float(runs[runs.broker == "SJF"].duration.median())
     bars(runs, RESULTS, median, order)
