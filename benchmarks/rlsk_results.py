@@ -19,10 +19,15 @@
   each (least-allocated node choice inside a cluster), at the first load.
 * ``--policy-at LOAD=PATH``: an RLSK agent trained at another load, evaluated at
   that load beside the main one (row "RLSK (trained at LOAD)").
+* ``--bound-seeds N``: how far a dispatcher can get on eq. 8 at the first load,
+  on N held-out sequences paired across brokers: Least Load, RLSK, and the
+  `lookahead` oracle (`agents.federation`) maximising eq. 4 with the training's
+  weights and with eq. 8 alone; each one's eq. 8 against Least Load's, as the
+  mean of the per-sequence differences with its standard error.
 
     python benchmarks/rlsk_results.py --policy agents/checkpoints/rlsk.pt \
         --log benchmarks/results/rlsk/training/log.csv [--seeds 20] [--loads 0.7,1.0] [--nodes 4] \
-        [--policy-at 1.0=PATH]
+        [--policy-at 1.0=PATH] [--bound-seeds 60]
 
 Writes benchmarks/results/rlsk/ (figure4.png, figure5.png .. figure9.png, results.md, results.json).
 """
@@ -64,6 +69,29 @@ def run(name: str, policy_path: Path, jobs, nodes: int, seed: int, weights: RLSK
            "avg_job_wait": result.summary["avg_job_wait"], **federation_metrics(result, 3, weights),
            "postponements": broker.federation.postponements, "forced": broker.federation.forced}
     return result, row
+
+
+def bound(policy: Path, load: float, jobs: int, seeds: int, weights: RLSKWeights) -> pd.DataFrame:
+    """Eq. 8 of Least Load, RLSK and the look-ahead oracle (two weightings) on sequences 0..seeds-1,
+    with each one's per-sequence difference from Least Load's."""
+    from tqdm.auto import tqdm
+
+    oracles = {"lookahead": weights, "lookahead (eq. 8 alone)": RLSKWeights(alpha=0.0, beta=0.0, gamma=1.0)}
+    rows = []
+    for seed in tqdm(range(seeds), unit="sequence", desc="RLSK bound"):
+        sequence = rlsk_workload(load, jobs, seed=seed)
+        for name in ("least-load", "rlsk", *oracles):
+            options = {"checkpoint": str(policy)} if name == "rlsk" else {}
+            if name in oracles:
+                options = {"weights": oracles[name]}
+            broker = make_federated_broker(name.split(" ")[0], clusters=3, seed=seed, **options)
+            result = simulate(federation_cluster(3, 1), sequence, broker)
+            rows.append({"broker": name, "seed": seed, **federation_metrics(result, 3, weights)})
+    frame = pd.DataFrame(rows).pivot(index="seed", columns="broker", values="imbalance_machines")
+    difference = frame.sub(frame["least-load"], axis=0)
+    return pd.DataFrame({"eq8": frame.mean(), "minus_least_load": difference.mean(),
+                         "standard_error": difference.std(ddof=1) / np.sqrt(seeds),
+                         "sequences_below_least_load": (difference < 0).sum()}).drop(index="least-load")
 
 
 def title(name: str) -> str:
@@ -166,6 +194,8 @@ def main() -> None:
                         help="an agent trained at LOAD, evaluated at LOAD too")
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--bound-seeds", type=int, default=0,
+                        help="also run the eq. 8 bound on this many held-out sequences (0: not)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -200,6 +230,16 @@ def main() -> None:
         report["loads"][key]["targets"] = checks
         md += [f"\n## {key}\n", table(frame)] + [f"\nTargets: {json.dumps(c)}\n" for c in checks]
         print(key, json.dumps(checks), flush=True)
+    if args.bound_seeds:
+        limits = bound(args.policy, loads[0], args.jobs, args.bound_seeds, weights)
+        report["bound"] = {"load": loads[0], "sequences": args.bound_seeds, **limits.to_dict("index")}
+        least = limits["eq8"] - limits["minus_least_load"]
+        md += [f"\n## How far eq. 8 can go (load {loads[0]:g}, sequences 0-{args.bound_seeds - 1})\n\n"
+               f"Least Load's eq. 8: {least.iloc[0]:.4f}. Each broker's eq. 8 minus Least Load's on the same "
+               "sequence, mean and standard error:\n\n| broker | eq. 8 | minus Least Load | standard error | "
+               "sequences below Least Load |\n|---|---|---|---|---|\n"]
+        md += [f"| {title(name) if name in TITLES else name} | {row.eq8:.4f} | {row.minus_least_load:+.4f} | "
+               f"{row.standard_error:.4f} | {int(row.sequences_below_least_load)} |\n" for name, row in limits.iterrows()]
     # Figure 4: the baselines' levels on the training sequences.
     log = pd.read_csv(args.log)
     levels = {}
