@@ -118,7 +118,8 @@ class RolloutOracle:
         waiting = [view.task_key(t)[0] for t in np.flatnonzero(view.waiting)]
         coming = [j for j, job in self.jobs.items() if j not in self._seen and job.submit_time >= now]
         offset = {j: self.jobs[j].submit_time - now for j in waiting + coming}
-        later = [JobSpec(j, max(offset[j], 0.0), self.jobs[j].tasks) for j in offset]
+        here = set(waiting)  # at 0, even where the engine's clock lags a submit time by a rounding error
+        later = [JobSpec(j, 0.0 if j in here else max(offset[j], 0.0), self.jobs[j].tasks) for j in offset]
         sim = Simulation(self.cluster, stand_ins + later)
         start = sim.next_decision()
         rows = {start.task_key(t)[0]: t for t in range(start.num_tasks)}

@@ -59,3 +59,14 @@ def test_the_oracle_refuses_jobs_it_cannot_play_out():
     two_tasks = JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 1.0), TaskSpec(1, 1, {"cpu": 1.0}, 1.0)))
     with pytest.raises(ValueError, match="single-task jobs of one instance"):
         RolloutOracle([two_tasks], cluster, sjf)
+
+
+def test_a_job_the_engine_clock_reaches_a_rounding_error_early_still_plays_out():
+    # 0.2 + (0.9 - 0.2) is 0.8999999999999999: the view at J2's arrival is a hair before its submit
+    # time; the play-out must still count J2 as here (it once looked for it among the arrivals to come).
+    cluster = ClusterSpec.uniform(1, {"cpu": 2.0})
+    jobs = [job(0, 0.0, 10.0), job(1, 0.2, 10.0, cpu=0.5), job(2, 0.9, 1.0, cpu=0.5)]
+    oracle = RolloutOracle(jobs, cluster, sjf)
+    result = simulate(cluster, jobs, oracle)
+    assert oracle.playouts >= 2  # J2 now or a wait
+    assert weighted(result) == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0})
