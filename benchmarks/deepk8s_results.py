@@ -170,6 +170,8 @@ def main() -> None:
     parser.add_argument("--oracle", action="store_true",
                         help="add the look-ahead bound (agents.rollout; about a minute per sequence)")
     args = parser.parse_args()
+    if args.seeds < 1 or args.tasks < 1:
+        parser.error("--seeds and --tasks must be at least 1")
     checkpoints = dict(item.split("=", 1) for item in args.checkpoint.split(",") if item)
     logs = {k: Path(v) for k, v in (item.split("=", 1) for item in args.logs.split(",") if item)}
     extra = dict(item.split("=", 1) for item in args.extra.split(",") if item)

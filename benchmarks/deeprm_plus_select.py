@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from agents.deeprm import load_policy
+from agents.kit import CheckpointError
 from deeprm_plus_results import held_out, run
 
 
@@ -30,12 +31,21 @@ def main() -> None:
     parser.add_argument("--load", type=float, default=1.4, help="the jobsets' load (default 1.4, the training's)")
     parser.add_argument("--out", type=Path, help="also write the table here (CSV)")
     args = parser.parse_args()
-    first, last = (int(v) for v in args.seeds.split(":"))
+    try:
+        first, last = (int(v) for v in args.seeds.split(":"))
+    except ValueError:
+        parser.error(f"--seeds {args.seeds!r}: give A:B, whole numbers, such as 100:200")
+    if last <= first:
+        parser.error(f"--seeds {args.seeds}: no seeds in that range")
     if first < 100:
         parser.error(f"--seeds {args.seeds} reaches below 100: seeds 0-99 are the held-out jobsets of the results")
     torch.set_num_threads(1)
     jobsets = held_out(args.load, range(first, last))
-    rows = [{"checkpoint": str(path), **run(load_policy(path, seed=0), *jobsets)} for path in args.checkpoints]
+    try:
+        policies = {path: load_policy(path, seed=0) for path in args.checkpoints}
+    except CheckpointError as error:
+        parser.error(str(error))
+    rows = [{"checkpoint": str(path), **run(policy, *jobsets)} for path, policy in policies.items()]
     table = pd.DataFrame(rows).sort_values("turnaround")
     print(table.to_string(index=False))
     if args.out:

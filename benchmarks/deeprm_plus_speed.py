@@ -71,6 +71,8 @@ def main() -> None:
     parser.add_argument("--clone-jobsets", type=int, default=50)
     parser.add_argument("--label", default=None, help="the entry's name (default: the commit)")
     args = parser.parse_args()
+    if min(args.iterations, args.epochs, args.clone_jobsets) < 1:
+        parser.error("--iterations, --epochs and --clone-jobsets must be at least 1")
     torch.set_num_threads(2)
     label = args.label or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                          text=True).stdout.strip()

@@ -198,6 +198,8 @@ def main() -> None:
                         help="also run the eq. 8 bound on this many held-out sequences (0: not)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    if args.bound_seeds < 0 or args.bound_seeds == 1:
+        parser.error("--bound-seeds must be 0 (no bound) or at least 2 (a standard error needs two sequences)")
     args.out.mkdir(parents=True, exist_ok=True)
     policy = load_policy(args.policy)
     config = policy.config
