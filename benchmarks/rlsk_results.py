@@ -81,9 +81,8 @@ def bound(policy: Path, load: float, jobs: int, seeds: int, weights: RLSKWeights
     for seed in tqdm(range(seeds), unit="sequence", desc="RLSK bound"):
         sequence = rlsk_workload(load, jobs, seed=seed)
         for name in ("least-load", "rlsk", *oracles):
-            options = {"checkpoint": str(policy)} if name == "rlsk" else {}
-            if name in oracles:
-                options = {"weights": oracles[name]}
+            options = ({"checkpoint": str(policy)} if name == "rlsk"
+                       else {"weights": oracles[name]} if name in oracles else {})
             broker = make_federated_broker(name.split(" ")[0], clusters=3, seed=seed, **options)
             result = simulate(federation_cluster(3, 1), sequence, broker)
             rows.append({"broker": name, "seed": seed, **federation_metrics(result, 3, weights)})
