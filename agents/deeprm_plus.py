@@ -109,7 +109,7 @@ class CloneResult:
         return self.accuracies[-1] if self.accuracies else float("nan")
 
 
-def clone(net: nn.Module, states: dict[str, np.ndarray], actions: np.ndarray, *, accuracy: float = 0.9,
+def clone(net: DeepRMPlusNet, states: dict[str, np.ndarray], actions: np.ndarray, *, accuracy: float = 0.9,
           max_epochs: int = 50, learning_rate: float = 1e-3, batch_size: int = 256, seed: int = 0,
           on_epoch: Callable[[int, float, float], None] | None = None) -> CloneResult:
     """Train ``net`` to predict ``actions`` from ``states`` (Algorithm 2, lines 12-22).
@@ -119,8 +119,6 @@ def clone(net: nn.Module, states: dict[str, np.ndarray], actions: np.ndarray, *,
     stops after the first epoch whose test accuracy exceeds ``accuracy``, or
     after ``max_epochs``.
     """
-    from agents.deeprm import snapshot_tensors
-
     n = actions.size
     if n < 10:
         raise ValueError(f"behaviour cloning needs at least 10 distinct (state, action) pairs, got {n}; "
@@ -132,8 +130,8 @@ def clone(net: nn.Module, states: dict[str, np.ndarray], actions: np.ndarray, *,
     optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate)
     target = torch.from_numpy(actions.astype(np.int64))
 
-    def logits(idx: np.ndarray) -> torch.Tensor:
-        return net.logits_snapshot(snapshot_tensors({k: v[idx] for k, v in states.items()}))
+    def logits(idx: np.ndarray) -> torch.Tensor:  # the CNN's `logits_snapshot`, on the numpy states
+        return net(torch.from_numpy(render_image({k: v[idx] for k, v in states.items()}, net.params)))
 
     accuracies = []
     for epoch in range(1, max_epochs + 1):
@@ -159,7 +157,7 @@ def clone(net: nn.Module, states: dict[str, np.ndarray], actions: np.ndarray, *,
     return CloneResult(accuracies, int(train_idx.size), int(test_idx.size))
 
 
-def clone_sjf(net: nn.Module, config: DeepRMConfig, out: str | Path, *, progress: bool = True) -> CloneResult:
+def clone_sjf(net: DeepRMPlusNet, config: DeepRMConfig, out: str | Path, *, progress: bool = True) -> CloneResult:
     """Algorithm 2 as DeepRM_Plus's training starts it: clone SJF on ``config.clone_jobsets`` jobsets.
 
     The jobsets are drawn from ``config.jobset_seed + 1`` (not the REINFORCE

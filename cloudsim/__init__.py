@@ -22,6 +22,7 @@ from cloudsim.specs import MachineEvent, UnschedulableTaskError
 from cloudsim.streaming import StreamedResult
 from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec, parse_capacity
 from cloudsim.envs import register_environments
+from cloudsim.version import __version__
 
 __all__ = [
     "Broker",
@@ -44,6 +45,5 @@ __all__ = [
     "simulate",
 ]
 
-__version__ = "0.1.0"
 
 register_environments()

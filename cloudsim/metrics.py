@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import pandas as pd
 
+from cloudsim.version import __version__
+
 
 if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
@@ -412,8 +414,10 @@ def summarise(record: "EpisodeRecord", tasks: dict, jobs: pd.DataFrame, used: np
 
 
 def write_summary(path: Path, summary: dict) -> None:
-    """``summary`` as strict, indented JSON (NaN as null) at ``path``."""
-    path.write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False) + "\n")
+    """``summary`` as strict, indented JSON (NaN as null) at ``path``, with the version of cloudsim
+    that made it (``cloudsim_version``), so that a results folder says which code wrote it."""
+    path.write_text(json.dumps(jsonable({"cloudsim_version": __version__, **summary}), indent=2, allow_nan=False)
+                    + "\n")
 
 
 def jsonable(value: Any) -> Any:

@@ -8,20 +8,18 @@ from traces.alibaba import MachineTable, load_alibaba_v2017, load_alibaba_v2018,
 from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
 from traces.deepk8s import deepk8s_cluster, deepk8s_workload
+from traces.generators import GENERATORS, generate, generator_skips
 from traces.rawcsv import CacheError, EmptyWorkloadError, TraceFormatError
 from traces.swf import SwfHeader, load_swf, machines_swf, swf_header
 from traces.synthetic import (
     DEEPRM,
     DEEPRM_PLUS,
-    GENERATORS,
     RLSK,
     BimodalJobs,
     alibaba_like,
     bimodal_cluster,
     deeprm_workload,
     fit_alibaba_like,
-    generate,
-    generator_skips,
     iter_alibaba_like,
     poisson_workload,
     rlsk_workload,

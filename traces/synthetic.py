@@ -43,13 +43,11 @@ __all__ = [
     "BimodalJobs",
     "DEEPRM",
     "DEEPRM_PLUS",
-    "GENERATORS",
     "RLSK",
     "alibaba_like",
     "bimodal_cluster",
     "deeprm_workload",
     "fit_alibaba_like",
-    "generate",
     "poisson_workload",
     "rlsk_workload",
 ]
@@ -316,42 +314,3 @@ def fit_alibaba_like(jobs: Sequence[JobSpec], dag_jobs: Sequence[JobSpec] = ()) 
         "cpu_weights": (cpu_counts[order] / len(tasks)).tolist(),
         "parents_per_task": parents.tolist(),
     }
-
-
-# ------------------------------------------------------------------ by name
-GENERATORS = ("alibaba-like", "deeprm", "deepk8s", "poisson", "rlsk")
-
-
-def generator_skips(name: str) -> dict[str, int]:
-    """What a generator built from real data left out of the trace, by reason (empty for the others)."""
-    if name == "deepk8s":
-        from traces.deepk8s import deepk8s_tasks
-
-        return dict(deepk8s_tasks()[1])
-    return {}
-
-
-def generate(name: str, jobs: int | None = None, seed: int = 0, load: float = 0.7) -> tuple[list[JobSpec], ClusterSpec]:
-    """(jobs, the cluster its paper runs them on) for a generator named in `GENERATORS`.
-
-    ``jobs=None`` takes each generator's default count; ``load`` applies to the
-    bimodal generators. Clusters: alibaba-like, DeepJS's 5 machines of (64 cpu,
-    1 memory, 1 disk); deeprm and poisson, one pool of 10 units per resource;
-    rlsk, 3 clusters of 1 unit per resource; deepk8s (real v2017 task sequences,
-    `traces.deepk8s`, where ``jobs`` is the number of tasks and ``load`` is not
-    used), 5 machines of 10 cpu and 64 memory.
-    """
-    count = {} if jobs is None else {"jobs": jobs}
-    if name == "alibaba-like":
-        return alibaba_like(seed=seed, **count), ClusterSpec.uniform(5, {"cpu": 64, "memory": 1, "disk": 1})
-    if name == "deeprm":
-        return deeprm_workload(load, seed=seed, **count), bimodal_cluster(1, 10, DEEPRM)
-    if name == "deepk8s":
-        from traces.deepk8s import DEFAULT_TASKS, deepk8s_cluster, deepk8s_workload  # it reads this module
-
-        return deepk8s_workload(seed, jobs if jobs is not None else DEFAULT_TASKS), deepk8s_cluster()
-    if name == "poisson":
-        return poisson_workload(load, seed=seed, **count), bimodal_cluster(1, 10, DEEPRM_PLUS)
-    if name == "rlsk":
-        return rlsk_workload(load, seed=seed, **count), bimodal_cluster(3, 1, RLSK)
-    raise ValueError(f"unknown generator {name!r}; choose from {', '.join(GENERATORS)}")

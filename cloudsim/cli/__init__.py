@@ -27,6 +27,7 @@ from typing import Sequence
 
 from cloudsim.cli import bench, compare, leaderboard, plot, replay, train, tune
 from cloudsim.run import ConfigError
+from cloudsim.version import __version__
 
 __all__ = ["build_parser", "main"]
 
@@ -40,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show the full traceback of an error (also: CLOUDSIM_DEBUG=1)")
     parser = argparse.ArgumentParser(prog=PROG, parents=[common], allow_abbrev=False,
                                      description="Datacenter job-scheduling simulator.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}",
+                        help="print the version and exit (results record it too: summary.json, summary.md)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(commands, [common])

@@ -18,7 +18,7 @@ import pandas as pd
 
 from cloudsim import __version__
 from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
-from cloudsim.run.compare import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
+from cloudsim.run.comparison import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
 from cloudsim.run.config import CompareConfig
 from cloudsim.run.episode import RunWarning
 from cloudsim.run.output import ResultFolder
