@@ -3,7 +3,7 @@
 Zhao & Sun (2021) give the learning rate (0.001), the window (10 tasks), the
 cluster (5 machines of 10 cpu and 64 memory), the wait's cap (16 time units)
 and the algorithms; they are silent on the rest, so the other values are
-the usual ones for these algorithms, chosen here and documented in the README.
+the usual ones for these algorithms, chosen here and documented in docs/papers/deepk8s.md.
 """
 
 from __future__ import annotations

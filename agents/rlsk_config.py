@@ -5,7 +5,7 @@ workload of section IV-A, about 70 % load), the algorithm (DQN with replay, a
 target network updated every C steps, epsilon-greedy) and the reward's form;
 they give no numbers for the network, the reward's weights, the postponement,
 the discount or DQN's settings. The values below are this project's choices,
-documented in the README.
+documented in docs/papers/rlsk.md.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ real cluster data" without saying how they were cut or scaled. Here:
 
 With the defaults (250 tasks) the mean makespan over seeds 0-9 under SJF on the
 window of 10 is about 620 time units (from about 230 to 1,300: the sequences'
-work differs), the order of the paper's Table 1 (640-680); the README and
+work differs), the order of the paper's Table 1 (640-680); docs/papers/deepk8s.md and
 benchmarks/results/deepk8s give the measured figures. When the trace sample is
 absent, `deepk8s_workload` falls back to the Alibaba-like generator, converted
 the same way, and says so with a `UserWarning`.

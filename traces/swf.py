@@ -34,7 +34,7 @@ MaxNodes`` processors each (one each without ``MaxProcs``; ``MaxProcs`` machines
 ``MaxNodes``).
 
 The engine does not start a task's instances together: a broker may start some processors of a job
-before others, as if the job were moldable (README, "Workloads").
+before others, as if the job were moldable (docs/guide/replay.md, "The Standard Workload Format").
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class RLSKWeights:
     The paper gives no values. DiffRes (eq. 8, balance between clusters) weighs
     3 here: with equal weights a DQN trained on RLSK's workload traded balance
     between clusters for balance within them (eq. 8 16 % above Least Load's on
-    held-out sequences, see the README).
+    held-out sequences, see docs/papers/rlsk.md).
     """
 
     alpha: float = 1.0

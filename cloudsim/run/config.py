@@ -733,7 +733,7 @@ class BrokerConfig:
     """Which brokers run."""
 
     brokers: tuple[str, ...] = option(
-        ("first-fit",), "--brokers", "brokers, comma-separated (see the README's brokers table)",
+        ("first-fit",), "--brokers", "brokers, comma-separated (the table in docs/guide/brokers.md)",
         parse=name_list, metavar="NAMES", aliases=("--broker",))
     checkpoint: tuple[tuple[str, str], ...] = option(
         (), "--checkpoint", "weights for learned brokers, NAME=PATH[,NAME=PATH] (a bare PATH when one learned "

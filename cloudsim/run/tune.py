@@ -4,7 +4,7 @@ A trial trains a Deepk8s PPO policy from a DAgger policy's actor with settings
 Optuna's TPE sampler proposes (`DEEPK8S_SPACE`), then scores it: the mean
 over validation sequences (seeds 100-119 by default) of each sequence's
 average weighted turnaround, lower is better. Training draws its sequences from
-`cloudsim.envs.TRAINING_SEEDS` (1,000 up) and the README's held-out tables use
+`cloudsim.envs.TRAINING_SEEDS` (1,000 up) and the held-out tables (docs/papers/deepk8s.md) use
 seeds 0-19, so neither meets a validation sequence.
 
 Trials run through the runner, ``workers`` at a time (Optuna's ask and tell), in
