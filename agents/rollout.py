@@ -68,9 +68,13 @@ class RolloutOracle:
         self.base = base
         self.window = window
         self.max_wait = max_wait
-        self.wake_after = max_wait
         self.playouts = 0
         self._seen: set = set()
+
+    @property
+    def wake_after(self) -> float:
+        """A wait lasts at most ``max_wait`` (the engine asks again then), as Deepk8s's environment's."""
+        return self.max_wait
 
     def decide(self, view: ClusterView) -> Decision | None:
         visible = view.window(self.window)
@@ -92,11 +96,7 @@ class RolloutOracle:
                 candidates.append(Decision(int(machine), int(task)))
         if (view.free < view.capacity).any():  # something runs: a wait ends when it does, at the latest
             candidates.append(WAIT)
-        unique: list[Decision | None] = []
-        for choice in candidates:
-            if choice not in unique:
-                unique.append(choice)
-        return unique
+        return list(dict.fromkeys(candidates))  # each once, in order
 
     def _playout(self, view: ClusterView, choice: Decision | None) -> float:
         """Summed weighted turnaround of the jobs not yet started, if ``choice`` is taken now and the

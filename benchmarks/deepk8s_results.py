@@ -68,8 +68,8 @@ def run_all(seeds: range, tasks: int, checkpoints: dict[str, str], extra: dict[s
         jobs = deepk8s_workload(seed, tasks)
         brokers = {name: broker(name, seed, {**checkpoints, **extra}) for name in (*BASELINES, *LEARNED, *extra)}
         if oracle:
-            sjf = lambda: Windowed(make_broker("sjf"), config.window)  # noqa: E731
-            brokers[ORACLE] = RolloutOracle(jobs, cluster, sjf, window=config.window, max_wait=config.max_wait)
+            brokers[ORACLE] = RolloutOracle(jobs, cluster, lambda: broker("sjf", seed, {}),
+                                            window=config.window, max_wait=config.max_wait)
         for name, chosen in brokers.items():
             result = simulate(cluster, jobs, chosen)
             frame = result.jobs[["job_id", "submit_time", "finish_time", "duration"]].copy()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from cloudsim.cli.options import add_section, build, parse_given
-from cloudsim.run import LeaderboardConfig, RunnerConfig, leaderboard
+from cloudsim.cli.sections import add_runner_sections, build_runner_config
+from cloudsim.run import LeaderboardConfig, leaderboard
 
 __all__ = ["add_parser", "run"]
 
@@ -17,14 +17,12 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "machine tables, the SWF sample, a generated workload over seeds) through the runner, and write "
                     "leaderboard.md, leaderboard.html and ranking.png into --out DIR. Finished cells are kept in "
                     "DIR/cells: run the same command again to resume.")
-    add_section(parser, "runner", RunnerConfig, "where the cells run")
-    add_section(parser, "command", LeaderboardConfig, "leaderboard options")
+    add_runner_sections(parser, LeaderboardConfig, "where the cells run", "leaderboard options")
     parser.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
-    config = LeaderboardConfig(runner=build(namespace, "runner", RunnerConfig()),
-                               **parse_given(namespace, "command", LeaderboardConfig))
+    config = build_runner_config(namespace, LeaderboardConfig)
     result = leaderboard(config, lambda cell: print(
         f"{cell['workload']} {cell['broker']} seed {cell['seed']}: "
         + (f"{len(cell['rows'])} run(s), {cell['wall_s']:.1f} s" if cell["status"] == "ok"

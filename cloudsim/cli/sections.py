@@ -7,9 +7,10 @@ from dataclasses import MISSING, fields
 from typing import Any, Callable
 
 from cloudsim.cli.options import add_section, build, parse_given
-from cloudsim.run import strict_json
+from cloudsim.run import RunnerConfig, strict_json
 
-__all__ = ["add_run_command", "add_run_sections", "build_run_config", "json_printer"]
+__all__ = ["add_run_command", "add_run_sections", "add_runner_sections", "build_run_config", "build_runner_config",
+           "json_printer"]
 
 SECTIONS = (
     ("workload", "workload"),
@@ -40,6 +41,18 @@ def build_run_config(namespace: argparse.Namespace, cls: type) -> Any:
     defaults = _section_defaults(cls)
     sections = {key: build(namespace, key, defaults[key]) for key, _ in SECTIONS}
     return cls(**sections, **parse_given(namespace, "command", cls))
+
+
+def add_runner_sections(parser: argparse.ArgumentParser, cls: type, runner_title: str, title: str) -> None:
+    """A command that runs work through the runner without a workload of its own (leaderboard, tune):
+    the runner's options, then those of config class ``cls``."""
+    add_section(parser, "runner", RunnerConfig, runner_title)
+    add_section(parser, "command", cls, title)
+
+
+def build_runner_config(namespace: argparse.Namespace, cls: type) -> Any:
+    """The config of a command made by `add_runner_sections`, from the options given."""
+    return cls(runner=build(namespace, "runner", RunnerConfig()), **parse_given(namespace, "command", cls))
 
 
 def add_run_command(commands, parents: list[argparse.ArgumentParser], name: str, cls: type, run: Callable,

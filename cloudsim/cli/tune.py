@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from cloudsim.cli.options import add_section, build, parse_given
-from cloudsim.run.config import RunnerConfig, TuneConfig
+from cloudsim.cli.sections import add_runner_sections, build_runner_config
+from cloudsim.run.config import TuneConfig
 
 __all__ = ["add_parser", "run"]
 
@@ -23,16 +23,14 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "weighted turnaround on validation sequences. Trials run through the runner, --workers at a "
                     "time; finished ones are kept in DIR/trials: run the same command again to resume. Writes "
                     "DIR/search.md, DIR/trials.csv and DIR/best.json (needs pip install -e '.[tune]').")
-    add_section(deepk8s, "runner", RunnerConfig, "where the trials run")
-    add_section(deepk8s, "command", TuneConfig, "search")
+    add_runner_sections(deepk8s, TuneConfig, "where the trials run", "search")
     deepk8s.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
     from cloudsim.run.tune import tune
 
-    config = TuneConfig(runner=build(namespace, "runner", RunnerConfig()),
-                        **parse_given(namespace, "command", TuneConfig))
+    config = build_runner_config(namespace, TuneConfig)
     result = tune(config)
     best = result.best
     print(result.trials.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
