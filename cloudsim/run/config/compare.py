@@ -1,0 +1,214 @@
+"""`cloudsim compare` and `cloudsim bench`: a replay's options and theirs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, RLSK_DISPATCHERS
+from cloudsim.run.output import folder_problem
+from cloudsim.run.config.fields import (
+    ConfigError, check_positive_whole, is_real, is_whole, load_list, option, real_list, require, seed_span, whole,
+)
+from cloudsim.run.config.sections import (
+    BrokerConfig, HEURISTICS, MAX_SEEDS, ReportConfig, RunConfig, SimulationConfig, TickedSimulationConfig,
+    UNLOADED_GENERATORS, WorkloadConfig,
+)
+
+ENVIRONMENTS = ("cloudsim", "deeprm", "rlsk")
+"""Where `cloudsim compare` runs: the event-driven simulator, DeepRM's own environment, or RLSK's
+federation (the simulator with each job dispatched to a cluster's queue)."""
+RLSK_DEFAULT_BROKERS = ("first-fit", "random", "round-robin", "least-load", "rlsk")
+"""`cloudsim compare rlsk`'s brokers (in RLSK's federation) unless --brokers names others: RLSK's Table 1."""
+DEEPRM_DEFAULT_BROKERS = ("sjf", "packer", "tetris-star", "random", "deeprm")
+
+
+@dataclass(frozen=True)
+class CompareConfig(RunConfig):
+    """`cloudsim compare`: every broker on the same episodes, at several loads and seeds."""
+
+    writes_tables = False  # its --out holds a comparison, not each run's tables
+
+    brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(HEURISTICS))
+    report: ReportConfig = field(default_factory=ReportConfig)
+
+    loads: tuple[float, ...] | None = option(
+        None, "--loads", "generator loads: 0.1,0.4,0.7 or START:STOP:STEP with STOP included (default --load)",
+        parse=load_list, metavar="LOADS")
+    seeds: int | tuple[int, int] = option(
+        1, "--seeds", "seeds per load or episode: N runs --seed, --seed+1, ..., A:B runs seeds A..B-1 (held-out "
+        "seeds for learned brokers) (default 1)", parse=seed_span, metavar="N|A:B")
+    env: str | None = option(
+        None, "--env", "cloudsim (the event-driven simulator), deeprm (DeepRM's own environment, exactly as "
+        "its code behaves: the deeprm workload's jobsets, one per seed; brokers sjf, packer, tetris-star, random, "
+        "deeprm, which are also the default) or rlsk (RLSK's federation: each job sent to a cluster's queue or "
+        "postponed; brokers first-fit, random, round-robin, least-load over clusters and rlsk, which are also the "
+        "default) (default: rlsk for the rlsk workload, else cloudsim)", choices=ENVIRONMENTS)
+    nodes: int | None = option(
+        None, "--nodes", "--env rlsk: nodes per cluster, the cluster's capacity split evenly; a queued job starts "
+        "on the least-allocated node that holds it (default 1: a cluster is one resource pool)", parse=whole,
+        metavar="N")
+    sizes: str | None = option(
+        None, "--sizes", "--env deeprm: job sizes, paper (section 4.1: loads up to 92 %%) or code (the published "
+        "code's: loads up to 184 %%) (default paper)", choices=("paper", "code"))
+    slots: int | None = option(None, "--slots", "--env deeprm: M, the visible job slots (default 10)", parse=whole,
+                               metavar="M")
+    knobs: tuple[float, ...] | None = option(
+        None, "--knobs", f"--env deeprm: Tetris* knobs, one tetris-star row each (default {DEEPRM_TETRIS_STAR_KNOB:g})", parse=real_list,
+        metavar="K,K")
+    arrivals: str | None = option(
+        None, "--arrivals", "--env deeprm: bernoulli (DeepRM's jobsets: 50 steps, at most one arrival each) or "
+        "poisson (DeepRM_Plus's: 5-50 jobs, Poisson arrivals, the code's sizes unless --sizes) (default bernoulli)",
+        choices=("bernoulli", "poisson"))
+
+    def __post_init__(self) -> None:
+        if self.env is None:  # first: the checks of RunConfig ask whether the brokers are RLSK's dispatchers
+            rlsk = self.workload.is_generator and self.workload.generator_name == "rlsk"
+            object.__setattr__(self, "env", "rlsk" if rlsk else "cloudsim")
+        super().__post_init__()
+        cls = type(self)
+        require(self.nodes is None or self.env == "rlsk", cls, "nodes", self.nodes,
+                 "applies to RLSK's federation; add --env rlsk (with the rlsk workload)")
+        if self.env == "rlsk":
+            self._check_rlsk_env()
+        if self.env == "deeprm":
+            self._check_deeprm_env()
+        else:
+            for name in ("sizes", "slots", "knobs", "arrivals"):
+                require(getattr(self, name) is None, cls, name, getattr(self, name),
+                         "applies to DeepRM's environment; add --env deeprm")
+        if isinstance(self.seeds, tuple):
+            first, stop = self.seeds
+            require(is_whole(first) and is_whole(stop) and 0 <= first < stop, cls, "seeds", f"{first}:{stop}",
+                     "write A:B with 0 <= A < B (seeds A..B-1)")
+            count = stop - first
+        else:
+            check_positive_whole(cls, "seeds", self.seeds, "seeds per load or episode")
+            count = self.seeds
+        require(count <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS:,} seeds per load or "
+                 "episode (each is a run); run several compares for more")
+        if self.loads is not None:
+            require(len(self.loads) > 0 and all(is_real(v) and v > 0 for v in self.loads), cls, "loads",
+                     self.loads, "every load must be a finite fraction of capacity > 0")
+            require(self.workload.is_generator, cls, "loads", self.loads,
+                     "applies to generators; a trace runs as it is (use --chunks)")
+            require(self.workload.generator_name not in UNLOADED_GENERATORS, cls, "loads", self.loads,
+                     f"applies to the deeprm, poisson and rlsk generators, not {self.workload.generator_name}")
+            require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
+            require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
+                     "names a load twice; name each once")
+
+    def _check_deeprm_env(self) -> None:
+        cls = type(self)
+        if self.brokers.brokers == HEURISTICS:  # compare's default list: DeepRM's own brokers instead
+            object.__setattr__(self, "brokers", BrokerConfig(DEEPRM_DEFAULT_BROKERS, self.brokers.checkpoint,
+                                                             self.brokers.window))
+        require(self.workload.is_generator and self.workload.generator_name == "deeprm", cls, "env", self.env,
+                 "runs the deeprm workload's jobsets; write `cloudsim compare deeprm --env deeprm ...`")
+        other = [b for b in self.brokers.brokers if b not in DEEPRM_ENV_BROKERS]
+        require(not other, BrokerConfig, "brokers", self.brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
+                 f"environment; choose from {', '.join(DEEPRM_ENV_BROKERS)}")
+        if self.slots is not None:
+            check_positive_whole(cls, "slots", self.slots, "job slots")
+        if self.knobs is not None:
+            require(len(self.knobs) > 0 and all(is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
+                     self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
+            require("tetris-star" in self.brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
+        from cloudsim.envs.deeprm import arrival_rate
+
+        params = self.deeprm_params()
+        for load in self.load_list:
+            try:
+                arrival_rate(self.deeprm_arrivals, load, params)
+            except ValueError as err:
+                raise ConfigError("--loads" if self.loads else "--load", load, str(err)) from None
+
+    def _check_rlsk_env(self) -> None:
+        cls = type(self)
+        if self.brokers.brokers == HEURISTICS:  # compare's default list: RLSK's Table 1 instead
+            object.__setattr__(self, "brokers", BrokerConfig(RLSK_DEFAULT_BROKERS, self.brokers.checkpoint,
+                                                             self.brokers.window))
+        require(self.workload.is_generator and self.workload.generator_name == "rlsk", cls, "env", self.env,
+                 "runs RLSK's federation on the rlsk workload; write `cloudsim compare rlsk ...`")
+        other = [b for b in self.brokers.brokers if b not in RLSK_DISPATCHERS]
+        require(not other, BrokerConfig, "brokers", self.brokers.brokers,
+                 f"{', '.join(other)} cannot dispatch jobs to clusters; in RLSK's federation choose from "
+                 f"{', '.join(RLSK_DISPATCHERS)}, or add --env cloudsim to run machine-level brokers on the "
+                 f"rlsk workload")
+        require(self.brokers.window is None, BrokerConfig, "window", self.brokers.window,
+                 "applies to brokers that pick among waiting tasks; RLSK's federation dispatches each job as it "
+                 "arrives")
+        if self.nodes is not None:
+            check_positive_whole(cls, "nodes", self.nodes, "nodes per cluster")
+
+    @property
+    def federated(self) -> bool:
+        return self.env == "rlsk"
+
+    def federation_cluster(self, cluster):
+        """--env rlsk: the workload's clusters (one machine each), each split into --nodes equal nodes."""
+        from cloudsim.envs.rlsk import federation_cluster
+
+        nodes = self.nodes or 1
+        if nodes == 1:
+            return cluster
+        return federation_cluster(cluster.machines, nodes, dict(zip(cluster.resources, cluster.capacities[0])))
+
+    @property
+    def deeprm_arrivals(self) -> str:
+        """--env deeprm: how jobs arrive (`cloudsim.envs.deeprm.ARRIVALS`)."""
+        return self.arrivals or "bernoulli"
+
+    def deeprm_params(self):
+        """DeepRM's environment (`cloudsim.envs.deeprm.DeepRMParams`) of this comparison; the load
+        sets only the jobsets (`cloudsim.envs.deeprm.jobsets_at_load`)."""
+        from cloudsim.envs.deeprm import DeepRMParams
+
+        default_sizes = "code" if self.deeprm_arrivals == "poisson" else "paper"
+        return DeepRMParams(slots=self.slots or 10, mode=self.sizes or default_sizes)
+
+    @property
+    def seed_list(self) -> range:
+        """The seeds each load or episode runs with."""
+        if isinstance(self.seeds, tuple):
+            return range(*self.seeds)
+        return range(self.workload.seed, self.workload.seed + self.seeds)
+
+    @property
+    def load_list(self) -> tuple[float | None, ...]:
+        if not self.workload.is_generator or self.workload.generator_name in UNLOADED_GENERATORS:
+            return (None,)
+        return self.loads or (self.workload.effective_load,)
+
+
+@dataclass(frozen=True)
+class BenchConfig(RunConfig):
+    """`cloudsim bench`: a candidate broker's makespan against baselines, chunk by chunk (DeepJS Table 2)."""
+
+    writes_tables = False  # its --out holds a comparison, not each run's tables
+
+    simulation: SimulationConfig = field(default_factory=TickedSimulationConfig)
+    brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(("first-fit", "tetris", "deepjs")))
+    report: ReportConfig = field(default_factory=ReportConfig)
+    candidate: str | None = option(
+        None, "--candidate", "the broker compared with the others (default: deepjs if listed, else the last)")
+    plots: str | None = option(None, "--plots", "write the makespan-difference plots (PNG) into DIR",
+                               metavar="DIR")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        cls = type(self)
+        names = self.brokers.brokers
+        require(len(names) >= 2, BrokerConfig, "brokers", names,
+                 "bench compares a candidate with baselines: give two or more brokers")
+        require(self.candidate is None or self.candidate in names, cls, "candidate", self.candidate,
+                 f"must be one of --brokers {','.join(names)}")
+        require(self.workload.chunk_size is not None, WorkloadConfig, "chunk_size", None,
+                 "bench compares chunks: give --chunk-size N (and --chunks A:B)")
+        if self.plots is not None:
+            problem = folder_problem(self.plots, overwrite=True)
+            require(problem is None, cls, "plots", self.plots, problem)
+
+    @property
+    def candidate_name(self) -> str:
+        names = self.brokers.brokers
+        return self.candidate or ("deepjs" if "deepjs" in names else names[-1])

@@ -1,0 +1,65 @@
+"""`cloudsim leaderboard`'s options."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents import BROKERS
+from cloudsim.run.output import parent_problem
+from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
+from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig
+
+LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017", "v2018", "swf", "synthetic")
+"""The workloads `cloudsim leaderboard` runs by default (`cloudsim.run.leaderboard` says what each is)."""
+
+
+def _default_data() -> Path:
+    """Where the real workload samples are: $CLOUDSIM_DATA, else shared/data beside this checkout."""
+    return Path(os.environ.get("CLOUDSIM_DATA") or Path(__file__).resolve().parents[4] / "shared" / "data")
+
+
+@dataclass(frozen=True)
+class LeaderboardConfig:
+    """`cloudsim leaderboard`: every broker on every workload, one report folder (resumable)."""
+
+    out: str | None = option(None, "--out", "the report folder: made, or resumed where a run of the same "
+                             "leaderboard stopped (finished cells are not run again)", metavar="DIR")
+    brokers: tuple[str, ...] = option(
+        tuple(BROKERS), "--brokers", "brokers, comma-separated (default: every heuristic and learned broker)",
+        parse=name_list, metavar="NAMES", aliases=("--broker",))
+    workloads: tuple[str, ...] = option(
+        LEADERBOARD_WORKLOADS, "--workloads", f"workloads, comma-separated, of {', '.join(LEADERBOARD_WORKLOADS)} "
+        "(default all; those whose files are missing are skipped and named)", parse=name_list, metavar="NAMES")
+    seeds: int = option(3, "--seeds", "seeds 0..N-1 of the generated workloads (default 3)", parse=whole,
+                        metavar="N")
+    data: str | None = option(None, "--data", "the folder of the real workload samples (default $CLOUDSIM_DATA, "
+                              "else shared/data beside the cloudsim checkout)", metavar="DIR")
+    overwrite: bool = option(False, "--overwrite", "start the report folder afresh instead of resuming it",
+                             switch=True)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        require(self.out is not None, cls, "out", None, "give the report folder: --out DIR")
+        problem = parent_problem(self.out)
+        require(problem is None, cls, "out", self.out, problem)
+        require(not Path(self.out).exists() or Path(self.out).is_dir(), cls, "out", self.out,
+                 "is a file; give a folder for the report")
+        for name, known in (("brokers", tuple(BROKERS)), ("workloads", LEADERBOARD_WORKLOADS)):
+            names = tuple(getattr(self, name))
+            object.__setattr__(self, name, names)
+            unknown = [n for n in names if n not in known]
+            require(len(names) > 0 and all(names) and not unknown, cls, name, names,
+                     f"unknown {', '.join(unknown) or 'empty name'}; choose from {', '.join(known)}")
+            require(len(set(names)) == len(names), cls, name, names, "names one twice; give each once")
+        check_positive_whole(cls, "seeds", self.seeds, "seeds of the generated workloads")
+        require(self.seeds <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS}")
+        if self.data is not None:
+            require(Path(self.data).is_dir(), cls, "data", self.data, "no such folder; give the folder that holds "
+                     "cloudsimpy/, alibaba/ and swf/")
+
+    @property
+    def data_folder(self) -> Path:
+        return Path(self.data) if self.data is not None else _default_data()

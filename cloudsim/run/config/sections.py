@@ -1,0 +1,450 @@
+"""The sections of a run's options (workload, cluster, simulation, brokers, runner, report) and `RunConfig`,
+which checks how they fit together: everything `cloudsim replay` reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
+from cloudsim.run.output import folder_problem
+from cloudsim.run.plots import GANTT_MACHINES
+from cloudsim.runner import EXECUTORS
+from cloudsim.simulation import FAILURE_POLICIES
+from traces import GENERATORS
+from cloudsim.run.config.fields import (
+    ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
+    check_range, checkpoint_list, index_range, is_real, is_whole, name_list, option, physical_memory, real, require,
+    span_text, time_window, whole,
+)
+
+FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018", "swf")
+SWF_SUFFIXES = (".swf", ".swf.gz")
+"""A trace named so is read as --format swf unless --format says otherwise."""
+DEFAULT_CAPACITY = {"cpu": 64.0, "memory": 1.0, "disk": 1.0}
+DEFAULT_MACHINES = 5
+# What a machine costs in memory before any work arrives (its ClusterSpec row and ClusterState arrays, three
+# resources: measured with tracemalloc on 200,000 machines): a cluster that cannot fit is refused up front.
+BYTES_PER_MACHINE = 256
+DEFAULT_GENERATOR = "alibaba-like"
+DEFAULT_LOAD = 0.7
+MAX_SEEDS = 1_000_000
+HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
+"""Every hand-written broker: what compare runs by default."""
+GENERATOR_WINDOWS = {"deepk8s": 10}
+"""Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
+UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
+"""Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """What to run on: a trace file or a generator, and which of its jobs form the episodes."""
+
+    source: str | None = option(
+        None, "WORKLOAD", "trace file (.csv, .csv.gz, .swf or .swf.gz), or a generator name (alibaba-like, deeprm, poisson, "
+        "rlsk); default: the built-in alibaba-like generator", positional=True)
+    format: str | None = option(
+        None, "--format", "trace format: cloudsimpy (CloudSimPy's jobs.csv), alibaba-v2017 or alibaba-v2018 "
+        "(the raw batch_task table), swf (the Standard Workload Format of the Parallel Workloads Archive; "
+        "its header's MaxNodes and MaxProcs give the default cluster); default swf for a .swf or .swf.gz "
+        "file, else cloudsimpy", choices=FORMATS)
+    instances: str | None = option(
+        None, "--instances", "alibaba formats: batch_instance.csv, for each instance's own run time",
+        metavar="FILE")
+    status_policy: str | None = option(
+        None, "--status-policy", "alibaba formats: drop tasks that did not terminate (counted) or keep them "
+        "with their recorded times; default drop", choices=("drop", "keep"))
+    window: tuple[float, float] | None = option(
+        None, "--window", "alibaba formats: only jobs submitted in [START, END) seconds of trace time",
+        parse=time_window, metavar="START:END")
+    machine_table: str | None = option(
+        None, "--machine-table", "alibaba formats: take the cluster from the trace: server_event.csv (v2017) "
+        "or machine_meta.csv (v2018)", metavar="FILE")
+    machine_events: bool = option(
+        False, "--machine-events", "with --machine-table: replay the machines' errors and status changes",
+        switch=True)
+    softerror_downtime: float | None = option(
+        None, "--softerror-downtime", "v2017 machine table: a soft error takes a machine out for this many "
+        "seconds (default: until a later add)", parse=real, metavar="SECONDS")
+    cache: str | None = option(
+        None, "--cache", "folder of converted traces (Parquet); default $CLOUDSIM_CACHE or ~/.cache/cloudsim",
+        metavar="DIR")
+    chunk_size: int | None = option(
+        None, "--chunk-size", "sliding chunks of N jobs (in submit order), each an episode", parse=whole,
+        metavar="N")
+    chunks: tuple[int, int | None] | None = option(
+        None, "--chunks", "with --chunk-size: chunks A to B-1 (A: to the end, or one chunk K); default all",
+        parse=index_range, metavar="A:B")
+    jobs: tuple[int, int | None] | None = option(
+        None, "--jobs", "jobs A to B-1 in submit order as one episode (A: to the end, or one job K)",
+        parse=index_range, metavar="A:B")
+    generator: str | None = option(
+        None, "--generator", "the generator when no trace is given (same as naming it as WORKLOAD); "
+        "default alibaba-like", choices=GENERATORS)
+    load: float | None = option(
+        None, "--load", f"deeprm, poisson and rlsk generators: target load as a fraction of capacity "
+        f"(default {DEFAULT_LOAD:g})", parse=real)
+    synthetic_jobs: int | None = option(
+        None, "--synthetic-jobs", "jobs the generator makes (default: alibaba-like 100, deeprm 50, "
+        "poisson 5..50, rlsk 1000)", parse=whole, metavar="N")
+    seed: int = option(
+        0, "--seed", "seed of the generators, random brokers and random faults (default 0)", parse=whole)
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        check_choices(self)
+        trace_only = ("format", "instances", "status_policy", "window", "machine_table", "cache")
+        if self.is_generator:
+            if self.source is not None and self.generator is not None and self.source != self.generator:
+                raise ConfigError("--generator", self.generator, f"disagrees with WORKLOAD {self.source!r}; "
+                                  "name the generator once")
+            for name in trace_only + ("softerror_downtime",):
+                value = getattr(self, name)
+                require(value is None, cls, name, span_text(value) if name == "window" else value,
+                         f"applies to trace files only, not to the "
+                         f"{self.generator_name} generator; leave it out")
+            require(not self.machine_events, cls, "machine_events", True, "applies to trace files only")
+            require(self.load is None or self.generator_name not in UNLOADED_GENERATORS, cls, "load", self.load,
+                     f"the {self.generator_name} generator has no target load (it replays a trace's arrivals "
+                     f"or statistics); use --generator deeprm, poisson or rlsk, or leave --load out")
+        else:
+            check_file(cls, "source", self.source,
+                        f"a trace file (.csv, .csv.gz, .swf or .swf.gz), or name a generator: {', '.join(GENERATORS)}")
+            require(self.generator is None, cls, "generator", self.generator,
+                     "applies only when no trace file is given; leave it out")
+            for name in ("load", "synthetic_jobs"):
+                value = getattr(self, name)
+                require(value is None, cls, name, value, "applies to generators, not to a trace file")
+            if self.trace_format in ("cloudsimpy", "swf"):
+                for name in ("instances", "status_policy", "window", "machine_table"):
+                    value = getattr(self, name)
+                    require(value is None, cls, name, span_text(value) if name == "window" else value,
+                             f"applies to --format alibaba-v2017 or alibaba-v2018, "
+                             f"not to {self.trace_format}; leave it out or give the format")
+        check_file(cls, "instances", self.instances, "batch_instance.csv")
+        check_file(cls, "machine_table", self.machine_table,
+                    "server_event.csv (v2017) or machine_meta.csv (v2018)")
+        require(not self.machine_events or self.machine_table is not None, cls, "machine_events", True,
+                 "needs --machine-table FILE (the machines whose events to replay)")
+        if self.softerror_downtime is not None:
+            require(self.trace_format == "alibaba-v2017" and self.machine_table is not None, cls,
+                     "softerror_downtime", self.softerror_downtime,
+                     "applies to a v2017 machine table: give --format alibaba-v2017 --machine-table server_event.csv")
+            check_positive_real(cls, "softerror_downtime", self.softerror_downtime, "seconds")
+        if self.window is not None:
+            start, end = self.window
+            require(is_real(start) and is_real(end) and start < end, cls, "window", span_text(self.window),
+                     "need finite START < END (seconds of trace time)")
+        if self.cache is not None:
+            require(not Path(self.cache).exists() or Path(self.cache).is_dir(), cls, "cache", self.cache,
+                     "is a file, not a folder; give a folder for the cache")
+        if self.chunk_size is not None:
+            check_positive_whole(cls, "chunk_size", self.chunk_size, "jobs per chunk")
+        check_range(cls, "chunks", self.chunks, "chunks")
+        check_range(cls, "jobs", self.jobs, "jobs")
+        require(self.chunks is None or self.chunk_size is not None, cls, "chunks",
+                 span_text(self.chunks),
+                 "needs --chunk-size N (the jobs per chunk)")
+        require(self.jobs is None or self.chunk_size is None, cls, "jobs", span_text(self.jobs),
+                 "give either --jobs or --chunk-size, not both")
+        if self.load is not None:
+            check_positive_real(cls, "load", self.load, "a fraction of capacity such as 0.7")
+        if self.synthetic_jobs is not None:
+            check_positive_whole(cls, "synthetic_jobs", self.synthetic_jobs, "jobs to generate")
+        require(is_whole(self.seed) and self.seed >= 0, cls, "seed", self.seed, "must be a whole number >= 0")
+
+    @property
+    def is_generator(self) -> bool:
+        """True when the workload is generated: no WORKLOAD, or a generator name that is not a file."""
+        return self.source is None or (self.source in GENERATORS and not Path(self.source).exists())
+
+    @property
+    def generator_name(self) -> str:
+        return self.generator or (self.source if self.source in GENERATORS else DEFAULT_GENERATOR)
+
+    @property
+    def trace_format(self) -> str:
+        if self.format is not None:
+            return self.format
+        return "swf" if str(self.source).lower().endswith(SWF_SUFFIXES) else "cloudsimpy"
+
+    @property
+    def effective_status_policy(self) -> str:
+        return self.status_policy or "drop"
+
+    @property
+    def effective_load(self) -> float:
+        return DEFAULT_LOAD if self.load is None else self.load
+
+    def describe(self) -> str:
+        """A short name of the workload for tables and plots."""
+        if self.is_generator:
+            load = "" if self.generator_name in UNLOADED_GENERATORS else f" at load {self.effective_load:g}"
+            return f"{self.generator_name}{load}"
+        return Path(self.source).name
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The machines, when the workload does not bring its own."""
+
+    machines: int | None = option(
+        None, "--machines", f"number of identical machines (default {DEFAULT_MACHINES}, the generator's "
+        "cluster, or an SWF log's machine)", parse=whole)
+    capacity: Mapping[str, float] | None = option(
+        None, "--capacity", "capacity of each machine, NAME=NUMBER,... with any resources (default "
+        f"{show_value(DEFAULT_CAPACITY)}, the generator's, or an SWF log's)", parse=capacity, metavar="NAME=NUMBER,...")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        if self.machines is not None:
+            check_positive_whole(cls, "machines", self.machines, "the number of identical machines")
+            memory = physical_memory()
+            require(memory is None or self.machines * BYTES_PER_MACHINE <= memory, cls, "machines", self.machines,
+                     f"a cluster that large needs at least {self.machines * BYTES_PER_MACHINE / 2**30:.3g} GiB of "
+                     f"memory ({BYTES_PER_MACHINE} bytes a machine before any work), more than this machine's "
+                     f"{(memory or 0) / 2**30:.3g} GiB; give fewer machines")
+        if self.capacity is not None:
+            require(len(self.capacity) > 0, cls, "capacity", "", "write NAME=NUMBER pairs, e.g. cpu=64,memory=1")
+            for name, value in self.capacity.items():
+                require(is_real(value) and value >= 0, cls, "capacity", self.capacity,
+                         f"{name} must be a finite number >= 0")
+            require(any(v > 0 for v in self.capacity.values()), cls, "capacity", self.capacity,
+                     "every resource is 0: no task could ever run")
+            object.__setattr__(self, "capacity", dict(self.capacity))
+
+
+@dataclass(frozen=True)
+class SimulationConfig:
+    """How the engine runs an episode: trigger mode, machine failures."""
+
+    tick: float | None = option(
+        None, "--tick", "fixed scheduler tick (1 for CloudSimPy-compatible replays); default: event-driven",
+        parse=real, metavar="T")
+    on_failure: str = option(
+        "requeue", "--on-failure", "instances on a machine that fails: requeue them or count them failed "
+        "(default requeue)", choices=FAILURE_POLICIES)
+    mtbf: float | None = option(
+        None, "--mtbf", "random machine failures: mean up time between failures per machine (seeded by --seed)",
+        parse=real, metavar="T")
+    mttr: float | None = option(
+        None, "--mttr", "with --mtbf: mean time to repair (default mtbf / 10)", parse=real, metavar="T")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        check_choices(self)
+        if self.tick is not None:
+            check_positive_real(cls, "tick", self.tick, "time units between scheduler wakes; leave it out "
+                                 "for event-driven scheduling")
+        if self.mtbf is not None:
+            check_positive_real(cls, "mtbf", self.mtbf, "mean time between failures")
+        if self.mttr is not None:
+            require(self.mtbf is not None, cls, "mttr", self.mttr, "needs --mtbf (the failures to repair)")
+            check_positive_real(cls, "mttr", self.mttr, "mean time to repair")
+
+    @property
+    def effective_mttr(self) -> float | None:
+        if self.mtbf is None:
+            return None
+        return self.mtbf / 10 if self.mttr is None else self.mttr
+
+
+@dataclass(frozen=True)
+class TickedSimulationConfig(SimulationConfig):
+    """`SimulationConfig` with DeepJS's and CloudSimPy's tick of 1 as the default (bench)."""
+
+    tick: float | None = option(
+        1.0, "--tick", "fixed scheduler tick (default 1, as DeepJS and CloudSimPy)", parse=real, metavar="T")
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """Where the episodes run: local processes or a Ray cluster."""
+
+    executor: str = option(
+        "local", "--executor", "local processes (default) or ray (a Ray cluster; pip install 'cloudsim[ray]')",
+        choices=EXECUTORS)
+    workers: int | None = option(
+        None, "--workers", "processes (local) or CPUs of a new local Ray instance; default every core, "
+        "never more than the runs", parse=whole, metavar="N")
+    address: str | None = option(
+        None, "--address", "with --executor ray: an existing cluster (auto, or ray://HOST:10001); "
+        "default a new local Ray instance", metavar="ADDR")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        check_choices(self)
+        if self.workers is not None:
+            check_positive_whole(cls, "workers", self.workers, "worker processes")
+        require(self.address is None or self.executor == "ray", cls, "address", self.address,
+                 "applies to --executor ray only")
+        if self.address is not None and self.address != "auto":
+            host, sep, port = self.address.removeprefix("ray://").rpartition(":")
+            require(bool(host) and bool(sep) and port.isdigit(), cls, "address", self.address,
+                     "write HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:10001 or auto")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """What the run prints and writes."""
+
+    json: bool = option(False, "--json", "print one strict JSON object per run, then a summary line", switch=True)
+    out: str | None = option(None, "--out", "write the results into DIR (created whole when the run completes)",
+                             metavar="DIR")
+    overwrite: bool = option(False, "--overwrite", "with --out: replace DIR if it already holds files", switch=True)
+    stream: bool = option(
+        False, "--stream", "with --out: write each run's tables while it runs and keep only the jobs in flight "
+        "(cloudsim.streaming; no utilisation table, no imbalance numbers); the workload itself is still loaded "
+        "whole", switch=True)
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        require(not self.overwrite or self.out is not None, cls, "overwrite", True, "needs --out DIR")
+        require(not self.stream or self.out is not None, cls, "stream", True,
+                 "writes the tables under --out DIR as the run goes: add --out DIR")
+        if self.out is not None:
+            problem = folder_problem(self.out, self.overwrite)
+            require(problem is None, cls, "out", self.out, problem)
+
+
+@dataclass(frozen=True)
+class ReplayReportConfig(ReportConfig):
+    """What a replay prints and writes: the common outputs, and pictures of each run."""
+
+    plots: bool = option(
+        False, "--plots", "with --out: draw each run's Gantt chart and utilisation over time (gantt.png, "
+        "utilisation.png beside its tables; `cloudsim plot DIR` draws them for an existing folder)", switch=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(not self.plots or self.out is not None, type(self), "plots", True,
+                 "draws into each run's folder under --out DIR: add --out DIR")
+
+
+@dataclass(frozen=True)
+class PlotConfig:
+    """`cloudsim plot`: the pictures of run folders a replay wrote with --out."""
+
+    folder: str = option(None, "RUNS", "a folder cloudsim replay --out wrote, or one run's folder in it",
+                         positional=True)
+    max_machines: int = option(
+        GANTT_MACHINES, "--max-machines", "up to N machines, the Gantt chart draws every instance group; above, "
+        "machines share rows coloured by how busy they were", parse=whole, metavar="N")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        require(self.folder is not None, cls, "folder", None, "give the folder of a replay's --out")
+        where = Path(self.folder)
+        require(where.exists(), cls, "folder", self.folder, "no such folder; give the folder of a replay's --out")
+        require(where.is_dir(), cls, "folder", self.folder, "is not a folder; give the folder of a replay's --out")
+        check_positive_whole(cls, "max_machines", self.max_machines, "machines drawn one row each")
+
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Which brokers run."""
+
+    brokers: tuple[str, ...] = option(
+        ("first-fit",), "--brokers", "brokers, comma-separated (the table in docs/guide/brokers.md)",
+        parse=name_list, metavar="NAMES", aliases=("--broker",))
+    checkpoint: tuple[tuple[str, str], ...] = option(
+        (), "--checkpoint", "weights for learned brokers, NAME=PATH[,NAME=PATH] (a bare PATH when one learned "
+        "broker runs); default: the checkpoints shipped with cloudsim", parse=checkpoint_list, metavar="NAME=PATH")
+    window: int | None = option(
+        None, "--task-window", "show every heuristic only the first N waiting tasks, as the learned Deepk8s brokers see "
+        "them (default: all; the deepk8s workload: 10)", parse=whole, metavar="N")
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        require(not isinstance(self.brokers, str), cls, "brokers", self.brokers,
+                 "give the names as a tuple, e.g. BrokerConfig((\"first-fit\",))")
+        object.__setattr__(self, "brokers", tuple(self.brokers))
+        choose = (f"choose from {', '.join(BROKERS)} (DeepRM's environment: {', '.join(DEEPRM_ENV_BROKERS)}; RLSK's "
+                  f"federation: {', '.join(RLSK_DISPATCHERS)})")
+        require(len(self.brokers) > 0 and all(self.brokers), cls, "brokers", self.brokers,
+                 f"give one or more broker names separated by commas; {choose}")
+        unknown = [b for b in self.brokers if b not in BROKERS and b not in DEEPRM_ENV_BROKERS
+                   and b not in RLSK_DISPATCHERS]
+        require(not unknown, cls, "brokers", self.brokers, f"unknown broker(s) {', '.join(unknown)}; {choose}")
+        repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
+        require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
+        if isinstance(self.checkpoint, str):  # a bare path from Python
+            object.__setattr__(self, "checkpoint", (("", self.checkpoint),))
+        learned = [b for b in self.brokers if b in LEARNED]
+        require(not self.checkpoint or learned, cls, "checkpoint", ",".join(p for _, p in self.checkpoint),
+                 f"applies to learned brokers ({', '.join(LEARNED)}) and --brokers names none; add one or leave "
+                 f"the checkpoint out")
+        pairs = []
+        for name, path in self.checkpoint:
+            if not name:
+                require(len(learned) == 1, cls, "checkpoint", path,
+                         f"name the broker it is for: NAME=PATH with NAME among the learned brokers in --brokers "
+                         f"({', '.join(learned) or 'none'})")
+                name = learned[0]
+            require(name in learned, cls, "checkpoint", f"{name}={path}",
+                     f"{name} is not a learned broker in --brokers ({', '.join(learned) or 'none'}); add it to "
+                     f"--brokers or leave this checkpoint out")
+            check_file(cls, "checkpoint", path, f"a {name} checkpoint (cloudsim train {TRAINED_BY[name]})")
+            pairs.append((name, path))
+        names = [name for name, _ in pairs]
+        require(len(set(names)) == len(names), cls, "checkpoint", self.checkpoint,
+                 "names a broker twice; give one checkpoint per broker")
+        object.__setattr__(self, "checkpoint", tuple(pairs))
+        if self.window is not None:
+            check_positive_whole(cls, "window", self.window, "visible tasks")
+
+    def options(self, broker: str) -> dict:
+        """Keyword options for `agents.make_broker` of ``broker``."""
+        path = dict(self.checkpoint).get(broker)
+        return {"checkpoint": path} if path else {}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a replay needs; `compare` and `bench` add their own options."""
+
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    simulation: SimulationConfig = field(default_factory=SimulationConfig)
+    brokers: BrokerConfig = field(default_factory=BrokerConfig)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+    report: ReportConfig = field(default_factory=ReplayReportConfig)
+
+    @property
+    def federated(self) -> bool:
+        """Whether brokers act as RLSK's cluster-level dispatchers (`compare --env rlsk`)."""
+        return False
+
+    @property
+    def writes_tables(self) -> bool:
+        """Whether --out holds each run's tables (replay), which --stream writes as the run goes."""
+        return True
+
+    @property
+    def window(self) -> int | None:
+        """The task window heuristics see: --window, else the workload's own (`GENERATOR_WINDOWS`)."""
+        if self.brokers.window is not None:
+            return self.brokers.window
+        return GENERATOR_WINDOWS.get(self.workload.generator_name) if self.workload.is_generator else None
+
+    def __post_init__(self) -> None:
+        require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
+                 "applies to replay, whose --out holds each run's tables; leave it out")
+        if self.workload.machine_table is not None:
+            for name in ("machines", "capacity"):
+                value = getattr(self.cluster, name)
+                require(value is None, ClusterConfig, name, value,
+                         "the cluster comes from --machine-table; leave it out or drop --machine-table")
+        self._check_core_brokers()
+
+    def _check_core_brokers(self) -> None:
+        """Refuse the names that only dispatch jobs in RLSK's federation (an oracle, say) on the core."""
+        if self.federated:
+            return
+        federation_only = [b for b in self.brokers.brokers if b in RLSK_DISPATCHERS and b not in BROKERS]
+        require(not federation_only, BrokerConfig, "brokers", self.brokers.brokers,
+                 f"{', '.join(federation_only)} dispatches jobs to RLSK's clusters only; run it with `cloudsim compare "
+                 f"rlsk --brokers {','.join(federation_only)}`")
