@@ -1,5 +1,8 @@
 """The run layer: typed configuration, workload resolution and episodes, the runner, and reports.
 
+A command's data flows one way: options (`cloudsim.run.config`) -> `resolve`
+(workload, episodes, cluster, broker plans) -> one `RunSpec` per run, executed by
+the `cloudsim.runner.Runner` (`run_one`) -> rows -> the command's report.
 It composes the engine (`cloudsim`), the brokers (`agents`) and the workloads
 (`traces`); the command line (`cloudsim.cli`), the benchmarks and the tests call
 it, and Python users can too::
@@ -27,17 +30,19 @@ from cloudsim.run.config import (
     SimulationConfig,
     WorkloadConfig,
 )
-from cloudsim.run.episode import RunOutcome, RunSpec, RunWarning, run_one
+from cloudsim.run.episode import RunOutcome, RunSpec, run_one
 from cloudsim.run.output import ResultFolder, strict_json
 from cloudsim.run.leaderboard import LeaderboardResult, leaderboard
 from cloudsim.run.plots import plot_run, run_folders
 from cloudsim.run.replay import ReplayResult, replay
+from cloudsim.run.resolve import BrokerPlan, ResolvedRun, RunWarning, Workplace, resolve
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
 
 __all__ = [
     "BenchConfig",
     "BenchResult",
     "BrokerConfig",
+    "BrokerPlan",
     "ClusterConfig",
     "CompareConfig",
     "CompareResult",
@@ -49,6 +54,7 @@ __all__ = [
     "ReplayReportConfig",
     "ReplayResult",
     "ReportConfig",
+    "ResolvedRun",
     "ResolvedWorkload",
     "ResultFolder",
     "RunConfig",
@@ -58,6 +64,7 @@ __all__ = [
     "RunnerConfig",
     "SimulationConfig",
     "WorkloadConfig",
+    "Workplace",
     "bench",
     "check_episodes",
     "compare",
@@ -68,6 +75,7 @@ __all__ = [
     "plot_makespan_differences",
     "plot_run",
     "replay",
+    "resolve",
     "resolve_workload",
     "run_folders",
     "run_one",

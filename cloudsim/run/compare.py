@@ -10,7 +10,6 @@ numbers; `summarise` turns the rows into mean and standard deviation per broker
 from __future__ import annotations
 
 import shlex
-import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -20,10 +19,10 @@ from cloudsim import __version__
 from cloudsim.run.comparison import (REPORTED, RLSK_REPORTED, CompareResult, markdown_table, plot_broker_bars,
                                      plot_metric_vs_load, plot_utilisation_curves, summarise)
 from cloudsim.run.config import CompareConfig
-from cloudsim.run.episode import RunSpec, RunWarning, build_brokers, run_one
+from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.output import ResultFolder
-from cloudsim.run.replay import check_accounted, prepare
-from cloudsim.run.workload import check_episodes, episodes, resolve_workload
+from cloudsim.run.replay import check_accounted
+from cloudsim.run.resolve import resolve
 from cloudsim.runner import Runner
 
 __all__ = [
@@ -62,36 +61,32 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
         if config.workload.is_generator:
             loads = config.load_list
             reference = None if loads[0] is None else min(loads, key=lambda v: abs(v - 0.7))
-            probe = resolve_workload(config, load=loads[0], seed=seeds[0])  # the cluster, and checks up front
-            cluster = probe.cluster
-            for message in check_episodes(config, cluster, episodes(config, probe)):
-                warnings.warn(message, RunWarning, stacklevel=2)
-            build_brokers(config, cluster)
-            specs = [RunSpec(broker, seed, config, label=None, load=load,
+            run = resolve(config, load=loads[0], seed=seeds[0])  # the cluster, and checks up front
+            specs = [RunSpec(plan, seed, run.simulation, label=None, load=load, generate=config,
                              keep="curve" if load == reference and seed == seeds[0] else None)
-                     for load in loads for seed in seeds for broker in brokers]
+                     for load in loads for seed in seeds for plan in run.brokers]
             what = config.workload.describe() if reference is None else (
                 f"{config.workload.generator_name} at load {reference:g}")
             first_run = what
         else:
-            resolved, runs = prepare(config)
-            cluster = resolved.cluster
-            specs = [RunSpec(broker, seed, config, label=run.label, jobs=run.jobs, cluster=cluster,
-                             events=run.events, keep="curve" if k == 0 and seed == seeds[0] else None)
-                     for k, run in enumerate(runs) for seed in seeds for broker in brokers]
-            labels = [run.label for run in runs]
+            run = resolve(config)
+            specs = [RunSpec(plan, seed, run.simulation, label=episode.label, jobs=episode.jobs, place=run.place,
+                             events=episode.events, keep="curve" if k == 0 and seed == seeds[0] else None)
+                     for k, episode in enumerate(run.episodes) for seed in seeds for plan in run.brokers]
+            labels = [episode.label for episode in run.episodes]
             name = config.workload.describe()
             what = f"{name}, episode(s) {labels[0]}" + (f" to {labels[-1]}" if len(labels) > 1 else "")
             first_run = f"{name}, episode {labels[0]}"
+        cluster = run.place.cluster
         rows, curves = [], {}
         try:
             with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
                 for spec, outcome in zip(specs, runner.map(run_one, specs, desc="runs")):
-                    row = {"broker": spec.broker, "load": spec.load, "chunk": spec.label, "seed": spec.seed,
+                    row = {"broker": spec.broker.name, "load": spec.load, "chunk": spec.label, "seed": spec.seed,
                            **{k: v for k, v in outcome.summary.items() if k != "broker"}}
                     rows.append(row)
                     if outcome.curve is not None:
-                        curves[spec.broker] = outcome.curve
+                        curves[spec.broker.name] = outcome.curve
                     if on_row is not None:
                         on_row(row)
         except BaseException:

@@ -20,8 +20,8 @@ from cloudsim import __version__
 from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
 from cloudsim.run.comparison import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
 from cloudsim.run.config import CompareConfig
-from cloudsim.run.episode import RunWarning
 from cloudsim.run.output import ResultFolder
+from cloudsim.run.resolve import RunWarning, broker_plans
 
 __all__ = ["compare_deeprm", "DEEPRM_REPORTED"]
 
@@ -34,13 +34,14 @@ def _policies(config: CompareConfig) -> list[tuple[str, float | None, Callable[[
     from agents import DEEPRM_TETRIS_STAR_KNOB, make_deeprm_broker
 
     rows = []
-    for name in config.brokers.brokers:
+    for plan in broker_plans(config):
+        name = plan.name
         if name == "tetris-star":
             for knob in config.knobs or (DEEPRM_TETRIS_STAR_KNOB,):
                 rows.append((name, knob, lambda knob=knob: make_deeprm_broker("tetris-star", knob=knob)))
         else:
-            rows.append((name, None, lambda name=name: make_deeprm_broker(name, seed=config.workload.seed,
-                                                                           **config.brokers.options(name))))
+            rows.append((name, None, lambda plan=plan: make_deeprm_broker(plan.name, seed=config.workload.seed,
+                                                                           **dict(plan.options))))
     return rows
 
 

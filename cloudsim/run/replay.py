@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -16,14 +15,14 @@ from typing import Callable
 import pandas as pd
 
 from cloudsim.run.config import RunConfig
-from cloudsim.run.episode import RunSpec, RunWarning, build_brokers, run_one
+from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.output import ResultFolder
 from cloudsim.run.plots import plot_run
-from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, episodes, resolve_workload
+from cloudsim.run.resolve import ResolvedRun, resolve
 from cloudsim.runner import Runner
 from traces import JobStream
 
-__all__ = ["ReplayResult", "account", "check_accounted", "prepare", "replay"]
+__all__ = ["ReplayResult", "account", "check_accounted", "replay"]
 
 
 @dataclass
@@ -35,17 +34,6 @@ class ReplayResult:
     out: Path | None = None
 
 
-def prepare(config: RunConfig) -> tuple[ResolvedWorkload, list[Episode]]:
-    """Load the workload, slice its episodes and check them and the brokers against the cluster:
-    everything that can refuse a run happens here, before the first simulation."""
-    resolved = resolve_workload(config)
-    runs = episodes(config, resolved)
-    for message in check_episodes(config, resolved.cluster, runs):
-        warnings.warn(message, RunWarning, stacklevel=2)
-    build_brokers(config, resolved.cluster)
-    return resolved, runs
-
-
 def check_accounted(rows: list[dict]) -> None:
     """Every instance of every run finished or failed: the engine guarantees it, and a report
     must never hide a loss."""
@@ -54,17 +42,18 @@ def check_accounted(rows: list[dict]) -> None:
         raise RuntimeError(f"{len(lost)} run(s) lost instances (first: {lost[0]})")
 
 
-def account(resolved: ResolvedWorkload, runs: list[Episode], rows: list[dict], brokers: tuple[str, ...]) -> dict:
+def account(run: ResolvedRun, rows: list[dict]) -> dict:
     """What a run covered: jobs, tasks and instances, what loading skipped, and per broker how many
     instances finished, failed and were restarted. Raises if any instance is unaccounted for."""
     check_accounted(rows)
+    resolved, runs, brokers = run.workload, run.episodes, tuple(plan.name for plan in run.brokers)
 
     # A streamed episode's jobs were read in its runs, not here: its first run's row counts them.
     covered = [{"jobs": row["jobs"], "tasks": row["tasks"], "instances": row["instances"]}
-               if isinstance(run.jobs, JobStream) else
-               {"jobs": len(run.jobs), "tasks": sum(len(job.tasks) for job in run.jobs),
-                "instances": sum(job.instances for job in run.jobs)}
-               for run, row in zip(runs, rows[::len(brokers)] if brokers else [])]
+               if isinstance(episode.jobs, JobStream) else
+               {"jobs": len(episode.jobs), "tasks": sum(len(job.tasks) for job in episode.jobs),
+                "instances": sum(job.instances for job in episode.jobs)}
+               for episode, row in zip(runs, rows[::len(brokers)] if brokers else [])]
 
     def per_broker(column: str) -> dict:
         return {b: sum(r[column] for r in rows if r["broker"] == b) for b in brokers}
@@ -108,29 +97,28 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
     """
     plots = getattr(config.report, "plots", False)  # a replay's report (`ReplayReportConfig`) has them
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
-        resolved, runs = prepare(config)
-        brokers = config.brokers.brokers
+        run = resolve(config)
         key = "chunk" if config.workload.chunk_size is not None else "jobs_range"
         # One run shows the engine's own bar (jobs finished, simulated time) on a terminal.
-        single = len(runs) * len(brokers) == 1 and sys.stderr.isatty()
+        single = len(run.episodes) * len(run.brokers) == 1 and sys.stderr.isatty()
         stream = folder is not None and config.report.stream
-        specs = [RunSpec(broker, config.workload.seed, config, label=run.label, jobs=run.jobs,
-                         cluster=resolved.cluster, events=run.events,
+        specs = [RunSpec(plan, config.workload.seed, run.simulation, label=episode.label, jobs=episode.jobs,
+                         place=run.place, events=episode.events,
                          keep="result" if folder is not None and not stream else None, progress=single,
-                         stream_to=str(folder.staging / _run_folder(run.label, broker)) if stream else None)
-                 for run in runs for broker in brokers]
+                         stream_to=str(folder.staging / _run_folder(episode.label, plan.name)) if stream else None)
+                 for episode in run.episodes for plan in run.brokers]
         rows = []
         with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
             for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode")):
                 row = {key: spec.label, **outcome.summary}
                 rows.append(row)
                 if outcome.result is not None:  # a streamed run has written its own tables
-                    folder.write_atomically(_run_folder(spec.label, spec.broker), outcome.result.to_parquet)
+                    folder.write_atomically(_run_folder(spec.label, spec.broker.name), outcome.result.to_parquet)
                 if plots:
-                    plot_run(folder.staging / _run_folder(spec.label, spec.broker))
+                    plot_run(folder.staging / _run_folder(spec.label, spec.broker.name))
                 if on_row is not None:
                     on_row(row)
-        total = account(resolved, runs, rows, brokers)
+        total = account(run, rows)
         if folder is not None:
             pd.DataFrame(rows).to_csv(folder.staging / "episodes.csv", index=False)
             total["out"] = str(folder.commit())

@@ -144,15 +144,6 @@ class CompareConfig(RunConfig):
     def federated(self) -> bool:
         return self.env == "rlsk"
 
-    def federation_cluster(self, cluster):
-        """--env rlsk: the workload's clusters (one machine each), each split into --nodes equal nodes."""
-        from cloudsim.envs.rlsk import federation_cluster
-
-        nodes = self.nodes or 1
-        if nodes == 1:
-            return cluster
-        return federation_cluster(cluster.machines, nodes, dict(zip(cluster.resources, cluster.capacities[0])))
-
     @property
     def deeprm_arrivals(self) -> str:
         """--env deeprm: how jobs arrive (`cloudsim.envs.deeprm.ARRIVALS`)."""

@@ -396,11 +396,6 @@ class BrokerConfig:
         if self.window is not None:
             check_positive_whole(cls, "window", self.window, "visible tasks")
 
-    def options(self, broker: str) -> dict:
-        """Keyword options for `agents.make_broker` of ``broker``."""
-        path = dict(self.checkpoint).get(broker)
-        return {"checkpoint": path} if path else {}
-
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -422,13 +417,6 @@ class RunConfig:
     def writes_tables(self) -> bool:
         """Whether --out holds each run's tables (replay), which --stream writes as the run goes."""
         return True
-
-    @property
-    def window(self) -> int | None:
-        """The task window heuristics see: --window, else the workload's own (`GENERATOR_WINDOWS`)."""
-        if self.brokers.window is not None:
-            return self.brokers.window
-        return GENERATOR_WINDOWS.get(self.workload.generator_name) if self.workload.is_generator else None
 
     def __post_init__(self) -> None:
         require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
