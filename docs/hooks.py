@@ -1,10 +1,15 @@
-"""MkDocs hooks: the command reference, written from the argparse definitions at every build."""
+"""MkDocs hooks, run at every build: the home page is the README (its links rewritten for the site), and
+the command reference is written from the argparse definitions, so that neither can drift."""
 
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 
 MARKER = "<!-- cli-reference -->"
+README_MARKER = "<!-- readme -->"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: str):
@@ -26,5 +31,15 @@ def cli_reference() -> str:
     return "\n".join(parts)
 
 
+def readme() -> str:
+    """The README as the site's home page: its links into docs/ and benchmarks/results/ made relative
+    to docs/ (where benchmarks/results is linked as results/)."""
+    text = (ROOT / "README.md").read_text()
+    text = re.sub(r"\]\(docs/", "](", text)
+    return re.sub(r"\]\(benchmarks/results/", "](results/", text)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if README_MARKER in markdown:
+        markdown = markdown.replace(README_MARKER, readme())
     return markdown.replace(MARKER, cli_reference()) if MARKER in markdown else markdown
