@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from cloudsim import ClusterSpec, JobSpec, Simulation
+from cloudsim.version import __version__
 
 if TYPE_CHECKING:
     from cloudsim.runner import Runner
@@ -159,7 +160,11 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
 
 
 CHECKPOINT_KEYS = ("agent", "model", "optimizer", "config")
-"""What `save_checkpoint` always writes (besides the random states and the agent's ``extra`` entries)."""
+"""What `save_checkpoint` always writes and `read_checkpoint` requires (besides the random states and the
+agent's ``extra`` entries)."""
+VERSION_KEY = "cloudsim_version"
+"""The version of cloudsim that wrote a checkpoint, which `save_checkpoint` also writes (files written before
+it was added lack it, so it is not required)."""
 
 RNG_KEYS = ("torch_rng", "python_rng", "numpy_rng")
 """The random states `rng_state` captures, under the names a checkpoint stores them by."""
@@ -293,11 +298,11 @@ def save_checkpoint(path: str | Path, *, agent: str, config: Any, model: Mapping
     if unknown:
         raise ValueError(f"save_checkpoint: unknown random states {unknown}; pass what rng_state returns "
                          f"({', '.join(RNG_KEYS)})")
-    clashes = sorted(k for k in extra if k in CHECKPOINT_KEYS or k in RNG_KEYS)
+    clashes = sorted(k for k in extra if k in CHECKPOINT_KEYS or k in RNG_KEYS or k == VERSION_KEY)
     if clashes:
         raise ValueError(f"save_checkpoint: extra entries {clashes} would replace the kit's own; rename them")
     state = {"agent": agent, "config": _plain(dataclasses.asdict(config)), "model": model, "optimizer": optimizer,
-             **rng, **extra}
+             VERSION_KEY: __version__, **rng, **extra}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(path.suffix + ".partial")

@@ -24,8 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMEnv, deeprm_jobsets, sjf_actions
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deeprm"

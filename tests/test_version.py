@@ -21,3 +21,16 @@ def test_a_results_folder_names_the_version_that_wrote_it(tmp_path):
     written = json.loads((tmp_path / "summary.json").read_text())
     assert written["cloudsim_version"] == cloudsim.__version__
     assert written["makespan"] == 2.0 and "cloudsim_version" not in result.summary
+
+
+def test_a_trained_checkpoint_names_the_version_that_wrote_it(tmp_path):
+    from dataclasses import dataclass
+
+    from agents.kit import read_checkpoint, save_checkpoint
+
+    @dataclass(frozen=True)
+    class Settings:
+        rate: float = 0.1
+
+    save_checkpoint(tmp_path / "policy.pt", agent="toy", config=Settings(), model={})
+    assert read_checkpoint(tmp_path / "policy.pt", agent="toy")["cloudsim_version"] == cloudsim.__version__

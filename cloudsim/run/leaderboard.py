@@ -209,11 +209,11 @@ def _cell_text(table: pd.DataFrame, broker: str, metric: str) -> str:
 
 def _markdown(config: LeaderboardConfig, tables, ranking, skipped, results: list[dict]) -> str:
     wall = sum(r["wall_s"] for r in results)
-    lines = [f"# Leaderboard", "", f"cloudsim {__version__}; {len(tables)} workload(s) x {len(config.brokers)} "
+    lines = ["# Leaderboard", "", f"cloudsim {__version__}; {len(tables)} workload(s) x {len(config.brokers)} "
              f"broker(s); {config.seeds} seed(s) of the generated workloads; cells' run time {wall:.0f} s. "
              f"Values are mean ± standard deviation over each workload's episodes and seeds.", ""]
-    lines += ["## Ranking", "", f"Rank by mean job slowdown on each workload (1 = lowest); mean rank over the "
-              f"workloads each broker ran.", "",
+    lines += ["## Ranking", "", "Rank by mean job slowdown on each workload (1 = lowest); mean rank over the "
+              "workloads each broker ran.", "",
               "| broker | " + " | ".join(tables) + " | mean rank |", "|---" * (len(tables) + 2) + "|"]
     for broker, row in ranking.iterrows():
         ranks = [("-" if np.isnan(row[name]) else f"{row[name]:.0f}") for name in tables]
@@ -263,7 +263,7 @@ def _plot_ranking(ranking: pd.DataFrame, names: list[str], path: Path) -> Path:
                 color="black" if np.isnan(value) or value <= np.nanmax(ranks) / 2 else "white")
     ax.set_xticks(range(len(names)), names)
     ax.set_yticks(range(len(ranking)), ranking.index)
-    ax.set_title(f"rank by mean job slowdown (1 = best); rows by mean rank", fontsize=9)
+    ax.set_title("rank by mean job slowdown (1 = best); rows by mean rank", fontsize=9)
     fig.colorbar(image, ax=ax, label="rank")
     fig.tight_layout()
     return save_figure(fig, path)
