@@ -71,6 +71,8 @@ class FirstFit:
         machines = np.flatnonzero(view.machine_fits_some)
         if len(machines) == 0:
             return None
+        if view.constrained:  # devices and attributes: each decision on the view the earlier ones leave
+            return plan_of(view, _first_fit_pair)
         fits, demand, by_resource = view.fits, view.demand, view.demand_by_resource
         # Every task of a view waits; only the few the plan starts need their counts (a long queue
         # would cost a pass over every task per round).
@@ -107,6 +109,15 @@ class FirstFit:
             if exhausted == view.num_tasks:
                 break
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
+
+
+def _first_fit_pair(view: ClusterView | PlannedView) -> Decision | None:
+    """The first fit pair in machine-major order, with every instance of the task that fits there."""
+    machines, tasks = view.fit_pairs
+    if len(machines) == 0:
+        return None
+    machine, task = int(machines[0]), int(tasks[0])
+    return Decision(machine, task, view.fit_count(machine, task))
 
 
 def _kernels():
@@ -176,7 +187,8 @@ class PairScore(ABC):
         """The round as one plan when `compiled` says how to score it (`agents.kernels.best_pair_round`);
         otherwise the best pair, one decision per call: from the kept best pairs on a cluster of
         ``incremental_from`` machines or more, every pair scored on a smaller one."""
-        compiled = self.compiled(view) if self.compiled_rounds else None
+        # The kernel and the kept best pairs know resources only: a cluster with devices is scored pair by pair.
+        compiled = self.compiled(view) if self.compiled_rounds and not view.constrained else None
         if compiled is not None:
             columns, shares = compiled
             # With a window, a task that runs out lets a backlog task in: the plan stops there (not final).
@@ -184,7 +196,7 @@ class PairScore(ABC):
                                                    np.asarray(columns, dtype=np.int64), view.capacity, shares,
                                                    view.backlog > 0)
             return _plan(plan, final=not cut)
-        if self.incremental and view.num_machines >= self.incremental_from:
+        if self.incremental and view.num_machines >= self.incremental_from and not view.constrained:
             return best_decision(self, view)
         return self.decide_one(view)
 
@@ -403,6 +415,8 @@ class EasyBackfilling:
     duration without taking what the reservation holds (`ClusterView.fits_from`):
     it ends before the reserved start, or uses resources the head does not need.
     One reservation at a time, as EASY does; the next head reserves once it has started.
+    On a cluster with devices (or machine attributes), which reservations do not model, a
+    head that fits nowhere reserves nothing: the first later task that fits now starts.
     """
 
     name = "easy"
@@ -422,6 +436,9 @@ class EasyBackfilling:
             machines = np.flatnonzero(view.machines_fitting(head))
             if machines.size:
                 return Decision(int(machines[0]), head, view.fit_count(int(machines[0]), head))
+            if view.constrained:  # reservations do not model devices: backfill what fits now instead
+                tasks, machines = np.nonzero(view.fits.T)
+                return Decision(int(machines[0]), int(tasks[0]), 1) if len(tasks) else None
             starts = np.array([view.earliest_start(m, head) for m in range(view.num_machines)])
             machine = int(np.argmin(starts))
             if not np.isfinite(starts[machine]):

@@ -25,6 +25,7 @@ import numpy as np
 
 from cloudsim.broker import ClusterView, Decision, Plan, PlanCheck, sequential_fit_count
 from cloudsim.cluster import instances_applied
+from cloudsim.devices import device_fit_count, device_fits
 from cloudsim.reservations import Reservation
 
 __all__ = ["PlannedView", "plan_of"]
@@ -131,14 +132,19 @@ class PlannedView:
     def fit_count(self, machine: int, task: int) -> int:
         if not self.fits_one(machine, task):
             return 0
-        return sequential_fit_count(self.free[machine], self.demand[task], int(self.waiting[task]))
+        fit = sequential_fit_count(self.free[machine], self.demand[task], int(self.waiting[task]))
+        if self._view.constrained:  # (fits_one has checked the attributes)
+            count, milli = (int(v) for v in self.device_request[task])
+            fit = min(fit, device_fit_count(self._future().device_free_of(machine), count, milli))
+        return fit
 
     def apply(self, decision: Decision) -> None:
         """Count a decision: instances started now, or reserved (the engine applies it only with the whole plan)."""
         machine, task, count = decision.machine, decision.task, decision.count
         demand = self.demand[task]
         reserves = decision.at is not None and decision.at != self.time
-        if reserves or self._check is not None:  # the plan's holdings over time are in use: keep them
+        constrained = self._view.constrained  # the engine's check picks the devices: keep it
+        if reserves or self._check is not None or constrained:  # the plan's holdings over time are in use: keep them
             future = self._future()
             taken, duration = future.stay(task, count)
             future.check(len(self._applied), decision)
@@ -153,6 +159,9 @@ class PlannedView:
             return
         self.free[machine] = instances_applied(self.free[machine], demand, count, np.subtract)
         row = self.up[machine] & (self.demand <= self.free[machine]).all(axis=1)
+        if constrained:
+            row &= device_fits(self._future().device_free_of(machine), self.device_request)
+            row &= self._view.accepted_by(machine)
         if self._fitting is not None:
             self._fitting += row.astype(np.int64) - self._row(machine)
         slot = self._slot.get(machine)

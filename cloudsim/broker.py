@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 import numpy as np
 
 from cloudsim.cluster import frozen, instances_applied
+from cloudsim.devices import default_devices, device_fit_count, device_problem
 from cloudsim.reservations import on_tick
 
 if TYPE_CHECKING:
@@ -66,12 +67,18 @@ class Decision:
     the waiting set now and start at ``at``; the machine must be up and they
     must fit its free profile (`ClusterView.free_profile`) for their whole
     duration from then, or the decision is refused. None (or now) starts them now.
+
+    ``devices``: for a task that asks for devices (``view.device_request``), the
+    machine's devices its one instance takes (``count`` 1); each must have the
+    task's milli-units free, and an exclusive task's must be completely free. None:
+    the engine picks them (`cloudsim.devices.default_devices`).
     """
 
     machine: int
     task: int
     count: int = 1
     at: float | None = None
+    devices: tuple[int, ...] | None = None
 
 
 @runtime_checkable
@@ -191,6 +198,51 @@ class ClusterView:
     def _rows(self) -> np.ndarray:
         """The ready tasks' rows in the task table's arrays."""
         return self._tasks.rows(self.task_index)
+
+    @property
+    def constrained(self) -> bool:
+        """Whether the cluster has devices or machine attributes, which fits then also ask for."""
+        return self._state.constrained
+
+    def accepted_by(self, machine: int) -> np.ndarray:
+        """Whether each ready task accepts ``machine``'s attributes, a bool array (tasks,) (on a cluster
+        without devices or attributes: all True)."""
+        if not self._state.constrained:
+            return np.ones(self.num_tasks, dtype=bool)
+        return self._state.accepted_by(machine)[: self.num_tasks]
+
+    @property
+    def device_free(self) -> np.ndarray:
+        """Free milli-units of each machine's devices, shape (machines, most devices of a machine); -1 where a
+        machine has fewer devices. A device is `cloudsim.specs.DEVICE_MILLI` milli-units."""
+        return self._state.device_free_view
+
+    @property
+    def device_count(self) -> np.ndarray:
+        """Devices of each machine, shape (machines,)."""
+        return self._state.device_count
+
+    def machine_attribute(self, name: str) -> tuple[str, ...]:
+        """Each machine's value of attribute ``name`` (a GPU model, say); "" where it has none."""
+        return self._state.spec.attribute(name)
+
+    @cached_property
+    def device_request(self) -> np.ndarray:
+        """What one instance of each ready task asks of the devices: rows (count, milli), 0 0 for none;
+        shape (tasks, 2). Milli below `cloudsim.specs.DEVICE_MILLI` shares one device; equal to it takes
+        ``count`` completely free devices."""
+        t = self._tasks
+        return frozen(np.stack([t.task_device_count[self._rows], t.task_device_milli[self._rows]], axis=1))
+
+    def accepts(self, task: int) -> np.ndarray:
+        """The machines whose attributes the ready task ``task`` accepts (`cloudsim.specs.TaskSpec.accepts`),
+        a bool array (machines,); all True for a task without a constraint."""
+        accepts = self._tasks.task_accepts[int(self._rows[task])]
+        return self._state.accepting(accepts) if accepts else np.ones(self.num_machines, dtype=bool)
+
+    def task_accepts(self, task: int) -> tuple:
+        """The ready task ``task``'s attribute constraint, as `cloudsim.specs.TaskSpec.accepts` holds it."""
+        return self._tasks.task_accepts[int(self._rows[task])]
 
     @property
     def demand_by_resource(self) -> np.ndarray:
@@ -344,6 +396,8 @@ class ClusterView:
 
     def fits_one(self, machine: int, task: int) -> bool:
         """Whether one instance of the view's ``task`` fits ``machine`` now (one entry of ``fits``, without the matrix)."""
+        if self._state.constrained:  # devices and attributes too: the fit matrix has them
+            return bool(self.fits[machine, task])
         # On Python floats: the same comparisons, without numpy's per-call cost (a check per decision).
         return bool(self.up[machine]) and all(map(operator.le, self.demand[task].tolist(),
                                                    self.free[machine].tolist()))
@@ -392,6 +446,10 @@ class ClusterView:
         if key not in self._fit_counts:
             waiting = self.waiting_instances(task)
             fit = sequential_fit_count(self.free[machine], self.demand[task], waiting) if self.up[machine] else 0
+            if self._state.constrained and fit:
+                count, milli = (int(v) for v in self.device_request[task])
+                fit = min(fit, device_fit_count(self.device_free[machine], count, milli)) \
+                    if self.accepted_by(machine)[task] else 0
             self._fit_counts[key] = fit
         return self._fit_counts[key]
 
@@ -447,6 +505,8 @@ class CheckedDecision:
     at: float | None = None
     free_after: np.ndarray | None = field(default=None, repr=False, compare=False)
     """The machine's free vector after these instances start (None: not computed; the engine computes it)."""
+    devices: list[tuple[int, ...]] | None = None
+    """Per instance, the devices it takes (None: the task asks for none)."""
 
 
 class PlanCheck:
@@ -476,6 +536,7 @@ class PlanCheck:
         # taken of the task before, count), turned into holdings over time only when a check needs them
         self._held: dict[int, list[tuple[float, int, int, int]]] = {}
         self._reserved: set[int] = set()  # machines on which the plan's earlier decisions reserve
+        self._device_free: dict[int, np.ndarray] = {}  # machine -> its devices' free milli-units after them
 
     def _where(self, position: int) -> str:
         if self.size is None:
@@ -511,6 +572,10 @@ class PlanCheck:
                 raise InvalidDecisionError(f"{where} machine (the cluster has {view.num_machines})")
             raise InvalidDecisionError(f"{where} task (the view has {view.num_tasks} ready tasks)")
         at = decision.at if isinstance(decision, Decision) else None
+        named = decision.devices if isinstance(decision, Decision) else None
+        if named is not None or (view._state.constrained and (view.device_request[task, 0] > 0
+                                                              or view.task_accepts(task))):
+            return self._devices(position, machine, task, count, at, named)
         if at is not None and at != view.time:
             return self._reservation(self._where(position), machine, task, count, at)
         timeline = view._timeline
@@ -556,6 +621,74 @@ class PlanCheck:
         if self.size is None or position < self.size - 1:  # a later decision of the plan sees its effects
             self._took(machine, task, count, view.time, left)
         return CheckedDecision(machine, task, count, free_after=left)
+
+    def _devices(self, position: int, machine: int, task: int, count: int, at: object,
+                 named: object) -> CheckedDecision:
+        """Check a decision of a task that asks for devices or machine attributes, or that names devices,
+        and give each instance its devices: ``named``, or the default rule's (`cloudsim.devices`)."""
+        view = self.view
+        job_id, task_id = view.task_key(task)
+        where = f"{self._where(position)}machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
+        need, milli = (int(v) for v in view.device_request[task])
+        if named is not None and need == 0:
+            raise InvalidDecisionError(f"{where}: names devices {named!r}, but the task asks for none; leave "
+                                       "devices out")
+        if at is not None and at != view.time:
+            raise InvalidDecisionError(f"{where}: a task that asks for devices or machine attributes cannot be "
+                                       "reserved for later (reservations do not model devices); start it now")
+        if named is not None and count != 1:
+            raise InvalidDecisionError(f"{where}: names devices for {count} instances; name one instance's "
+                                       "devices at a time (count 1), or leave devices out for the default rule")
+        waiting = self._waiting_of(task)
+        if not 1 <= count <= waiting:
+            raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
+        if not view.up[machine]:
+            raise InvalidDecisionError(f"{where}: the machine is down")
+        for name, values in view.task_accepts(task):
+            value = view.machine_attribute(name)[machine]
+            if value not in values:
+                raise InvalidDecisionError(f"{where}: the machine's {name} {value or '(none)'!r} is not one the "
+                                           f"task accepts ({', '.join(values)})")
+        free = view.free[machine] if machine not in self._free else self._free[machine]
+        fitting, left = sequential_fit(free, view.demand[task], count)
+        if fitting < count:
+            raise InvalidDecisionError(
+                f"{where}: {count} instance(s) do not fit: only {fitting} fit; free "
+                f"{dict(zip(view.resources, free.tolist()))}, demand per instance "
+                f"{dict(zip(view.resources, view.demand[task].tolist()))}")
+        device_free = (view.device_free[machine] if machine not in self._device_free
+                       else self._device_free[machine]).copy()
+        chosen = []
+        for k in range(count if need else 0):
+            if named is not None:
+                problem = device_problem(device_free, named, need, milli)
+                if problem is not None:
+                    raise InvalidDecisionError(f"{where}: {problem}")
+                devices = tuple(int(d) for d in named)
+            else:
+                devices = default_devices(device_free, need, milli)
+                if devices is None:
+                    raise InvalidDecisionError(
+                        f"{where}: {count} instance(s) do not fit the machine's devices: only {k} fit; free milli per "
+                        f"device {device_free[device_free >= 0].tolist()}, each instance asks for {need} device(s) of "
+                        f"{milli}")
+            np.subtract.at(device_free, list(devices), milli)
+            chosen.append(devices)
+        timeline = view._timeline
+        if ((timeline is not None and timeline.has_reservations(machine)) or machine in self._reserved) \
+                and not self.fits_from(machine, task, count):
+            raise InvalidDecisionError(
+                f"{where}: {count} instance(s) started now would take resources reserved on the machine for "
+                f"later (view.reservations); start them elsewhere")
+        if self.size is None or position < self.size - 1:
+            self._took(machine, task, count, view.time, left)
+            self._device_free[machine] = device_free
+        return CheckedDecision(machine, task, count, free_after=left, devices=chosen if need else None)
+
+    def device_free_of(self, machine: int) -> np.ndarray:
+        """The free milli-units of ``machine``'s devices as the plan's earlier decisions leave them."""
+        free = self._device_free.get(machine)
+        return self.view.device_free[machine] if free is None else free
 
     def _reservation(self, where: str, machine: int, task: int, count: int, at: object) -> CheckedDecision:
         view = self.view

@@ -10,6 +10,13 @@ queue the matrix is kept task-major in memory, where numpy's broadcasts run
 along the long machine axis (about 10 times faster at 4,034 machines and a few
 waiting tasks); brokers see the same (machines, tasks) array either way.
 
+Machines may hold devices (GPUs): ``device_free[M, D]`` keeps each device's free
+milli-units (-1 where a machine has fewer than D devices), and ``device_rank`` each
+machine's free amounts sorted from the largest, so that "k devices with at least g
+free" is one comparison, ``device_rank[m, k] >= g``, and the fit matrix stays a few
+vectorised comparisons. On a cluster with devices or machine attributes the fit
+matrix also asks for the devices and attribute values each task wants.
+
 It also counts its changes (`changes`, and per machine `machine_change`, the
 count at that machine's latest change), so a broker that keeps its own
 per-machine state (`agents.incremental.BestPairs`) can ask which machines
@@ -23,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cloudsim.specs import ClusterSpec
+from cloudsim.specs import DEVICE_MILLI, ClusterSpec
 
 if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
@@ -89,6 +96,18 @@ class ClusterState:
         self.changes = 0
         self.machine_change = np.zeros(spec.machines, dtype=np.int64)
         self.running = np.zeros(spec.machines, dtype=np.int64)  # instances running on each machine
+        # Devices: whether the fit matrix asks for devices and attributes at all (a cluster without either
+        # never pays for them), each device's free milli-units (-1: no such device), and the ranks.
+        self.constrained = bool(spec.devices or spec.attributes)
+        self.device_count = spec.device_counts()
+        slots = max(int(self.device_count.max()), 1)
+        self.device_free = np.where(np.arange(slots) < self.device_count[:, None], DEVICE_MILLI, -1).astype(np.int64)
+        self.device_rank = np.empty((spec.machines, slots + 1), dtype=np.int64)
+        self.device_rank[:, 0] = DEVICE_MILLI  # "0 devices of 0 milli": a task without devices fits
+        self.device_rank[:, 1:] = -np.sort(-self.device_free, axis=1)
+        self.device_free_view = frozen(self.device_free)
+        self._accepting: dict[tuple, int] = {}  # attribute constraint -> its row of _accepting_rows
+        self._accepting_rows = np.ones((0, spec.machines), dtype=bool)
         self._stale_rows: set[int] = set()
         self._fits_version = -1  # the waiting set the fit matrix was built for
 
@@ -140,6 +159,37 @@ class ClusterState:
         self.free[machine] = instances_applied(self.free[machine], demand, count, op)
         self._changed(machine)
 
+    def take_devices(self, machine: int, devices: list[int], milli: int) -> None:
+        """Instances starting on ``machine`` take ``milli`` of each of ``devices`` (a device listed twice
+        gives twice)."""
+        np.subtract.at(self.device_free[machine], devices, milli)
+        self._device_changed(machine)
+
+    def give_devices(self, machine: int, devices: list[int], milli: int) -> None:
+        """Instances ending on ``machine`` give back ``milli`` of each of ``devices``."""
+        np.add.at(self.device_free[machine], devices, milli)
+        self._device_changed(machine)
+
+    def _device_changed(self, machine: int) -> None:
+        self.device_rank[machine, 1:] = -np.sort(-self.device_free[machine])
+        self._changed(machine)
+
+    def accepted_by(self, machine: int) -> np.ndarray:
+        """Whether each waiting task accepts ``machine``'s attributes, a bool array (waiting tasks,)."""
+        self.fit_matrix()  # brings the waiting set's constraints up to date
+        return self._allowed[:, machine]
+
+    def accepting(self, accepts: tuple) -> np.ndarray:
+        """The machines an attribute constraint (`cloudsim.specs.TaskSpec.accepts`) accepts, (machines,)."""
+        return self._accepting_rows[self._accepting_row(accepts)]
+
+    def _accepting_row(self, accepts: tuple) -> int:
+        row = self._accepting.get(accepts)
+        if row is None:
+            row = self._accepting[accepts] = len(self._accepting)
+            self._accepting_rows = np.vstack([self._accepting_rows, self.spec.accepting(accepts)])
+        return row
+
     def set_up(self, machine: int, up: bool) -> None:
         """The machine takes work (``up``) or not."""
         self.up[machine] = up
@@ -162,10 +212,19 @@ class ClusterState:
         """The (machines, waiting tasks) fit matrix and, per machine, whether its row has a fit.
 
         Machine m fits task t when m is up and ``free[m] >= demand[t]`` in every
-        resource. Both arrays are read-only and kept up to date incrementally.
+        resource, and, on a cluster with devices or attributes, m has the task's devices
+        with room (``device_rank[m, count] >= milli``) and an accepted attribute value.
+        Both arrays are read-only and kept up to date incrementally.
         """
         if self._fits_version != self.tasks.ready_version:
             demand = self.tasks.ready_demand()
+            if self.constrained:
+                tasks = self.tasks
+                rows = tasks.ready - tasks.task_base
+                self._need_count = tasks.task_device_count[rows]
+                self._need_milli = tasks.task_device_milli[rows]
+                which = [self._accepting_row(tasks.task_accepts[r]) for r in rows.tolist()]  # may add rows
+                self._allowed = self._accepting_rows[which] if which else np.ones((0, self.machines), dtype=bool)
             # A resource no waiting task asks for cannot fail a fit test: skip it.
             self._fit_resources = np.flatnonzero(demand.any(axis=0)).tolist()
             self._demand_by_resource = self.tasks.ready_demand_by_resource()
@@ -198,6 +257,9 @@ class ClusterState:
             np.less_equal(self._demand_by_resource[first], free[first], out=row)
             for r in others:
                 row &= self._demand_by_resource[r] <= free[r]
+        if self.constrained and self.up[machine]:
+            row &= self.device_rank[machine, self._need_count] >= self._need_milli
+            row &= self._allowed[:, machine]
         self._machine_fits_some[machine] = row.any()
 
     def _refresh_fits(self, machines: slice | np.ndarray) -> None:
@@ -208,6 +270,9 @@ class ClusterState:
             columns[:] = self.up[machines]
             for r in self._fit_resources:
                 columns &= self._demand_by_resource[r, :, None] <= self.free[machines, r]
+            if self.constrained:
+                columns &= self.device_rank[machines][:, self._need_count].T >= self._need_milli[:, None]
+                columns &= self._allowed[:, machines]
             self._machine_fits_some[machines] = columns.any(axis=0)
             if not isinstance(machines, slice):
                 self._fits.T[:, machines] = columns
@@ -216,6 +281,9 @@ class ClusterState:
         rows[:] = self.up[machines, None]
         for r in self._fit_resources:
             rows &= self._demand_by_resource[r] <= self.free[machines, r, None]
+        if self.constrained:
+            rows &= self.device_rank[machines][:, self._need_count] >= self._need_milli
+            rows &= self._allowed[:, machines].T
         self._machine_fits_some[machines] = rows.any(axis=1)
         if not isinstance(machines, slice):
             self._fits[machines] = rows

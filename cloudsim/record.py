@@ -196,6 +196,9 @@ class EpisodeRecord:
         reservations: every reservation made, as a row ``[made, machine, job id,
             task id, instances, start, outcome]``; the outcome is "" until it is due,
             then "started" or "cancelled".
+        group_devices: for each instance group of a task that asks for devices, the
+            devices each of its instances took on its machine, in instance order
+            (``{group id: [(device, ...), ...]}``); groups without devices are absent.
     """
 
     cluster: ClusterSpec
@@ -209,3 +212,4 @@ class EpisodeRecord:
     decisions: int = 0
     cancelled_reservations: int = 0
     reservations: list[list] = field(default_factory=list)
+    group_devices: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)

@@ -293,7 +293,7 @@ class Simulation:
         self._view = None
         plan = as_plan(decision)
         if plan:
-            long = len(plan) >= BULK_FROM
+            long = len(plan) >= BULK_FROM and not self.state.constrained  # devices: one by one
             compiled = long and (len(plan) >= COMPILED_CHECK_FROM or "numba" in sys.modules)
             checked = self._checked_compiled(view, plan) if compiled else None
             if checked is None:  # the reference checks, and their messages
@@ -305,7 +305,7 @@ class Simulation:
                 for item in checked.decisions() if isinstance(checked, Starts) else checked:
                     g = int(view.task_index[item.task])
                     if item.at is None:
-                        self._start(item.machine, g, item.count, item.free_after)
+                        self._start(item.machine, g, item.count, item.free_after, item.devices)
                         started.append(g)
                     else:
                         self._reserve(item.machine, g, item.count, item.at)
@@ -576,10 +576,18 @@ class Simulation:
             self._request_round()
 
     # ------------------------------------------------------ instance groups
-    def _start(self, machine: int, g: int, count: int, free_after: np.ndarray | None = None) -> None:
+    def _start(self, machine: int, g: int, count: int, free_after: np.ndarray | None = None,
+               devices: list[tuple[int, ...]] | None = None) -> None:
         self.state.take(machine, self.tasks.demand(g), count, free_after)
+        if devices is not None:  # each instance's devices, in start order (`cloudsim.devices`)
+            self.state.take_devices(machine, [d for held in devices for d in held],
+                                    int(self.tasks.task_device_milli[g - self.tasks.task_base]))
+        taken = 0
         for first, n, duration in self.tasks.start(g, count, self.env.now, settle=False):
-            self._add_to_group(machine, g, first, n, duration)
+            gid = self._add_to_group(machine, g, first, n, duration)
+            if devices is not None:
+                self.record.group_devices.setdefault(gid, []).extend(devices[taken:taken + n])
+            taken += n
 
     def _start_all(self, view: ClusterView, checked: "list[CheckedDecision] | Starts") -> list[int] | None:
         """A plan's checked starts applied at once, as array operations over the plan (the same state,
@@ -639,8 +647,8 @@ class Simulation:
         last_of_machine[:-1] = ~same_machine[1:]
         self._round_last_group.update(zip(m[last_of_machine].tolist(), gid[last_of_machine].tolist()))
 
-    def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> None:
-        """Join the machine's latest group of this round when it is the same task and duration.
+    def _add_to_group(self, machine: int, g: int, first: int, count: int, duration: float) -> int:
+        """Join the machine's latest group of this round when it is the same task and duration; its number.
 
         Only the machine's latest group may grow: its instances then stay
         contiguous in start order on that machine, so freeing them together
@@ -650,11 +658,12 @@ class Simulation:
         last = self._round_last_group.get(machine)
         if last is not None and groups.continues(last, g, duration, first):
             groups.grow(last, count)
-            return
+            return last
         gid = groups.add(g, machine, first, count, duration, self.env.now)
         self._round_last_group[machine] = gid
         self._running_on[machine].add(gid)
         self._launch_queue.append(gid)
+        return gid
 
     def _launch_started_groups(self) -> None:
         """One SimPy event for the round's groups that end at one time, made where the first of them
@@ -688,6 +697,8 @@ class Simulation:
     def _finish_all(self, gids: list[int]) -> bool:
         """Groups that finish now, ended at once as array operations (the same state, bit for bit, as
         `_end_group` one by one); False, with nothing changed, where that is not possible."""
+        if self.state.constrained:  # devices are given back group by group
+            return False
         groups, now = self.record.groups, self.env.now
         rows = np.array(gids, dtype=np.int64) - groups.base
         task = np.frombuffer(groups.task, dtype=np.int64)[rows]  # copies: the columns can grow again
@@ -714,6 +725,10 @@ class Simulation:
         machine, task, instances = groups.machine[r], groups.task[r], groups.instances[r]
         self._running_on[machine].discard(gid)
         self.state.give_back(machine, self.tasks.demand(task), instances)
+        devices = self.record.group_devices.get(gid)
+        if devices is not None:
+            self.state.give_devices(machine, [d for held in devices for d in held],
+                                    int(self.tasks.task_device_milli[task - self.tasks.task_base]))
         if self.tasks.end(task, groups.first_instance[r], instances, outcome, now) and self._bar is not None:
             self._show_progress(1)
         self._request_round()

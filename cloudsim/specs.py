@@ -2,7 +2,10 @@
 
 A workload is a sequence of `JobSpec`; a job holds `TaskSpec`s; a task holds
 `instances` identical copies that each occupy the task's `demand` for its duration.
-A `MachineEvent` says when a machine goes down, fails or comes back up.
+A `MachineEvent` says when a machine goes down, fails or comes back up. A machine
+may also hold devices (GPUs, `DEVICE_MILLI` milli-units each) and attributes (a GPU
+model); a task may ask for part of one device or for whole ones (`DeviceRequest`)
+and accept only some attribute values (``TaskSpec.accepts``).
 Specs never change while a simulation runs: the mutable state lives in numpy
 arrays (`cloudsim.cluster`, `cloudsim.tasks`).
 """
@@ -17,6 +20,8 @@ import numpy as np
 
 __all__ = [
     "ClusterSpec",
+    "DEVICE_MILLI",
+    "DeviceRequest",
     "JobSpec",
     "MACHINE_STATES",
     "EXACT_BOUND",
@@ -32,6 +37,58 @@ MACHINE_STATES = ("up", "down", "failed")
 # there a float64 (the clock, durations, sums of demands) no longer holds every whole number, so a time,
 # count or id would be rounded silently, and an int64 total of such counts could overflow.
 EXACT_BOUND = 2**53
+DEVICE_MILLI = 1000
+"""A device (a GPU) in milli-units: a sharing task takes part of one device, an exclusive task whole free ones."""
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """What one instance of a task asks of its machine's devices: ``count`` devices with ``milli`` free each.
+
+    ``milli`` below `DEVICE_MILLI` is a *sharing* request: part of exactly one device (``count`` 1), which
+    other sharing instances may use too. ``milli`` equal to `DEVICE_MILLI` is *exclusive*: ``count`` whole
+    devices that are completely free (a partly used device is never given to it).
+    """
+
+    count: int
+    milli: int
+
+    def __post_init__(self) -> None:
+        whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (self.count, self.milli))
+        if not whole or self.count < 1 or not 1 <= self.milli <= DEVICE_MILLI:
+            raise ValueError(f"a device request needs a whole count >= 1 and whole milli in 1..{DEVICE_MILLI}, "
+                             f"got count={self.count!r}, milli={self.milli!r}")
+        if self.milli < DEVICE_MILLI and self.count != 1:
+            raise ValueError(f"a request of {self.milli} milli per device shares one device: count must be 1, "
+                             f"got {self.count} (ask for {DEVICE_MILLI} milli to take whole devices)")
+        object.__setattr__(self, "count", int(self.count))
+        object.__setattr__(self, "milli", int(self.milli))
+
+    @property
+    def sharing(self) -> bool:
+        """Whether the instance takes part of one device, which other sharing instances may use too."""
+        return self.milli < DEVICE_MILLI
+
+    @property
+    def total(self) -> int:
+        """Milli-units one instance takes over all its devices."""
+        return self.count * self.milli
+
+
+def _accepted(value: object, owner: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """An attribute constraint as a sorted tuple of (attribute, accepted values)."""
+    pairs = value.items() if isinstance(value, Mapping) else value
+    out = []
+    for name, values in pairs:
+        values = (values,) if isinstance(values, str) else tuple(values)
+        if not isinstance(name, str) or not name or not values or not all(isinstance(v, str) and v for v in values):
+            raise ValueError(f"{owner}: accepts maps an attribute name to the values accepted (non-empty strings), "
+                             f"got {name!r}: {values!r}")
+        out.append((name, tuple(sorted(set(values)))))
+    names = [name for name, _ in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{owner}: accepts names an attribute twice")
+    return tuple(sorted(out))
 
 
 @dataclass(frozen=True)
@@ -51,6 +108,10 @@ class TaskSpec:
         estimate: what the user said an instance would run for (an SWF log's requested
             time), or None. The engine runs instances for ``duration``; brokers that
             schedule on estimates read it as ``view.estimate``.
+        devices: what one instance asks of its machine's devices (`DeviceRequest`), or None.
+        accepts: the machine attribute values the task accepts, per attribute (``{"model":
+            ("V100M16", "V100M32")}``); an attribute not named is not constrained. Stored as a
+            sorted tuple of (attribute, values).
     """
 
     id: Hashable
@@ -59,6 +120,8 @@ class TaskSpec:
     duration: float | tuple[float, ...]
     parents: tuple[Hashable, ...] = ()
     estimate: float | None = None
+    devices: DeviceRequest | None = None
+    accepts: Mapping[str, tuple[str, ...]] | tuple = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.instances, (int, np.integer)) or not 1 <= self.instances < EXACT_BOUND:
@@ -88,6 +151,10 @@ class TaskSpec:
             raise ValueError(f"task {self.id!r}: estimate must be None or a finite number >= 0, "
                              f"got {self.estimate!r}")
         object.__setattr__(self, "parents", tuple(self.parents))
+        if self.devices is not None and not isinstance(self.devices, DeviceRequest):
+            raise ValueError(f"task {self.id!r}: devices must be a DeviceRequest(count, milli) or None, "
+                             f"got {self.devices!r}")
+        object.__setattr__(self, "accepts", _accepted(self.accepts, f"task {self.id!r}"))
 
     @property
     def nominal_duration(self) -> float:
@@ -177,11 +244,19 @@ class ClusterSpec:
 
     Build one with `ClusterSpec.uniform` (n identical machines) or directly from a
     sequence of per-machine capacity rows.
+
+    ``devices``: how many devices (GPUs of `DEVICE_MILLI` milli-units each) each
+    machine holds; empty: none anywhere. ``attributes``: per attribute name, one
+    value per machine (``{"model": ("V100M16", "T4", ...)}``), which tasks may
+    constrain (`TaskSpec.accepts`); a machine without a value has "". Stored as a
+    sorted tuple of (name, values).
     """
 
     resources: tuple[str, ...]
     capacities: tuple[tuple[float, ...], ...]
     machine_ids: tuple[Hashable, ...] = field(default=())
+    devices: tuple[int, ...] = ()
+    attributes: Mapping[str, tuple[str, ...]] | tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "resources", tuple(self.resources))
@@ -202,6 +277,21 @@ class ClusterSpec:
             object.__setattr__(self, "machine_ids", tuple(range(len(rows))))
         elif len(self.machine_ids) != len(rows):
             raise ValueError(f"{len(self.machine_ids)} machine ids for {len(rows)} machines")
+        devices = tuple(self.devices)
+        if devices and (len(devices) != len(rows) or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 <= d for d in devices)):
+            raise ValueError(f"devices must give a whole number >= 0 per machine ({len(rows)}), got {len(devices)} "
+                             f"values: {devices[:5]!r}...")
+        object.__setattr__(self, "devices", tuple(int(d) for d in devices) if any(devices) else ())
+        pairs = self.attributes.items() if isinstance(self.attributes, Mapping) else self.attributes
+        attributes = []
+        for name, values in pairs:
+            values = tuple("" if v is None else str(v) for v in values)
+            if not isinstance(name, str) or not name or len(values) != len(rows):
+                raise ValueError(f"attribute {name!r} needs a non-empty name and one value per machine ({len(rows)}), "
+                                 f"got {len(values)}")
+            attributes.append((name, values))
+        object.__setattr__(self, "attributes", tuple(sorted(attributes)))
 
     @classmethod
     def uniform(cls, machines: int, capacity: Mapping[str, float]) -> "ClusterSpec":
@@ -217,6 +307,21 @@ class ClusterSpec:
     def capacity_array(self) -> np.ndarray:
         """Capacities as a float64 array of shape (machines, resources)."""
         return np.array(self.capacities, dtype=np.float64)
+
+    def device_counts(self) -> np.ndarray:
+        """Devices per machine, an int64 array of shape (machines,) (zeros when the cluster has none)."""
+        return np.array(self.devices, dtype=np.int64) if self.devices else np.zeros(self.machines, dtype=np.int64)
+
+    def attribute(self, name: str) -> tuple[str, ...]:
+        """Each machine's value of attribute ``name`` ("" for every machine when the cluster has no such attribute)."""
+        return dict(self.attributes).get(name, ("",) * self.machines)
+
+    def accepting(self, accepts: tuple[tuple[str, tuple[str, ...]], ...]) -> np.ndarray:
+        """Which machines a task's attribute constraint (`TaskSpec.accepts`) accepts, a bool array (machines,)."""
+        mask = np.ones(self.machines, dtype=bool)
+        for name, values in accepts:
+            mask &= np.isin(np.array(self.attribute(name), dtype=object), list(values))
+        return mask
 
     def demand_vector(self, task: TaskSpec, where: str = "") -> np.ndarray:
         """The task's demand aligned with this cluster's resources.
@@ -295,6 +400,40 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
             f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) {counted} cannot run. "
             f"Give the cluster larger machines or drop these tasks from the workload."
         )
+    _check_devices_fit(cluster, jobs, demand, capacity, counted)
+
+
+def _check_devices_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray, capacity: np.ndarray,
+                       counted: str) -> None:
+    """Refuse a task whose device request or attribute constraint no machine meets (with its resources)."""
+    tasks = [(job, task) for job in jobs for task in job.tasks]
+    asking = [g for g, (_, task) in enumerate(tasks) if task.devices is not None or task.accepts]
+    if not asking:
+        return
+    counts = cluster.device_counts()
+    accepting: dict[tuple, np.ndarray] = {}
+    bad = []
+    for g in asking:
+        task = tasks[g][1]
+        if task.accepts not in accepting:
+            accepting[task.accepts] = cluster.accepting(task.accepts)
+        able = accepting[task.accepts] & (demand[g] <= capacity).all(axis=1)
+        if task.devices is not None:
+            able &= counts >= task.devices.count
+        if not able.any():
+            bad.append(g)
+    if bad:
+        job, task = tasks[bad[0]]
+        wants = []
+        if task.devices is not None:
+            wants.append(f"{task.devices.count} device(s) of {task.devices.milli} milli per instance "
+                         f"(the most any machine has: {int(counts.max())})")
+        for name, values in task.accepts:
+            wants.append(f"{name} in {{{', '.join(values)}}} (the cluster has {', '.join(sorted(set(cluster.attribute(name))))})")
+        raise UnschedulableTaskError(
+            f"job {job.id!r}, task {task.id!r} asks for {' and '.join(wants)} with its resources, which no machine "
+            f"offers; {len(bad)} task(s) {counted} cannot run. Give the cluster such machines or drop these tasks "
+            f"from the workload.")
 
 
 def parse_capacity(text: str) -> dict[str, float]:

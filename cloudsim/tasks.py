@@ -38,9 +38,10 @@ class TaskTable:
     """
 
     _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances", "task_pending_parents",
+                    "task_device_count", "task_device_milli",
                     "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
-    _TASK_LISTS = ("task_ids", "instance_durations", "children")
+    _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")
     _JOB_ARRAYS = ("job_arrival", "job_finish", "job_unfinished_tasks")
 
     def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec] = ()) -> None:
@@ -57,6 +58,10 @@ class TaskTable:
         self.task_duration = np.empty(0)
         self.task_estimate = np.empty(0)  # NaN where the workload gives no estimate
         self.task_instances = np.empty(0, dtype=np.int64)
+        # Per instance, devices wanted and milli-units on each (0, 0: none); the attribute constraint of each task
+        self.task_device_count = np.empty(0, dtype=np.int64)
+        self.task_device_milli = np.empty(0, dtype=np.int64)
+        self.task_accepts: list[tuple] = []
         self.task_pending_parents = np.empty(0, dtype=np.int64)
         self.task_started = np.empty(0, dtype=np.int64)  # running or ended (a re-queued start is undone)
         self.task_reserved = np.empty(0, dtype=np.int64)  # held for a later start: neither waiting nor started
@@ -106,6 +111,7 @@ class TaskTable:
         demand_vector = self.cluster.demand_vector
         base, first_job = self.task_end, self.job_end
         task_job, demand, duration, estimate, instances, pending, firsts = [], [], [], [], [], [], []
+        device_count, device_milli = [], []
         for j, job in enumerate(jobs, first_job):
             firsts.append(base)
             position = {task.id: base + t for t, task in enumerate(job.tasks)}
@@ -116,6 +122,9 @@ class TaskTable:
                 duration.append(task.nominal_duration)
                 estimate.append(np.nan if task.estimate is None else task.estimate)
                 instances.append(task.instances)
+                device_count.append(0 if task.devices is None else task.devices.count)
+                device_milli.append(0 if task.devices is None else task.devices.milli)
+                self.task_accepts.append(task.accepts)
                 self.task_ids.append(task.id)
                 self.instance_durations.append(task.duration if isinstance(task.duration, tuple) else None)
                 pending.append(len(task.parents))
@@ -130,6 +139,8 @@ class TaskTable:
             "task_duration": np.array(duration, dtype=np.float64),
             "task_estimate": np.array(estimate, dtype=np.float64),
             "task_instances": np.array(instances, dtype=np.int64),
+            "task_device_count": np.array(device_count, dtype=np.int64),
+            "task_device_milli": np.array(device_milli, dtype=np.int64),
             "task_pending_parents": np.array(pending, dtype=np.int64),
             "task_ready_time": np.full(n, np.nan),
             "task_start_time": np.full(n, np.nan),
