@@ -7,6 +7,7 @@ from typing import Callable
 from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
 from agents.federation import DISPATCHERS as RLSK_DISPATCHERS
 from agents.federation import FederatedBroker, make_dispatcher
+from agents.gpu import GPU_POLICIES
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -80,6 +81,7 @@ BROKERS: dict[str, Callable[..., object]] = {
         EasyBackfilling,
     )
 }
+BROKERS.update(GPU_POLICIES)
 BROKERS["deepjs"] = _deepjs
 
 

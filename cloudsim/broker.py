@@ -218,6 +218,12 @@ class ClusterView:
         return self._state.device_free_view
 
     @property
+    def device_users(self) -> np.ndarray:
+        """Instances holding devices on each machine by kind, shape (machines, most devices + 1): column 0
+        counts instances sharing a device, column k instances holding k whole devices."""
+        return self._state.device_users_view
+
+    @property
     def device_count(self) -> np.ndarray:
         """Devices of each machine, shape (machines,)."""
         return self._state.device_count

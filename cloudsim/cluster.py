@@ -106,6 +106,9 @@ class ClusterState:
         self.device_rank[:, 0] = DEVICE_MILLI  # "0 devices of 0 milli": a task without devices fits
         self.device_rank[:, 1:] = -np.sort(-self.device_free, axis=1)
         self.device_free_view = frozen(self.device_free)
+        # Instances holding devices on each machine, by kind: column 0 sharing, column k k whole devices.
+        self.device_users = np.zeros((spec.machines, slots + 1), dtype=np.int64)
+        self.device_users_view = frozen(self.device_users)
         self._accepting: dict[tuple, int] = {}  # attribute constraint -> its row of _accepting_rows
         self._accepting_rows = np.ones((0, spec.machines), dtype=bool)
         self._stale_rows: set[int] = set()
@@ -159,15 +162,18 @@ class ClusterState:
         self.free[machine] = instances_applied(self.free[machine], demand, count, op)
         self._changed(machine)
 
-    def take_devices(self, machine: int, devices: list[int], milli: int) -> None:
-        """Instances starting on ``machine`` take ``milli`` of each of ``devices`` (a device listed twice
-        gives twice)."""
-        np.subtract.at(self.device_free[machine], devices, milli)
-        self._device_changed(machine)
+    def take_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int) -> None:
+        """Instances starting on ``machine`` take ``milli`` of each of their devices (one tuple each)."""
+        self._move_devices(machine, instances, milli, -1)
 
-    def give_devices(self, machine: int, devices: list[int], milli: int) -> None:
-        """Instances ending on ``machine`` give back ``milli`` of each of ``devices``."""
-        np.add.at(self.device_free[machine], devices, milli)
+    def give_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int) -> None:
+        """Instances ending on ``machine`` give back ``milli`` of each of their devices."""
+        self._move_devices(machine, instances, milli, 1)
+
+    def _move_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int, sign: int) -> None:
+        np.add.at(self.device_free[machine], [d for held in instances for d in held], sign * milli)
+        for held in instances:  # kind 0: a share of one device; k: k whole devices
+            self.device_users[machine, 0 if milli < DEVICE_MILLI else len(held)] -= sign
         self._device_changed(machine)
 
     def _device_changed(self, machine: int) -> None:

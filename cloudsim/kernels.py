@@ -1,17 +1,21 @@
-"""The engine's compiled loop: a long plan of starts checked in one call.
+"""The engine's compiled loops: a long plan of starts checked in one call, and GPU fragmentation.
 
 `cloudsim.broker.PlanCheck` checks a plan decision by decision in Python, a few microseconds
 each; a Tetris round at Alibaba scale holds thousands of decisions. `check_starts` makes the
 same checks, in the same order and with the same float arithmetic (free resources as running
 totals, one subtraction per instance), compiled with numba. It only says where the first
 impossible decision is: the engine then asks `PlanCheck` for the message, which finds it there.
+
+`fragmentation` is `cloudsim.fragmentation.node_fragmentation`'s loop over node states, target shapes
+and devices: FGD asks for it at every decision on a handful of states, where numpy's cost per call
+would outweigh the arithmetic.
 """
 
 from __future__ import annotations
 
 import numba
 
-__all__ = ["check_starts"]
+__all__ = ["check_starts", "fragmentation"]
 
 
 @numba.njit(cache=True)
@@ -38,3 +42,30 @@ def check_starts(free, up, demand, waiting, machine, task, count, free_after):
         waiting[t] -= c
         free_after[i] = free[m]
     return -1
+
+
+@numba.njit(cache=True)
+def fragmentation(free_cpu, device_free, accepted, cpu, milli, count, p, out):
+    """``out[k]``: the fragmentation of node state k (`cloudsim.fragmentation` defines it), in milli-GPU."""
+    states, devices, shapes = device_free.shape[0], device_free.shape[1], p.shape[0]
+    for k in range(states):
+        idle = 0
+        for d in range(devices):
+            if device_free[k, d] > 0:
+                idle += device_free[k, d]
+        total = 0.0
+        for s in range(shapes):
+            part = idle
+            if count[s] > 0 and accepted[k, s] and free_cpu[k] >= cpu[s]:
+                enough = 0
+                below = 0
+                for d in range(devices):
+                    left = device_free[k, d]
+                    if left >= milli[s]:
+                        enough += 1
+                    elif left > 0:
+                        below += left
+                if enough >= count[s]:
+                    part = below
+            total += p[s] * part
+        out[k] = total

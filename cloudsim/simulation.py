@@ -321,6 +321,19 @@ class Simulation:
             self._fail()
             raise
 
+    def reject(self, task: int) -> None:
+        """Give up on the view's ``task``: its waiting instances fail now without running (counted in
+        ``instances_failed``), as the fill experiment drops a pod that fits nowhere. The round stays open:
+        `next_decision` returns a fresh view of the same instant."""
+        view = self._view
+        if view is None:
+            raise RuntimeError("reject() needs an open decision: call next_decision() first")
+        if not (isinstance(task, (int, np.integer)) and 0 <= task < view.num_tasks):
+            raise ValueError(f"task {task!r}: no such task (the view has {view.num_tasks} ready tasks)")
+        self._view = None
+        if self.tasks.reject(int(view.task_index[task]), self.env.now) and self._bar is not None:
+            self._show_progress(1)
+
     def _checked_compiled(self, view: ClusterView, plan: list) -> "Starts | None":
         """A long plan of plain starts now, checked in one compiled call (`cloudsim.kernels`); None when
         it has anything else (a reservation, a tuple, a number that is not an int; reservations held on
@@ -580,8 +593,7 @@ class Simulation:
                devices: list[tuple[int, ...]] | None = None) -> None:
         self.state.take(machine, self.tasks.demand(g), count, free_after)
         if devices is not None:  # each instance's devices, in start order (`cloudsim.devices`)
-            self.state.take_devices(machine, [d for held in devices for d in held],
-                                    int(self.tasks.task_device_milli[g - self.tasks.task_base]))
+            self.state.take_devices(machine, devices, int(self.tasks.task_device_milli[g - self.tasks.task_base]))
         taken = 0
         for first, n, duration in self.tasks.start(g, count, self.env.now, settle=False):
             gid = self._add_to_group(machine, g, first, n, duration)
@@ -727,8 +739,7 @@ class Simulation:
         self.state.give_back(machine, self.tasks.demand(task), instances)
         devices = self.record.group_devices.get(gid)
         if devices is not None:
-            self.state.give_devices(machine, [d for held in devices for d in held],
-                                    int(self.tasks.task_device_milli[task - self.tasks.task_base]))
+            self.state.give_devices(machine, devices, int(self.tasks.task_device_milli[task - self.tasks.task_base]))
         if self.tasks.end(task, groups.first_instance[r], instances, outcome, now) and self._bar is not None:
             self._show_progress(1)
         self._request_round()

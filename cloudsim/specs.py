@@ -29,6 +29,7 @@ __all__ = [
     "TaskSpec",
     "UnschedulableTaskError",
     "check_jobs_fit",
+    "ever_fits",
     "parse_capacity",
 ]
 
@@ -403,6 +404,24 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
     _check_devices_fit(cluster, jobs, demand, capacity, counted)
 
 
+def _able_machines(cluster: ClusterSpec, task: TaskSpec, demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray,
+                   accepting: dict[tuple, np.ndarray]) -> np.ndarray:
+    """The machines that could hold one instance of ``task`` when empty: its ``demand`` (aligned with the
+    cluster's resources) within ``capacity``, its devices within ``counts``, its attribute constraint met
+    (``accepting`` caches the constraint's machines)."""
+    if task.accepts not in accepting:
+        accepting[task.accepts] = cluster.accepting(task.accepts)
+    able = accepting[task.accepts] & (demand <= capacity).all(axis=1)
+    return able & (counts >= task.devices.count) if task.devices is not None else able
+
+
+def ever_fits(cluster: ClusterSpec, task: TaskSpec) -> bool:
+    """Whether some machine of ``cluster``, empty, could hold one instance of ``task`` (resources, devices and
+    attributes): a task for which this is False can never run there."""
+    demand = cluster.demand_vector(task)
+    return bool(_able_machines(cluster, task, demand, cluster.capacity_array(), cluster.device_counts(), {}).any())
+
+
 def _check_devices_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray, capacity: np.ndarray,
                        counted: str) -> None:
     """Refuse a task whose device request or attribute constraint no machine meets (with its resources)."""
@@ -412,15 +431,14 @@ def _check_devices_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np
         return
     counts = cluster.device_counts()
     accepting: dict[tuple, np.ndarray] = {}
+    able: dict[tuple, bool] = {}  # per distinct (demand, devices, constraint): pods repeat a few shapes
     bad = []
     for g in asking:
         task = tasks[g][1]
-        if task.accepts not in accepting:
-            accepting[task.accepts] = cluster.accepting(task.accepts)
-        able = accepting[task.accepts] & (demand[g] <= capacity).all(axis=1)
-        if task.devices is not None:
-            able &= counts >= task.devices.count
-        if not able.any():
+        key = (demand[g].tobytes(), task.devices, task.accepts)
+        if key not in able:
+            able[key] = bool(_able_machines(cluster, task, demand[g], capacity, counts, accepting).any())
+        if not able[key]:
             bad.append(g)
     if bad:
         job, task = tasks[bad[0]]

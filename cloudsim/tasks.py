@@ -364,6 +364,20 @@ class TaskTable:
         if self.waiting_instances(g) == count:  # it had left the waiting set
             self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
 
+    def reject(self, g: int, now: float) -> bool:
+        """Every waiting instance of task ``g`` fails now without running (counted as started and failed);
+        returns whether this finished the task's job."""
+        r = g - self.task_base
+        count = self.waiting_instances(g)
+        self._take_instances(g, count)
+        self.task_started[r] += count
+        self.task_failed[r] += count
+        self._waiting_changed(r)
+        self.settle((g,))
+        if self.task_finished[r] + self.task_failed[r] < self.task_instances[r]:
+            return False
+        return self._task_finished(r, now)
+
     def _waiting_changed(self, r: int) -> None:
         self.waiting_changes += 1
         self.task_waiting_change[r] = self.waiting_changes

@@ -1,0 +1,280 @@
+"""The placement policies of GPU-sharing clusters (Weng et al., USENIX ATC 2023), as brokers.
+
+Each takes the first waiting task (arrival order) that fits some machine and scores every machine that fits
+it, on 0-100, highest wins; as in the paper's reference simulator scores are whole numbers (truncated) and
+ties go to the first machine of a permutation of the machines drawn with the broker's seed.
+../shared/GPU_SHARING.md gives the formulas; with idle a machine's free milli-GPU, cpu_left its free cpu and
+G = GPUs x milli of the task:
+
+* ``fgd`` (`FragmentationGradientDescent`): the decrease of the machine's fragmentation
+  (`cloudsim.fragmentation`) the placement makes, Delta, scored int(100 sigmoid(Delta / 1000)); a sharing task
+  tries every device with room and keeps the best (the first on ties) and names it;
+* ``gpu-best-fit``: s = 0.5 (cpu_left - cpu) / 128,000 + 0.5 (idle - G) / 8,000, int(100 (1 - s)), then
+  min-max scaled over the fitting machines;
+* ``gpu-dot-product``: int(100 (1 - dot / 2)) with dot the product of (cpu_left / 128,000, idle / 8,000) and
+  (cpu / 128,000, G / 8,000): the smallest product wins;
+* ``gpu-packing``: a task with GPUs prefers machines whose devices are partly used, then machines with some
+  used, then empty ones (the formula of GPU_SHARING.md); a CPU-only task scores 0 everywhere;
+* ``gpu-clustering``: a GPU task prefers machines running GPU tasks of its kind only (a share, or k whole
+  GPUs), then of its kind among others, then none, plus a term for how busy the machine's GPUs are;
+* ``gpu-random``: a fitting machine at random, and a random device with room.
+
+Machines are scored through the engine's view (``view.free``, ``view.device_free``, ``view.device_users``);
+the engine applies its default device rule where a policy names no device. FGD keeps each machine's score
+per task shape and recomputes only the machines that changed since (``view.machines_changed_since``), so its
+cost per decision follows what the last decisions changed, not the cluster's size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cloudsim.broker import ClusterView, Decision
+from cloudsim.devices import default_devices
+from cloudsim.fragmentation import TargetWorkload, node_fragmentation
+from cloudsim.specs import DEVICE_MILLI
+
+__all__ = ["GPU_POLICIES", "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
+           "GpuPacking", "GpuRandom", "NodeScorer"]
+
+CPU_SCALE = 128_000  # the largest node's milli-cores
+GPU_SCALE = 8 * DEVICE_MILLI  # the largest node's milli-GPU
+
+
+class NodeScorer:
+    """The first waiting task that fits somewhere, on the best-scoring machine (ties: the seeded permutation).
+
+    Subclasses define `scores`: whole-number scores of the fitting machines, and optionally the devices each
+    would take (None: the engine's default rule).
+    """
+
+    name = "node-scorer"
+
+    def __init__(self, seed: int | None = 0) -> None:
+        self.seed = 0 if seed is None else seed
+        self._episode = None
+        self.rng = np.random.default_rng(self.seed)
+
+    def _start(self, view: ClusterView) -> None:
+        """Per episode: the tie-breaking order, and what a subclass keeps."""
+        self._episode = view.episode
+        self.rng = np.random.default_rng(self.seed)
+        order = self.rng.permutation(view.num_machines)
+        self.rank = np.empty(view.num_machines, dtype=np.int64)
+        self.rank[order] = np.arange(view.num_machines)
+        cpu = view.resources.index("cpu") if "cpu" in view.resources else 0
+        self.cpu = cpu
+
+    def decide(self, view: ClusterView) -> Decision | None:
+        if view.episode != self._episode:
+            self._start(view)
+        placeable = np.flatnonzero(view.tasks_fitting_some())
+        if len(placeable) == 0:
+            return None
+        task = int(placeable[0])
+        nodes = np.flatnonzero(view.machines_fitting(task))
+        scores, devices = self.scores(view, task, nodes)
+        best = np.flatnonzero(scores == scores.max())
+        k = int(best[np.argmin(self.rank[nodes[best]])]) if len(best) > 1 else int(best[0])
+        return Decision(int(nodes[k]), task, 1, devices=None if devices is None else devices[k])
+
+    def scores(self, view: ClusterView, task: int, nodes: np.ndarray) -> tuple[np.ndarray, list | None]:
+        raise NotImplementedError
+
+    # what the formulas read, for the fitting machines
+    def _task(self, view: ClusterView, task: int) -> tuple[float, int, int]:
+        count, milli = (int(v) for v in view.device_request[task])
+        return float(view.demand[task, self.cpu]), count, milli
+
+    def _nodes(self, view: ClusterView, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return view.free[nodes, self.cpu], np.maximum(view.device_free[nodes], 0).sum(axis=1)
+
+
+class GpuBestFit(NodeScorer):
+    """The machine left with the least cpu and GPU (equal weights), scores min-max scaled."""
+
+    name = "gpu-best-fit"
+
+    def scores(self, view, task, nodes):
+        cpu, count, milli = self._task(view, task)
+        cpu_left, idle = self._nodes(view, nodes)
+        s = 0.5 * (cpu_left - cpu) / CPU_SCALE + 0.5 * (idle - count * milli) / GPU_SCALE
+        raw = (100 * (1 - s)).astype(np.int64)
+        low, high = raw.min(), raw.max()
+        return ((raw - low) * 100 // (high - low) if high > low else np.zeros_like(raw)), None
+
+
+class GpuDotProduct(NodeScorer):
+    """The smallest dot product of the machine's free (cpu, GPU) and the task's demand."""
+
+    name = "gpu-dot-product"
+
+    def scores(self, view, task, nodes):
+        cpu, count, milli = self._task(view, task)
+        cpu_left, idle = self._nodes(view, nodes)
+        dot = (cpu_left / CPU_SCALE) * (cpu / CPU_SCALE) + (idle / GPU_SCALE) * (count * milli / GPU_SCALE)
+        return (100 * (1 - dot / 2)).astype(np.int64), None
+
+
+class GpuPacking(NodeScorer):
+    """Partly used devices first, then machines with some devices used, then empty machines."""
+
+    name = "gpu-packing"
+
+    def scores(self, view, task, nodes):
+        _, count, milli = self._task(view, task)
+        if count == 0:
+            return np.zeros(len(nodes), dtype=np.int64), None
+        scores = np.empty(len(nodes), dtype=np.int64)
+        for k, node in enumerate(nodes.tolist()):
+            held = int(view.device_count[node])
+            free = view.device_free[node, :held]
+            if (free == DEVICE_MILLI).all():
+                scores[k] = max(33 - held, held)
+                continue
+            order = np.argsort(free, kind="stable")  # from the least free upwards
+            used = [d for d in order.tolist() if free[d] >= milli][:count]
+            whole = sum(1 for d in used if free[d] == DEVICE_MILLI)
+            if whole:
+                scores[k] = max(50 - whole, 33)
+            else:
+                scores[k] = max(100 - sum(int(free[d]) * 100 // DEVICE_MILLI for d in used) // 10, 50)
+        return scores, None
+
+
+class GpuClustering(NodeScorer):
+    """Machines running GPU tasks of the task's kind only first, then of its kind among others, then none."""
+
+    name = "gpu-clustering"
+
+    def scores(self, view, task, nodes):
+        _, count, milli = self._task(view, task)
+        if count == 0:
+            return np.zeros(len(nodes), dtype=np.int64), None
+        _, idle = self._nodes(view, nodes)
+        base = (25 * (GPU_SCALE - idle) // GPU_SCALE).astype(np.int64)
+        users = view.device_users[nodes]
+        kind = 0 if milli < DEVICE_MILLI else count
+        mine = users[:, kind] > 0
+        others = users.sum(axis=1) - users[:, kind] > 0
+        bonus = np.where(mine & ~others, 75, np.where(mine, 50, np.where(~others, 25, 0)))
+        return base + bonus, None
+
+
+class GpuRandom(NodeScorer):
+    """A fitting machine uniformly at random, and a random device with room."""
+
+    name = "gpu-random"
+
+    def scores(self, view, task, nodes):
+        _, count, milli = self._task(view, task)
+        pick = int(self.rng.integers(len(nodes)))
+        scores = np.zeros(len(nodes), dtype=np.int64)
+        scores[pick] = 1
+        if count == 0:
+            return scores, None
+        free = view.device_free[nodes[pick]]
+        room = np.flatnonzero(free >= milli)
+        devices = [None] * len(nodes)
+        devices[pick] = tuple(sorted(self.rng.choice(room, size=count, replace=False).tolist()))
+        return scores, devices
+
+
+class FragmentationGradientDescent(NodeScorer):
+    """FGD: the machine (and, for a share, the device) whose fragmentation the placement decreases most.
+
+    ``target``: the workload the fragmentation is measured against (`TargetWorkload.of` the run's jobs);
+    without one, the tasks seen waiting so far stand in for it, rebuilt as new shapes arrive.
+    """
+
+    name = "fgd"
+
+    def __init__(self, seed: int | None = 0, target: TargetWorkload | None = None) -> None:
+        super().__init__(seed)
+        self.target = target
+
+    def _start(self, view: ClusterView) -> None:
+        super()._start(view)
+        self._cache: dict[tuple, tuple[np.ndarray, np.ndarray, int]] = {}  # shape -> scores, device, changes
+        self._seen_shapes: dict[tuple, int] = {}
+        self._target = None
+        if self.target is not None:
+            self._set_target(view, self.target)
+
+    def _set_target(self, view: ClusterView, target: TargetWorkload) -> None:
+        self._target = target
+        models = view.machine_attribute(target.attribute)
+        names = sorted(set(models))
+        codes = np.array([names.index(m) for m in models], dtype=np.int64)
+        self._accepted = target.accepted(names).T[codes]  # (machines, shapes)
+        self._cache.clear()
+
+    def _target_of_view(self, view: ClusterView) -> TargetWorkload:
+        """The waiting tasks' shapes so far, one pod per instance (no target given)."""
+        from cloudsim.specs import DeviceRequest, JobSpec, TaskSpec
+
+        for t in range(view.num_tasks):
+            cpu, count, milli = self._task(view, t)
+            models = dict(view.task_accepts(t)).get("model", ())
+            key = (cpu, count, milli, models)
+            self._seen_shapes[key] = self._seen_shapes.get(key, 0) + int(view.waiting[t])
+        jobs = [JobSpec(k, 0.0, (TaskSpec(0, n, {"cpu": cpu}, 1.0,
+                                          devices=DeviceRequest(count, milli) if count else None,
+                                          accepts={"model": models} if models else ()),))
+                for k, ((cpu, count, milli, models), n) in enumerate(self._seen_shapes.items()) if n > 0]
+        return TargetWorkload.of(jobs)
+
+    def scores(self, view, task, nodes):
+        if self.target is None:
+            cpu, count, milli = self._task(view, task)
+            key = (cpu, count, milli, dict(view.task_accepts(task)).get("model", ()))
+            if self._target is None or key not in self._seen_shapes:  # a new shape: the stand-in changes
+                self._set_target(view, self._target_of_view(view))
+        cpu, count, milli = self._task(view, task)
+        key = (cpu, count, milli)
+        cached = self._cache.get(key)
+        if cached is None:
+            scores = np.zeros(view.num_machines, dtype=np.int64)
+            devices = np.full((view.num_machines, max(count, 1)), -1, dtype=np.int64)
+            changed = np.arange(view.num_machines)
+        else:
+            scores, devices, seen = cached
+            changed = view.machines_changed_since(seen)
+        if len(changed):
+            self._score(view, changed, cpu, count, milli, scores, devices)
+        self._cache[key] = scores, devices, view.machine_changes
+        chosen = None
+        if count and milli < DEVICE_MILLI:
+            chosen = [(int(d),) for d in devices[nodes, 0].tolist()]
+        return scores[nodes], chosen
+
+    def _score(self, view, machines, cpu, count, milli, scores, devices) -> None:
+        """FGD's score (and device, for a share) of ``machines``."""
+        free_cpu = view.free[machines, self.cpu]
+        device_free = np.asarray(view.device_free[machines])
+        accepted = self._accepted[machines]
+        before = node_fragmentation(free_cpu, device_free, accepted, self._target)
+        slots = device_free.shape[1]
+        if count and milli < DEVICE_MILLI:  # a share: every device with room is a choice
+            after_free = np.repeat(device_free[:, None, :], slots, axis=1)  # (machines, D options, D)
+            after_free[:, np.arange(slots), np.arange(slots)] -= milli
+            after = node_fragmentation(np.repeat(free_cpu - cpu, slots), after_free.reshape(-1, slots),
+                                       np.repeat(accepted, slots, axis=0), self._target).reshape(-1, slots)
+            delta = np.where(device_free >= milli, before[:, None] - after, -np.inf)
+            best_device = np.argmax(delta, axis=1)  # the first on ties
+            best = delta[np.arange(len(machines)), best_device]
+            devices[machines, 0] = best_device
+        else:
+            after_free = device_free.copy()
+            if count:
+                for k in range(len(machines)):
+                    taken = default_devices(device_free[k], count, milli)
+                    if taken is not None:
+                        after_free[k, list(taken)] -= milli
+            best = before - node_fragmentation(free_cpu - cpu, after_free, accepted, self._target)
+        scores[machines] = (100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))).astype(np.int64)
+
+
+GPU_POLICIES = {cls.name: cls for cls in (FragmentationGradientDescent, GpuBestFit, GpuDotProduct, GpuPacking,
+                                          GpuClustering, GpuRandom)}
+"""The GPU-sharing placement policies by command-line name."""

@@ -1,0 +1,144 @@
+"""GPU fragmentation (Weng et al., USENIX ATC 2023): how much of a cluster's free GPU its workload cannot use.
+
+The measure of ../shared/GPU_SHARING.md, as a metric any run on a cluster with devices can report:
+
+* the *target workload* is the workload's pods grouped by shape (cpu, milli-GPU per device, GPUs,
+  accepted models; memory is ignored), the most frequent shapes that cover 95 % of the pods, with their
+  frequencies renormalised to probabilities p_m (`TargetWorkload.of`);
+* a node's fragmentation for shape m, in milli-GPU, with idle its free milli-GPU: all of idle when m cannot
+  run there at all (m asks for no GPU, the node's model is not accepted, m's cpu does not fit, or fewer than
+  m's GPUs have m's milli free); otherwise the free milli-GPU of the devices with less free than m's milli;
+* a node's fragmentation F_n = sum over m of p_m F_n(m), the cluster's F = sum over nodes, and the
+  fragmentation rate F / idle milli-GPU of the cluster.
+
+`node_fragmentation` computes F_n for many node states at once (vectorised over nodes, shapes and
+devices); `FragmentationMeter` keeps every node's F_n and recomputes only the nodes that changed since
+it last looked (`cloudsim.cluster.ClusterState.machine_change`), so reading it after every decision
+costs what the decision changed, not the cluster's size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec
+
+__all__ = ["COVERAGE", "FragmentationMeter", "TargetWorkload", "node_fragmentation"]
+
+COVERAGE = 0.95
+"""The share of a workload's pods its target workload's shapes cover."""
+
+
+@dataclass(frozen=True)
+class TargetWorkload:
+    """The shapes a fragmentation is measured against, most frequent first, with their probabilities.
+
+    ``cpu``, ``milli``, ``count``: per shape, cpu asked (in the cluster's cpu unit), milli-GPU per device,
+    GPUs (0: a CPU-only shape); ``accepts``: per shape, the accepted values of the attribute ``attribute``
+    (empty: any); ``p``: probabilities summing to 1.
+    """
+
+    cpu: np.ndarray
+    milli: np.ndarray
+    count: np.ndarray
+    accepts: tuple[tuple[str, ...], ...]
+    p: np.ndarray
+    attribute: str = "model"
+
+    @classmethod
+    def of(cls, jobs: Sequence[JobSpec], cpu: str = "cpu", attribute: str = "model",
+           coverage: float = COVERAGE) -> "TargetWorkload":
+        """The target workload of ``jobs``' tasks (each instance one pod): shapes by frequency (ties: larger
+        cpu, then milli, then GPUs), the most frequent covering ``coverage`` of the pods, renormalised."""
+        counts: Counter = Counter()
+        for job in jobs:
+            for task in job.tasks:
+                d = task.devices
+                models = dict(task.accepts).get(attribute, ())
+                counts[(float(task.demand.get(cpu, 0.0)), 0 if d is None else d.milli, 0 if d is None else d.count,
+                        tuple(models))] += task.instances
+        if not counts:
+            raise ValueError("a target workload needs at least one task")
+        shapes = sorted(counts.items(), key=lambda kv: (-kv[1], -kv[0][0], -kv[0][1], -kv[0][2]))
+        total, kept, covered = sum(counts.values()), [], 0
+        for shape, n in shapes:
+            kept.append((shape, n))
+            covered += n
+            if covered >= coverage * total:
+                break
+        weight = np.array([n for _, n in kept], dtype=np.float64)
+        return cls(np.array([s[0] for s, _ in kept]), np.array([s[1] for s, _ in kept], dtype=np.int64),
+                   np.array([s[2] for s, _ in kept], dtype=np.int64), tuple(s[3] for s, _ in kept),
+                   weight / weight.sum(), attribute)
+
+    def accepted(self, models: Sequence[str]) -> np.ndarray:
+        """Whether each shape accepts each model: bool (shapes, len(models))."""
+        return np.array([[not accepts or model in accepts for model in models] for accepts in self.accepts],
+                        dtype=bool).reshape(len(self.accepts), len(models))
+
+
+def node_fragmentation(free_cpu: np.ndarray, device_free: np.ndarray, accepted: np.ndarray,
+                       target: TargetWorkload) -> np.ndarray:
+    """F_n of node states: ``free_cpu`` (nodes,), ``device_free`` (nodes, devices; -1 for no device),
+    ``accepted`` (nodes, shapes): whether each shape accepts each node's model. Returns (nodes,) in milli-GPU.
+
+    Compiled (`cloudsim.kernels.fragmentation`, numba): FGD asks for a few states at every decision.
+    """
+    from cloudsim.kernels import fragmentation  # numba: imported when a fragmentation is first asked for
+
+    out = np.empty(len(free_cpu))
+    fragmentation(np.ascontiguousarray(free_cpu, dtype=np.float64), np.ascontiguousarray(device_free, dtype=np.int64),
+                  np.ascontiguousarray(accepted, dtype=np.bool_), target.cpu.astype(np.float64), target.milli,
+                  target.count, target.p, out)
+    return out
+
+
+class FragmentationMeter:
+    """Every node's fragmentation F_n during a run, kept up to date incrementally.
+
+    ``state`` is a `cloudsim.cluster.ClusterState` (or anything with ``free``, ``device_free``,
+    ``machine_change`` and ``changes``); ``cpu`` names its cpu resource. `update` recomputes the nodes
+    changed since the last update; `total` is the cluster's F and `rate` the fragmentation rate.
+    """
+
+    def __init__(self, cluster: ClusterSpec, state, target: TargetWorkload, cpu: str = "cpu") -> None:
+        self.state, self.target = state, target
+        self.cpu = cluster.resources.index(cpu)
+        models = cluster.attribute(target.attribute)
+        names = sorted(set(models))
+        codes = np.array([names.index(m) for m in models], dtype=np.int64)
+        self.accepted = target.accepted(names).T[codes]  # (nodes, shapes)
+        self.capacity_milli = int((cluster.device_counts() * DEVICE_MILLI).sum())
+        self.nodes = node_fragmentation(state.free[:, self.cpu], state.device_free, self.accepted, target)
+        self._seen = state.changes
+
+    def update(self) -> None:
+        """Recompute the nodes whose state changed since the last update."""
+        state = self.state
+        if state.changes == self._seen:
+            return
+        changed = np.flatnonzero(state.machine_change > self._seen)
+        self.nodes[changed] = node_fragmentation(state.free[changed, self.cpu], state.device_free[changed],
+                                                 self.accepted[changed], self.target)
+        self._seen = state.changes
+
+    @property
+    def total(self) -> float:
+        """The cluster's fragmentation F, in milli-GPU."""
+        self.update()
+        return float(self.nodes.sum())
+
+    @property
+    def idle(self) -> int:
+        """The cluster's free milli-GPU."""
+        return int(np.maximum(self.state.device_free, 0).sum())
+
+    @property
+    def rate(self) -> float:
+        """F over the cluster's free milli-GPU (NaN when no GPU is free)."""
+        idle = self.idle
+        return self.total / idle if idle else float("nan")

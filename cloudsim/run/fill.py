@@ -1,0 +1,166 @@
+"""The "fill the cluster" experiment of Weng et al. (USENIX ATC 2023) on a GPU cluster, one (broker, seed) a run.
+
+As ../shared/GPU_SHARING.md describes it:
+
+1. the workload's pods are shuffled with the run's seed;
+2. inflated: while their total GPU request is below ``factor`` times the cluster's GPUs, pods drawn uniformly
+   with replacement are appended after the shuffled originals; where the originals alone ask for more, pods
+   are dropped at random until they do not;
+3. offered one at a time, one pod an instant, through the engine (`cloudsim.Simulation`, stepped from here):
+   the broker places each; a pod it does not place fails and is dropped (`Simulation.reject`); nothing
+   departs;
+4. after every pod: the arrived GPU request (failed pods included) as % of the cluster's GPUs (x), the
+   allocated GPU (unallocated = 100 - allocated), the fragmentation (`cloudsim.fragmentation`) as % of the
+   cluster's GPUs, the fragmentation rate (% of the idle GPU), and the failed pods. A run's curve is the
+   mean of each y in each whole-percent bin of x ("0" to "130").
+
+A pod no node could hold even empty (a model no node has, nine GPUs on nodes of eight) cannot fit
+anywhere: it is offered like the others and fails.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+
+from agents import make_broker
+from cloudsim.broker import Plan, as_plan
+from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
+from cloudsim.simulation import Simulation
+from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, ever_fits
+
+__all__ = ["FILL_CURVES", "FillRun", "fill_run", "inflate"]
+
+FILL_CURVES = ("unallocated_gpu_pct", "fragmentation_gpu_pct", "fragmentation_rate")
+"""The curves of a fill run, each a mapping from the arrived GPU request in whole percent to the mean."""
+
+
+@dataclass
+class FillRun:
+    """One fill run: its broker and seed, the pods offered and failed, and its curves (`FILL_CURVES`) by
+    whole percent of arrived GPU request (as strings, for JSON)."""
+
+    broker: str
+    seed: int
+    pods: int
+    failed_pods: int
+    unallocated_gpu_pct: dict[str, float]
+    fragmentation_gpu_pct: dict[str, float]
+    fragmentation_rate: dict[str, float]
+    wall_s: float = 0.0
+
+    def row(self) -> dict:
+        return {"broker": self.broker, "seed": self.seed, "pods": self.pods, "failed_pods": self.failed_pods,
+                **{name: getattr(self, name) for name in FILL_CURVES}, "wall_s": self.wall_s}
+
+
+def _gpu_request(job: JobSpec) -> int:
+    devices = job.tasks[0].devices
+    return 0 if devices is None else devices.total * job.tasks[0].instances
+
+
+def inflate(pods: Sequence[JobSpec], cluster_milli: int, factor: float, seed: int) -> list[JobSpec]:
+    """Steps 1 and 2: the pods shuffled with ``seed``, then grown (or cut) to ``factor`` times
+    ``cluster_milli`` of GPU request."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(pods))
+    shuffled = [pods[k] for k in order.tolist()]
+    goal = factor * cluster_milli
+    request = np.array([_gpu_request(job) for job in shuffled], dtype=np.int64)
+    total = int(request.sum())
+    if total > goal:  # drop pods at random until the request is within the goal
+        for k in rng.permutation(len(shuffled)).tolist():
+            if total <= goal:
+                break
+            total -= int(request[k])
+            request[k] = -1
+        return [job for job, r in zip(shuffled, request.tolist()) if r >= 0]
+    grown = list(shuffled)
+    if not request.any():
+        return grown  # no pod asks for a GPU: nothing to inflate with
+    while total < goal:
+        job = pods[int(rng.integers(len(pods)))]
+        grown.append(job)
+        total += _gpu_request(job)
+    return grown
+
+
+def _offered(pods: list[JobSpec]) -> list[JobSpec]:
+    """One pod an instant (t = 0, 1, ...), each lasting past the last offer (nothing departs), ids unique."""
+    last = float(len(pods) + 1)
+    return [JobSpec(f"{job.id}#{k}", float(k), tuple(replace(task, duration=last) for task in job.tasks))
+            for k, job in enumerate(pods)]
+
+
+def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: int, factor: float = 1.3,
+             target: TargetWorkload | None = None) -> FillRun:
+    """One fill run of ``broker`` (a name of `agents.BROKERS`) with ``seed`` on ``cluster``.
+
+    ``target``: the workload fragmentation is measured against (default: `TargetWorkload.of` ``pods``,
+    computed before inflation, as the paper does).
+    """
+    import time
+
+    started = time.perf_counter()
+    cluster_milli = int(cluster.device_counts().sum()) * DEVICE_MILLI
+    if cluster_milli == 0:
+        raise ValueError("the cluster has no GPU: a fill run fills GPUs (give the GPU node list)")
+    target = TargetWorkload.of(pods) if target is None else target
+    offered = _offered(inflate(pods, cluster_milli, factor, seed))
+    cache: dict[tuple, bool] = {}
+    never = []
+    for k, job in enumerate(offered):
+        task = job.tasks[0]
+        key = (tuple(sorted(task.demand.items())), task.devices, task.accepts)
+        if key not in cache:
+            cache[key] = ever_fits(cluster, task)
+        if not cache[key]:
+            never.append(k)
+    holdable = [job for k, job in enumerate(offered) if k not in set(never)] if never else offered
+    policy = make_broker(broker, seed=seed, **({"target": target} if broker == "fgd" else {}))
+    sim = Simulation(cluster, holdable, name=broker)
+    meter = FragmentationMeter(cluster, sim.state, target)
+    never_at = set(never)
+    n = len(offered)
+    arrived = np.empty(n)
+    allocated = np.empty(n)
+    fragmentation = np.empty(n)
+    rate = np.empty(n)
+    failed = 0
+    request = 0
+    for k, job in enumerate(offered):
+        request += _gpu_request(job)
+        if k in never_at:
+            failed += 1
+        else:
+            view = sim.next_decision()
+            decision = policy.decide(view)
+            if decision is None:
+                sim.reject(0)
+                failed += 1
+                sim.next_decision()
+                sim.apply(None)
+            else:
+                sim.apply(Plan(as_plan(decision), final=True))  # one pod an instant: the round ends with it
+        idle = meter.idle
+        arrived[k] = 100.0 * request / cluster_milli
+        allocated[k] = 100.0 * (cluster_milli - idle) / cluster_milli
+        total = meter.total
+        fragmentation[k] = 100.0 * total / cluster_milli
+        rate[k] = 100.0 * total / idle if idle else math.nan
+    bins = np.floor(arrived).astype(np.int64)
+
+    def curve(values: np.ndarray) -> dict[str, float]:
+        out = {}
+        for b in np.unique(bins).tolist():
+            chosen = values[bins == b]
+            chosen = chosen[~np.isnan(chosen)]
+            if len(chosen):
+                out[str(b)] = float(chosen.mean())
+        return out
+
+    return FillRun(broker, seed, n, failed, curve(100.0 - allocated), curve(fragmentation), curve(rate),
+                   round(time.perf_counter() - started, 3))
