@@ -33,6 +33,7 @@ __all__ = [
     "DominantResourceFairness",
     "FirstComeFirstServed",
     "FirstFit",
+    "GPU_POLICIES",
     "HighestResponseRatioNext",
     "LEARNED",
     "TRAINED_BY",

@@ -125,21 +125,17 @@ class GpuPacking(NodeScorer):
         _, count, milli = self._task(view, task)
         if count == 0:
             return np.zeros(len(nodes), dtype=np.int64), None
-        scores = np.empty(len(nodes), dtype=np.int64)
-        for k, node in enumerate(nodes.tolist()):
-            held = int(view.device_count[node])
-            free = view.device_free[node, :held]
-            if (free == DEVICE_MILLI).all():
-                scores[k] = max(33 - held, held)
-                continue
-            order = np.argsort(free, kind="stable")  # from the least free upwards
-            used = [d for d in order.tolist() if free[d] >= milli][:count]
-            whole = sum(1 for d in used if free[d] == DEVICE_MILLI)
-            if whole:
-                scores[k] = max(50 - whole, 33)
-            else:
-                scores[k] = max(100 - sum(int(free[d]) * 100 // DEVICE_MILLI for d in used) // 10, 50)
-        return scores, None
+        free = np.asarray(view.device_free[nodes])
+        held = view.device_count[nodes]
+        empty = ((free == DEVICE_MILLI) | (free < 0)).all(axis=1)
+        ordered = np.sort(free, axis=1)  # from the least free upwards (no device: -1, never used)
+        room = ordered >= milli
+        used = room & (np.cumsum(room, axis=1) <= count)  # the devices the task would use, scanning upwards
+        whole = (used & (ordered == DEVICE_MILLI)).sum(axis=1)
+        percent = (used * (np.maximum(ordered, 0) * 100 // DEVICE_MILLI)).sum(axis=1)
+        scores = np.where(empty, np.maximum(33 - held, held),
+                          np.where(whole > 0, np.maximum(50 - whole, 33), np.maximum(100 - percent // 10, 50)))
+        return scores.astype(np.int64), None
 
 
 class GpuClustering(NodeScorer):

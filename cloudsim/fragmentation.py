@@ -114,6 +114,7 @@ class FragmentationMeter:
         self.accepted = target.accepted(names).T[codes]  # (nodes, shapes)
         self.capacity_milli = int((cluster.device_counts() * DEVICE_MILLI).sum())
         self.nodes = node_fragmentation(state.free[:, self.cpu], state.device_free, self.accepted, target)
+        self._idle = np.maximum(state.device_free, 0).sum(axis=1)  # each node's free milli-GPU
         self._seen = state.changes
 
     def update(self) -> None:
@@ -124,6 +125,7 @@ class FragmentationMeter:
         changed = np.flatnonzero(state.machine_change > self._seen)
         self.nodes[changed] = node_fragmentation(state.free[changed, self.cpu], state.device_free[changed],
                                                  self.accepted[changed], self.target)
+        self._idle[changed] = np.maximum(state.device_free[changed], 0).sum(axis=1)
         self._seen = state.changes
 
     @property
@@ -135,7 +137,8 @@ class FragmentationMeter:
     @property
     def idle(self) -> int:
         """The cluster's free milli-GPU."""
-        return int(np.maximum(self.state.device_free, 0).sum())
+        self.update()
+        return int(self._idle.sum())
 
     @property
     def rate(self) -> float:

@@ -28,6 +28,16 @@ def run(namespace: argparse.Namespace) -> int:
         print(strict_json(result.total), flush=True)
         return 0
     runs, table = result.runs, result.table
+    if config.fill is not None:
+        with pd.option_context("display.max_rows", 500, "display.width", 200):
+            print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+        print(f"\n{len(runs)} fill run(s): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} seed(s), "
+              f"pods inflated to {config.fill:g} x the cluster's GPUs; {result.total['wall_s']:.1f} s in all")
+        if result.total.get("out"):
+            print(f"results: {result.total['out']}")
+        for path in result.total.get("plots", []):
+            print(f"plot: {path}")
+        return 0
     with pd.option_context("display.max_rows", 500, "display.width", 200):
         shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]
         print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))

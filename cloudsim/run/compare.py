@@ -55,6 +55,10 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
         from cloudsim.run.compare_deeprm import compare_deeprm
 
         return compare_deeprm(config, argv, on_row)
+    if config.fill is not None:
+        from cloudsim.run.compare_fill import compare_fill
+
+        return compare_fill(config, argv, on_row)
     brokers = config.brokers.brokers
     seeds = config.seed_list
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:

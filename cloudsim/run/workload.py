@@ -159,6 +159,11 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
 
     selection = _selected_range(source)
     first_job = 0
+    if source.trace_format == "openb":  # pods, and the node list as the cluster (required by the config)
+        from traces.openb import load_openb, machines_openb
+
+        workload = load_openb(source.source)
+        return ResolvedWorkload(workload, machines_openb(source.machine_table), total_jobs=len(workload.jobs))
     if source.trace_format == "swf":
         workload = load_swf(source.source)
         cluster = config.cluster

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, RLSK_DISPATCHERS
+from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS
 from cloudsim.run.output import folder_problem
 from cloudsim.run.config.fields import (
-    ConfigError, check_positive_whole, is_real, is_whole, load_list, option, real_list, require, seed_span, whole,
+    ConfigError, check_positive_whole, is_real, is_whole, load_list, option, real, real_list, require, seed_span,
+    whole,
 )
 from cloudsim.run.config.sections import (
     BrokerConfig, HEURISTICS, MAX_SEEDS, ReportConfig, RunConfig, SimulationConfig, TickedSimulationConfig,
@@ -17,6 +18,8 @@ from cloudsim.run.config.sections import (
 ENVIRONMENTS = ("cloudsim", "deeprm", "rlsk")
 """Where `cloudsim compare` runs: the event-driven simulator, DeepRM's own environment, or RLSK's
 federation (the simulator with each job dispatched to a cluster's queue)."""
+MAX_FILL = 10.0
+"""The largest --fill factor: a fill run offers pods up to this many times the cluster's GPUs."""
 RLSK_DEFAULT_BROKERS = ("first-fit", "random", "round-robin", "least-load", "rlsk")
 """`cloudsim compare rlsk`'s brokers (in RLSK's federation) unless --brokers names others: RLSK's Table 1."""
 DEEPRM_DEFAULT_BROKERS = ("sjf", "packer", "tetris-star", "random", "deeprm")
@@ -55,6 +58,11 @@ class CompareConfig(RunConfig):
     knobs: tuple[float, ...] | None = option(
         None, "--knobs", f"--env deeprm: Tetris* knobs, one tetris-star row each (default {DEEPRM_TETRIS_STAR_KNOB:g})", parse=real_list,
         metavar="K,K")
+    fill: float | None = option(
+        None, "--fill", "--format openb: the fill experiment of Weng et al. (ATC 2023): each seed shuffles the pods, "
+        "inflates them to FACTOR x the cluster's GPUs, offers them one at a time (a pod that fits nowhere fails; "
+        "nothing departs) and reports unallocated GPU and fragmentation against arrived workload (default brokers: "
+        "the six GPU policies)", parse=real, metavar="FACTOR")
     arrivals: str | None = option(
         None, "--arrivals", "--env deeprm: bernoulli (DeepRM's jobsets: 50 steps, at most one arrival each) or "
         "poisson (DeepRM_Plus's: 5-50 jobs, Poisson arrivals, the code's sizes unless --sizes) (default bernoulli)",
@@ -76,6 +84,8 @@ class CompareConfig(RunConfig):
             for name in ("sizes", "slots", "knobs", "arrivals"):
                 require(getattr(self, name) is None, cls, name, getattr(self, name),
                          "applies to DeepRM's environment; add --env deeprm")
+        if self.fill is not None:
+            self._check_fill()
         if isinstance(self.seeds, tuple):
             first, stop = self.seeds
             require(is_whole(first) and is_whole(stop) and 0 <= first < stop, cls, "seeds", f"{first}:{stop}",
@@ -96,6 +106,27 @@ class CompareConfig(RunConfig):
             require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
+
+    def _check_fill(self) -> None:
+        cls = type(self)
+        require(is_real(self.fill) and 0 < self.fill <= MAX_FILL, cls, "fill", self.fill,
+                 f"must be a factor of the cluster's GPUs in (0, {MAX_FILL:g}], such as 1.3 (the paper's)")
+        require(not self.workload.is_generator and self.workload.trace_format == "openb", cls, "fill", self.fill,
+                 "fills a GPU cluster with the pods of an openb pod list: give the pod list as WORKLOAD with "
+                 "--format openb --machine-table NODES")
+        require(self.env == "cloudsim", cls, "fill", self.fill, "runs on the simulator: leave --env out")
+        for name, value in (("chunk_size", self.workload.chunk_size), ("jobs", self.workload.jobs)):
+            require(value is None, WorkloadConfig, name, value, "a fill run offers every pod of the list (inflated "
+                    "to --fill); leave it out")
+        require(self.simulation.mtbf is None, SimulationConfig, "mtbf", self.simulation.mtbf,
+                 "a fill run has no time to fail in (one pod an instant, nothing departs); leave it out")
+        if self.brokers.brokers == HEURISTICS:  # compare's default list: the GPU policies instead
+            object.__setattr__(self, "brokers", BrokerConfig(tuple(GPU_POLICIES), self.brokers.checkpoint,
+                                                             self.brokers.window))
+        learned = [b for b in self.brokers.brokers if b in LEARNED]
+        require(not learned, BrokerConfig, "brokers", self.brokers.brokers,
+                f"{', '.join(learned)} was trained on CPU clusters; a fill run takes heuristics and the GPU policies "
+                f"({', '.join(GPU_POLICIES)})")
 
     def _check_deeprm_env(self) -> None:
         cls = type(self)

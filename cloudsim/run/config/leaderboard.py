@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents import BROKERS
+from agents import BROKERS, GPU_POLICIES
 from cloudsim.run.output import parent_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig
@@ -27,7 +27,8 @@ class LeaderboardConfig:
     out: str | None = option(None, "--out", "the report folder: made, or resumed where a run of the same "
                              "leaderboard stopped (finished cells are not run again)", metavar="DIR")
     brokers: tuple[str, ...] = option(
-        tuple(BROKERS), "--brokers", "brokers, comma-separated (default: every heuristic and learned broker)",
+        tuple(b for b in BROKERS if b not in GPU_POLICIES), "--brokers", "brokers, comma-separated (default: every "
+        "heuristic and learned broker of CPU clusters)",
         parse=name_list, metavar="NAMES", aliases=("--broker",))
     workloads: tuple[str, ...] = option(
         LEADERBOARD_WORKLOADS, "--workloads", f"workloads, comma-separated, of {', '.join(LEADERBOARD_WORKLOADS)} "

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
+from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
 from cloudsim.run.output import folder_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS
@@ -19,7 +19,7 @@ from cloudsim.run.config.fields import (
     span_text, time_window, whole,
 )
 
-FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018", "swf")
+FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018", "swf", "openb")
 SWF_SUFFIXES = (".swf", ".swf.gz")
 """A trace named so is read as --format swf unless --format says otherwise."""
 DEFAULT_CAPACITY = {"cpu": 64.0, "memory": 1.0, "disk": 1.0}
@@ -30,8 +30,8 @@ BYTES_PER_MACHINE = 256
 DEFAULT_GENERATOR = "alibaba-like"
 DEFAULT_LOAD = 0.7
 MAX_SEEDS = 1_000_000
-HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED)
-"""Every hand-written broker: what compare runs by default."""
+HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED and name not in GPU_POLICIES)
+"""Every hand-written broker of CPU clusters: what compare runs by default."""
 GENERATOR_WINDOWS = {"deepk8s": 10}
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
@@ -48,7 +48,8 @@ class WorkloadConfig:
     format: str | None = option(
         None, "--format", "trace format: cloudsimpy (CloudSimPy's jobs.csv), alibaba-v2017 or alibaba-v2018 "
         "(the raw batch_task table), swf (the Standard Workload Format of the Parallel Workloads Archive; "
-        "its header's MaxNodes and MaxProcs give the default cluster); default swf for a .swf or .swf.gz "
+        "its header's MaxNodes and MaxProcs give the default cluster), openb (a pod list of the Alibaba GPU trace "
+        "of 2023, with its node list as --machine-table); default swf for a .swf or .swf.gz "
         "file, else cloudsimpy", choices=FORMATS)
     instances: str | None = option(
         None, "--instances", "alibaba formats: batch_instance.csv, for each instance's own run time",
@@ -60,8 +61,9 @@ class WorkloadConfig:
         None, "--window", "alibaba formats: only jobs submitted in [START, END) seconds of trace time",
         parse=time_window, metavar="START:END")
     machine_table: str | None = option(
-        None, "--machine-table", "alibaba formats: take the cluster from the trace: server_event.csv (v2017) "
-        "or machine_meta.csv (v2018)", metavar="FILE")
+        None, "--machine-table", "take the cluster from the trace: server_event.csv (alibaba-v2017), "
+        "machine_meta.csv (alibaba-v2018), or a node list (openb: openb_node_list_gpu_node.csv for the 1,213 GPU "
+        "nodes of the paper, openb_node_list_all_node.csv for all)", metavar="FILE")
     machine_events: bool = option(
         False, "--machine-events", "with --machine-table: replay the machines' errors and status changes",
         switch=True)
@@ -117,15 +119,20 @@ class WorkloadConfig:
             for name in ("load", "synthetic_jobs"):
                 value = getattr(self, name)
                 require(value is None, cls, name, value, "applies to generators, not to a trace file")
-            if self.trace_format in ("cloudsimpy", "swf"):
-                for name in ("instances", "status_policy", "window", "machine_table"):
+            if self.trace_format in ("cloudsimpy", "swf", "openb"):
+                for name in ("instances", "status_policy", "window") + (
+                        ("machine_table",) if self.trace_format != "openb" else ("machine_events", "cache")):
                     value = getattr(self, name)
-                    require(value is None, cls, name, span_text(value) if name == "window" else value,
+                    require(not value, cls, name, span_text(value) if name == "window" else value,
                              f"applies to --format alibaba-v2017 or alibaba-v2018, "
                              f"not to {self.trace_format}; leave it out or give the format")
+            if self.trace_format == "openb":
+                require(self.machine_table is not None, cls, "format", "openb",
+                         "a pod list holds no cluster: add --machine-table with its node list "
+                         "(openb_node_list_gpu_node.csv, the 1,213 GPU nodes)")
         check_file(cls, "instances", self.instances, "batch_instance.csv")
         check_file(cls, "machine_table", self.machine_table,
-                    "server_event.csv (v2017) or machine_meta.csv (v2018)")
+                    "server_event.csv (v2017), machine_meta.csv (v2018) or an openb node list")
         require(not self.machine_events or self.machine_table is not None, cls, "machine_events", True,
                  "needs --machine-table FILE (the machines whose events to replay)")
         if self.softerror_downtime is not None:
