@@ -1,0 +1,250 @@
+"""GPU sharing: the fragmentation measure, each placement policy's choice, the openb trace and the fill
+experiment, with expected values worked out by hand from ../shared/GPU_SHARING.md's definitions."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agents import make_broker
+from cloudsim import ClusterSpec, Decision, JobSpec, Simulation, TaskSpec
+from cloudsim.fragmentation import FragmentationMeter, TargetWorkload, node_fragmentation
+from cloudsim.run.fill import fill_run, inflate
+from cloudsim.specs import DeviceRequest
+from traces.openb import load_openb, machines_openb
+
+
+def pod(job, cpu, milli=0, count=1, models=(), instances=1, at=0.0):
+    devices = DeviceRequest(count, milli) if milli else None
+    return JobSpec(job, at, (TaskSpec(0, instances, {"cpu": cpu}, 10.0, devices=devices,
+                                      accepts={"model": models} if models else ()),))
+
+
+def nodes(*specs, cpu=64000.0):
+    """Nodes from (devices, model) pairs."""
+    return ClusterSpec(("cpu",), tuple((cpu,) for _ in specs), devices=tuple(d for d, _ in specs),
+                       attributes={"model": tuple(m for _, m in specs)})
+
+
+# Shapes: a 500 share (p 0.5), one whole GPU (p 0.25), CPU-only (p 0.25)
+SHAPES = [pod("a", 1.0, 500), pod("b", 1.0, 500), pod("c", 1.0, 1000), pod("d", 1.0)]
+
+
+def test_the_target_workload_keeps_the_most_frequent_shapes_covering_95_percent():
+    jobs = ([pod(f"a{k}", 2.0, 500) for k in range(10)] + [pod(f"b{k}", 1.0, 1000) for k in range(6)]
+            + [pod(f"c{k}", 4.0) for k in range(3)] + [pod("d", 8.0, 250)])
+    target = TargetWorkload.of(jobs)
+    # 10, 16, then 19 of 20 pods: 95 % covered after the third shape; the fourth is left out
+    assert target.cpu.tolist() == [2.0, 1.0, 4.0] and target.milli.tolist() == [500, 1000, 0]
+    assert target.count.tolist() == [1, 1, 0]
+    assert np.allclose(target.p, [10 / 19, 6 / 19, 3 / 19])
+    tied = TargetWorkload.of([pod("x", 1.0, 300), pod("y", 4.0, 300)])  # one pod each: the larger cpu first
+    assert tied.cpu.tolist() == [4.0, 1.0]
+
+
+def test_node_fragmentation_by_hand():
+    target = TargetWorkload.of(SHAPES)
+    assert np.allclose(target.p, [0.5, 0.25, 0.25])
+    free = np.array([[600, 1000], [300, 200], [1000, -1]])
+    accepted = np.ones((3, 3), dtype=bool)
+    f = node_fragmentation(np.array([8.0, 8.0, 0.5]), free, accepted, target)
+    # node 0 (idle 1600): the share fits, nothing below 500 -> 0; a whole GPU fits, device 0's 600 is below
+    # -> 600; CPU-only -> all 1600: 0.5*0 + 0.25*600 + 0.25*1600 = 550
+    # node 1 (idle 500): neither GPU shape fits -> 500 each, CPU-only 500 -> 500
+    # node 2: cpu 0.5 < 1 -> no shape can run: all of idle 1000
+    assert f.tolist() == [550.0, 500.0, 1000.0]
+    only_t4 = TargetWorkload.of([pod("a", 1.0, 500, models=("T4",))])
+    refused = node_fragmentation(np.array([8.0]), np.array([[1000, 1000]]), np.array([[False]]), only_t4)
+    assert refused.tolist() == [2000.0]  # the node's model is not accepted: all of its idle GPU
+
+
+def test_the_meter_follows_placements_and_counts_idle_gpus():
+    cluster = nodes((2, "T4"), (2, "T4"))
+    sim = Simulation(cluster, [pod(0, 1.0, 400)])
+    meter = FragmentationMeter(cluster, sim.state, TargetWorkload.of(SHAPES))
+    assert meter.total == 2 * 0.25 * 2000 and meter.idle == 4000  # empty nodes: only CPU-only shapes count
+    sim.next_decision()
+    sim.apply(Decision(0, 0))  # 400 on node 0's device 0: [600, 1000], as in the hand example
+    assert meter.total == 550 + 500 and meter.idle == 3600
+    assert math.isclose(meter.rate, 1050 / 3600)
+
+
+def choose(policy, cluster, task_pod, placed=(), seed=0, **options):
+    """The policy's decision for ``task_pod`` after ``placed`` (machine, devices, pod) starts."""
+    jobs = [p for _, _, p in placed] + [task_pod]
+    sim = Simulation(cluster, jobs)
+    for machine, devices, _ in placed:
+        sim.next_decision()
+        sim.apply(Decision(machine, 0, devices=devices))
+    view = sim.next_decision()
+    broker = make_broker(policy, seed=seed, **options)
+    return broker, view, broker.decide(view)
+
+
+def test_fgd_takes_the_placement_that_decreases_fragmentation_most():
+    cluster = nodes((2, "T4"), (2, "T4"))
+    target = TargetWorkload.of([pod("a", 1.0, 500), pod("b", 1.0, 1000)])  # p 0.5 each
+    placed = [(0, (0,), pod("p", 1.0, 400))]  # node 0: [600, 1000]
+    broker, view, decision = choose("fgd", cluster, pod("x", 1.0, 500), placed, target=target)
+    # node 0 before: share 0, whole 600 -> 300. On device 0 ([100, 1000]): 100 and 100 -> 100, Delta +200;
+    # on device 1 ([600, 500]): 0, and no whole GPU left -> 1100 -> 550, Delta -250. Node 1 ([1000, 1000] -> 0):
+    # on device 0 ([500, 1000]) share 0, whole 500 -> 250, Delta -250.
+    assert decision == Decision(0, 0, 1, devices=(0,))
+    scores, devices = broker.scores(view, 0, np.array([0, 1]))
+    assert scores.tolist() == [int(100 / (1 + math.exp(-0.2))), int(100 / (1 + math.exp(0.25)))] == [54, 43]
+
+
+def test_best_fit_and_dot_product_by_hand():
+    cluster = ClusterSpec(("cpu",), ((64000.0,), (8000.0,)), devices=(2, 1), attributes={"model": ("T4", "T4")})
+    broker, view, decision = choose("gpu-best-fit", cluster, pod("x", 4000.0, 500))
+    # s = 0.5 (cpu_left - 4000)/128000 + 0.5 (idle - 500)/8000: node 0 0.328125 -> 67, node 1 0.046875 -> 95;
+    # min-max scaled: 0 and 100
+    assert broker.scores(view, 0, np.array([0, 1]))[0].tolist() == [0, 100] and decision.machine == 1
+    broker, view, decision = choose("gpu-dot-product", cluster, pod("x", 4000.0, 500))
+    # dot: node 0 0.5*0.03125 + 0.25*0.0625 = 0.03125 -> int(100 (1 - 0.015625)) = 98; node 1 0.009765625 -> 99
+    assert broker.scores(view, 0, np.array([0, 1]))[0].tolist() == [98, 99] and decision.machine == 1
+
+
+def test_packing_by_hand():
+    cluster = nodes((2, "T4"), (4, "T4"), (8, "T4"))
+    placed = [(1, (1,), pod("p", 1.0, 600)), (2, (7,), pod("q", 1.0, 800))]  # node 1 [1000, 400, 1000, 1000]
+    broker, view, decision = choose("gpu-packing", cluster, pod("x", 1.0, 300), placed)
+    # node 0 all free: max(33 - 2, 2) = 31. node 1: the least free device that holds 300 is the 400 one, not
+    # whole: max(100 - (40 // 10), 50) = 96. node 2 ([1000 x 7, 200]): 200 cannot hold it, the next is whole:
+    # max(50 - 1, 33) = 49.
+    assert broker.scores(view, 0, np.array([0, 1, 2]))[0].tolist() == [31, 96, 49] and decision.machine == 1
+    assert broker.scores(view, 0, np.array([0]))[0].tolist() == [31]
+    _, cpu_view, _ = choose("gpu-packing", cluster, pod("y", 1.0))
+    assert broker.scores(cpu_view, 0, np.array([0, 1, 2]))[0].tolist() == [0, 0, 0]  # CPU-only: 0 everywhere
+
+
+def test_clustering_by_hand():
+    cluster = nodes((2, "T4"), (2, "T4"), (4, "T4"))
+    placed = [(1, (0,), pod("p", 1.0, 300)), (2, (0,), pod("q", 1.0, 1000)), (2, (1,), pod("r", 1.0, 500))]
+    broker, view, decision = choose("gpu-clustering", cluster, pod("x", 1.0, 200), placed)
+    # base = int(25 (8000 - idle) / 8000). node 0: idle 2000 -> 18, no GPU pods +25 = 43; node 1: idle 1700
+    # -> 19, shares only (its kind) +75 = 94; node 2: idle 2500 -> 17, a share among a whole GPU +50 = 67
+    assert broker.scores(view, 0, np.array([0, 1, 2]))[0].tolist() == [43, 94, 67] and decision.machine == 1
+
+
+def test_ties_go_to_the_seeded_permutation_and_random_fit_is_seeded():
+    cluster = nodes(*[(2, "T4")] * 6)
+    chosen = {choose("gpu-dot-product", cluster, pod("x", 1.0, 500), seed=s)[2].machine for s in range(12)}
+    assert len(chosen) > 1  # identical nodes: the seed's permutation decides
+    first = [choose("gpu-random", cluster, pod("x", 1.0, 500), seed=3)[2] for _ in range(2)]
+    assert first[0] == first[1] and first[0].devices is not None
+
+
+def test_inflation_shuffles_then_grows_or_cuts_to_the_factor():
+    pods = [pod(k, 1.0, 1000, count=1 + k % 2) for k in range(10)]  # 15 GPUs asked in all
+    grown = inflate(pods, cluster_milli=10_000, factor=2.0, seed=4)
+    assert sorted(job.id for job in grown[:10]) == list(range(10))  # the originals, shuffled, come first
+    total = sum(job.tasks[0].devices.total for job in grown)
+    assert total >= 20_000 and total - grown[-1].tasks[0].devices.total < 20_000
+    assert inflate(pods, 10_000, 2.0, seed=4) == grown
+    cut = inflate(pods, cluster_milli=10_000, factor=1.0, seed=4)
+    assert sum(job.tasks[0].devices.total for job in cut) <= 10_000 and len(cut) < 10
+
+
+def test_a_fill_run_by_hand():
+    cluster = nodes((2, "T4"))
+    # 2 GPUs; pods 600, 600, 200, a whole GPU and a V100 share (no V100 here: it always fails): 2.5 GPUs, which
+    # is 1.25 x 2 exactly, so the pods are only shuffled
+    jobs = [pod(0, 1.0, 600), pod(1, 1.0, 600), pod(2, 1.0, 200), pod(3, 1.0, 1000), pod(4, 1.0, 100, models=("V100",))]
+    run = fill_run(cluster, jobs, "gpu-best-fit", seed=0, factor=1.25)
+    assert run.pods == 5
+    # 2.4 GPUs of shares and a whole GPU cannot all fit on 2 devices, and the V100 pod fails: 2 or more fail
+    assert run.failed_pods >= 2
+    assert max(run.unallocated_gpu_pct, key=int) == "125"
+    assert all(0 <= v <= 100 for v in run.unallocated_gpu_pct.values())
+
+
+# ------------------------------------------------------------------ the trace, hostile input
+POD_HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+
+
+def test_openb_rows_that_cannot_be_pods_are_counted(tmp_path):
+    path = tmp_path / "pods.csv"
+    path.write_text(POD_HEADER + "\n".join([
+        "p0,4000,1024,1,500,,LS,Running,10,100,12",       # a share, lifetime 88
+        "p1,4000,1024,2,1000,V100M16|T4,LS,Running,5,50,",  # two whole GPUs, never scheduled: 45 in the queue
+        "p2,4000,1024,1,1500,,LS,Running,0,10,0",          # gpu_milli above 1000
+        "p3,4000,1024,1,-5,,LS,Running,0,10,0",            # negative
+        "p4,4000,1024,2,500,,LS,Running,0,10,0",           # two GPUs shared
+        "p5,4000,1024,9,1000,,LS,Running,0,10,0",          # nine GPUs: kept (the cluster decides)
+        "p6,-1,1024,0,0,,LS,Running,0,10,0",               # negative cpu
+        "p7,4000,1024,0,0,,LS,Running,20,10,0",            # deleted before created
+    ]) + "\n")
+    workload = load_openb(path)
+    assert [job.id for job in workload.jobs] == ["p5", "p1", "p0"]  # by creation time
+    assert workload.skipped == {"gpu_milli outside 0..1000": 2, "negative or non-whole resources": 1,
+                                "several GPUs shared": 1, "bad times": 1}
+    assert workload.notes == {"never scheduled": 1}
+    p0, p1 = workload.jobs[2].tasks[0], workload.jobs[1].tasks[0]
+    assert p0.duration == 88.0 and p0.devices == DeviceRequest(1, 500) and p0.demand == {"cpu": 4000.0, "memory": 1024.0}
+    assert p1.duration == 45.0 and p1.accepts == (("model", ("T4", "V100M16")),)
+
+
+def test_openb_files_that_cannot_be_read_say_why(tmp_path):
+    bad = tmp_path / "pods.csv"
+    bad.write_text("name,cpu_milli,memory_mib\np0,1,1\n")
+    with pytest.raises(Exception, match="missing column.s. num_gpu, gpu_milli, gpu_spec"):
+        load_openb(bad)
+    node = tmp_path / "nodes.csv"
+    node.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,1024,0,V100M16\n")
+    with pytest.raises(Exception, match="node 'n0' .row 2. has a model but no GPU"):
+        machines_openb(node)
+    node.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,1024,2,T4\nn1,32000,512,0,\n")
+    cluster = machines_openb(node)
+    assert cluster.devices == (2, 0) and cluster.attribute("model") == ("T4", "") and cluster.machine_ids == ("n0", "n1")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "cloudsim", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_the_fill_command_prints_one_json_object_per_broker_and_seed(tmp_path):
+    pods, node_list = tmp_path / "pods.csv", tmp_path / "nodes.csv"
+    pods.write_text(POD_HEADER + "\n".join(f"p{k},1000,1024,1,{300 + 100 * (k % 5)},,LS,Running,{k},100,{k}"
+                                           for k in range(12)) + "\n")
+    node_list.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,2,T4\nn1,64000,65536,1,T4\n")
+    done = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "1.3",
+                "--brokers", "fgd,gpu-random", "--seeds", "2", "--json", "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    runs = [r for r in rows if not r.get("summary")]
+    assert [(r["broker"], r["seed"]) for r in runs] == [("fgd", 0), ("fgd", 1), ("gpu-random", 0), ("gpu-random", 1)]
+    for r in runs:
+        assert set(r) >= {"failed_pods", "unallocated_gpu_pct", "fragmentation_gpu_pct", "fragmentation_rate"}
+        # 6 GPUs asked of 3: cut at random to 130 % or less, and above 130 % - 700 / 3000 (a pod asks for 700 at most)
+        assert all(key.isdigit() for key in r["unallocated_gpu_pct"])
+        assert 106 <= max(int(key) for key in r["unallocated_gpu_pct"]) <= 130
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fill", "0"], "--fill 0: must be a factor"),
+    (["--fill", "-1"], "--fill -1: must be a factor"),
+    (["--fill", "11"], "--fill 11: must be a factor"),
+    (["--fill", "1.3", "--brokers", "deepjs"], "deepjs was trained on CPU clusters"),
+    (["--fill", "1.3", "--chunk-size", "5"], "--chunk-size 5: a fill run offers every pod"),
+])
+def test_fill_options_that_do_not_fit_are_refused(tmp_path, args, message):
+    pods, node_list = tmp_path / "pods.csv", tmp_path / "nodes.csv"
+    pods.write_text(POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,100,0\n")
+    node_list.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,2,T4\n")
+    done = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), *args)
+    assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_fill_needs_an_openb_pod_list_and_its_node_list(tmp_path):
+    pods = tmp_path / "pods.csv"
+    pods.write_text(POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,100,0\n")
+    done = _cli("compare", "--fill", "1.3")
+    assert done.returncode != 0 and "give the pod list as WORKLOAD with --format openb" in done.stderr
+    done = _cli("compare", str(pods), "--format", "openb", "--fill", "1.3")
+    assert done.returncode != 0 and "add --machine-table with its node list" in done.stderr
