@@ -7,7 +7,7 @@ A command's data flows one way::
 The configs declare and check options; this module is where they meet the
 workload (`cloudsim.run.workload` loads or generates it and slices its
 episodes), the cluster the brokers place on, and the brokers themselves
-(`BrokerPlan`: how each run builds its broker). Everything that can refuse a run
+(`BrokerPlan`: how each run builds its broker; FGD also gets the workload's target shapes). Everything that can refuse a run
 (a missing file, a task no machine holds, a checkpoint that does not load) is
 met here, before the first simulation. What runs after, `cloudsim.run.episode`,
 reads only what this step made, never the config.
@@ -15,12 +15,14 @@ reads only what this step made, never the config.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from agents import LEARNED, Windowed, make_broker, make_federated_broker
 from cloudsim.envs.rlsk import federation_cluster
+from cloudsim.fragmentation import TargetWorkload
 from cloudsim.run.config import GENERATOR_WINDOWS, RunConfig, SimulationConfig
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, cluster_option_of, episodes, resolve_workload
 from cloudsim.specs import ClusterSpec
@@ -119,6 +121,11 @@ def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = 
     messages = check_episodes(config, resolved.cluster, runs)
     place = workplace(config, resolved.cluster)
     plans = broker_plans(config)
+    jobs = resolved.workload.jobs
+    if place.cluster.devices and isinstance(jobs, list) and jobs:  # FGD measures against the run's own workload
+        target = TargetWorkload.of(jobs)
+        plans = tuple(dataclasses.replace(plan, options=plan.options + (("target", target),))
+                      if plan.name == "fgd" else plan for plan in plans)
     for plan in plans:
         check = getattr(plan.build(config.workload.seed, place.clusters), "check_cluster", None)
         messages += list(check(place.cluster)) if check is not None else []  # learned brokers know their cluster
