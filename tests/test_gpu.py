@@ -248,3 +248,18 @@ def test_a_fill_needs_an_openb_pod_list_and_its_node_list(tmp_path):
     assert done.returncode != 0 and "give the pod list as WORKLOAD with --format openb" in done.stderr
     done = _cli("compare", str(pods), "--format", "openb", "--fill", "1.3")
     assert done.returncode != 0 and "add --machine-table with its node list" in done.stderr
+
+
+def test_a_fill_counts_pods_no_node_can_hold_as_failures(tmp_path):
+    pods, node_list = tmp_path / "pods.csv", tmp_path / "nodes.csv"
+    pods.write_text(POD_HEADER + "p0,1000,1024,9,1000,,LS,Running,0,100,0\np1,1000,1024,1,500,A100,LS,Running,0,100,0\n"
+                    "p2,1000,1024,1,500,,LS,Running,0,100,0\n")
+    node_list.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,8,T4\n")
+    done = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
+                "--brokers", "fgd", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[-1])
+    assert summary["pods_no_node_holds"] == 2 and summary["pods"] == 3
+    # 10.5 GPUs asked of 8; cut at random to 0.8 GPU or less: only the 500 share can stay, and it fits
+    run = json.loads(done.stdout.splitlines()[0])
+    assert run["failed_pods"] == 0 and run["pods"] == 1

@@ -33,6 +33,9 @@ def run(namespace: argparse.Namespace) -> int:
             print(table.to_string(float_format=lambda v: f"{v:.3f}"))
         print(f"\n{len(runs)} fill run(s): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} seed(s), "
               f"pods inflated to {config.fill:g} x the cluster's GPUs; {result.total['wall_s']:.1f} s in all")
+        if result.total["pods_no_node_holds"]:
+            print(f"{result.total['pods_no_node_holds']} of the list's {result.total['pods']} pods fit no node even "
+                  "empty (counted as failed wherever offered)")
         if result.total.get("out"):
             print(f"results: {result.total['out']}")
         for path in result.total.get("plots", []):

@@ -1,7 +1,9 @@
 """`compare --fill`: every broker fills a GPU cluster with an openb pod list, once per seed (`cloudsim.run.fill`).
 
 One row per (broker, seed): the failed pods and the curves of `cloudsim.run.fill.FILL_CURVES`, each a mapping
-from the arrived GPU request in whole percent of the cluster's GPUs to the mean in that bin. The runs go
+from the arrived GPU request in whole percent of the cluster's GPUs to the mean in that bin. A pod no node could
+hold even empty (nine GPUs on nodes of eight, a model no node has) is offered and fails like any pod that finds
+no room; the summary counts them (``pods_no_node_holds``). The runs go
 through the runner (local processes or Ray); each worker reads the pod and node lists once. With --out:
 ``runs.parquet`` (one row per run, curves in long form in ``curves.parquet``), ``summary.md`` and two figures:
 unallocated GPU against arrived workload (median over seeds with the 25-75 % band, one line per broker) and
@@ -19,13 +21,14 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from agents import make_broker
 from cloudsim import __version__
 from cloudsim.run.comparison import CompareResult, markdown_table
 from cloudsim.run.config import CompareConfig
 from cloudsim.run.fill import FILL_CURVES, fill_run
 from cloudsim.run.output import ResultFolder, pyplot, save_figure
-from cloudsim.run.resolve import resolve
 from cloudsim.runner import Runner
+from cloudsim.specs import ever_fits
 
 __all__ = ["AT", "FillSpec", "compare_fill", "curves_frame", "plot_fill_bars", "plot_fill_curves", "run_fill"]
 
@@ -102,8 +105,11 @@ def plot_fill_bars(table: pd.DataFrame, path: str | Path, title: str) -> Path:
 def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
                  ) -> CompareResult:
     """Every broker's fill runs, one per seed; the table compares them at 100 % arrived workload."""
-    resolve(config)  # every refusal before the first run: the files, the brokers
     source = config.workload
+    cluster, jobs, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
+    for name in config.brokers.brokers:  # and a broker that cannot be built
+        make_broker(name, seed=0, **({"target": target} if name == "fgd" else {}))
+    never = sum(1 for job in jobs if not ever_fits(cluster, job.tasks[0]))
     specs = [FillSpec(str(source.source), str(source.machine_table), broker, seed, config.fill)
              for broker in config.brokers.brokers for seed in config.seed_list]
     rows = []
@@ -121,6 +127,7 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
         table = pd.DataFrame({f"{c}_{s}": stats[(c, s)] for c in columns for s in ("mean", "std")})
         table.insert(0, "runs", runs.groupby("broker", sort=False).size())
         total = {"summary": True, "fill": config.fill, "brokers": list(config.brokers.brokers), "runs": len(runs),
+                 "pods": len(jobs), "pods_no_node_holds": never,
                  "seeds": list(config.seed_list), "table": table.reset_index().to_dict("records"),
                  "wall_s": round(float(runs["wall_s"].sum()), 3)}
         if folder is not None:
