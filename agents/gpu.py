@@ -30,7 +30,6 @@ from __future__ import annotations
 import numpy as np
 
 from cloudsim.broker import ClusterView, Decision
-from cloudsim.devices import default_devices
 from cloudsim.fragmentation import TargetWorkload, node_fragmentation
 from cloudsim.specs import DEVICE_MILLI
 
@@ -76,9 +75,11 @@ class NodeScorer:
         scores, devices = self.scores(view, task, nodes)
         best = np.flatnonzero(scores == scores.max())
         k = int(best[np.argmin(self.rank[nodes[best]])]) if len(best) > 1 else int(best[0])
-        return Decision(int(nodes[k]), task, 1, devices=None if devices is None else devices[k])
+        return Decision(int(nodes[k]), task, 1, devices=None if devices is None else tuple(devices[k].tolist()))
 
-    def scores(self, view: ClusterView, task: int, nodes: np.ndarray) -> tuple[np.ndarray, list | None]:
+    def scores(self, view: ClusterView, task: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Whole-number scores of ``nodes`` for ``task``, and the devices each would take, one row per node
+        (None: the engine's default rule)."""
         raise NotImplementedError
 
     # what the formulas read, for the fitting machines
@@ -171,8 +172,8 @@ class GpuRandom(NodeScorer):
             return scores, None
         free = view.device_free[nodes[pick]]
         room = np.flatnonzero(free >= milli)
-        devices = [None] * len(nodes)
-        devices[pick] = tuple(sorted(self.rng.choice(room, size=count, replace=False).tolist()))
+        devices = np.zeros((len(nodes), count), dtype=np.int64)
+        devices[pick] = np.sort(self.rng.choice(room, size=count, replace=False))
         return scores, devices
 
 
@@ -239,10 +240,7 @@ class FragmentationGradientDescent(NodeScorer):
         if len(changed):
             self._score(view, changed, cpu, count, milli, scores, devices)
         self._cache[key] = scores, devices, view.machine_changes
-        chosen = None
-        if count and milli < DEVICE_MILLI:
-            chosen = [(int(d),) for d in devices[nodes, 0].tolist()]
-        return scores[nodes], chosen
+        return scores[nodes], devices[nodes] if count and milli < DEVICE_MILLI else None
 
     def _score(self, view, machines, cpu, count, milli, scores, devices) -> None:
         """FGD's score (and device, for a share) of ``machines``."""
@@ -260,13 +258,10 @@ class FragmentationGradientDescent(NodeScorer):
             best_device = np.argmax(delta, axis=1)  # the first on ties
             best = delta[np.arange(len(machines)), best_device]
             devices[machines, 0] = best_device
-        else:
-            after_free = device_free.copy()
-            if count:
-                for k in range(len(machines)):
-                    taken = default_devices(device_free[k], count, milli)
-                    if taken is not None:
-                        after_free[k, list(taken)] -= milli
+        else:  # whole devices: the default rule's, the lowest-indexed free ones (where enough are free)
+            whole = device_free >= DEVICE_MILLI
+            taken = whole & (np.cumsum(whole, axis=1) <= count) & (whole.sum(axis=1) >= count)[:, None]
+            after_free = device_free - taken * milli
             best = before - node_fragmentation(free_cpu - cpu, after_free, accepted, self._target)
         scores[machines] = (100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))).astype(np.int64)
 
