@@ -633,33 +633,36 @@ class PlanCheck:
         """Check a decision of a task that asks for devices or machine attributes, or that names devices,
         and give each instance its devices: ``named``, or the default rule's (`cloudsim.devices`)."""
         view = self.view
-        job_id, task_id = view.task_key(task)
-        where = f"{self._where(position)}machine {machine}, task {task} (job {job_id!r}, task {task_id!r})"
+
+        def refuse(problem: str) -> InvalidDecisionError:  # the message is made only when something is wrong
+            job_id, task_id = view.task_key(task)
+            return InvalidDecisionError(f"{self._where(position)}machine {machine}, task {task} (job {job_id!r}, "
+                                        f"task {task_id!r}): {problem}")
+
         need, milli = (int(v) for v in view.device_request[task])
         if named is not None and need == 0:
-            raise InvalidDecisionError(f"{where}: names devices {named!r}, but the task asks for none; leave "
-                                       "devices out")
+            raise refuse(f"names devices {named!r}, but the task asks for none; leave devices out")
         if at is not None and at != view.time:
-            raise InvalidDecisionError(f"{where}: a task that asks for devices or machine attributes cannot be "
-                                       "reserved for later (reservations do not model devices); start it now")
+            raise refuse("a task that asks for devices or machine attributes cannot be reserved for later "
+                         "(reservations do not model devices); start it now")
         if named is not None and count != 1:
-            raise InvalidDecisionError(f"{where}: names devices for {count} instances; name one instance's "
-                                       "devices at a time (count 1), or leave devices out for the default rule")
+            raise refuse(f"names devices for {count} instances; name one instance's devices at a time (count 1), "
+                         "or leave devices out for the default rule")
         waiting = self._waiting_of(task)
         if not 1 <= count <= waiting:
-            raise InvalidDecisionError(f"{where}: count {count} not in 1..{waiting} waiting instances")
+            raise refuse(f"count {count} not in 1..{waiting} waiting instances")
         if not view.up[machine]:
-            raise InvalidDecisionError(f"{where}: the machine is down")
+            raise refuse("the machine is down")
         for name, values in view.task_accepts(task):
             value = view.machine_attribute(name)[machine]
             if value not in values:
-                raise InvalidDecisionError(f"{where}: the machine's {name} {value or '(none)'!r} is not one the "
-                                           f"task accepts ({', '.join(values)})")
+                raise refuse(f"the machine's {name} {value or '(none)'!r} is not one the task accepts "
+                             f"({', '.join(values)})")
         free = view.free[machine] if machine not in self._free else self._free[machine]
         fitting, left = sequential_fit(free, view.demand[task], count)
         if fitting < count:
-            raise InvalidDecisionError(
-                f"{where}: {count} instance(s) do not fit: only {fitting} fit; free "
+            raise refuse(
+                f"{count} instance(s) do not fit: only {fitting} fit; free "
                 f"{dict(zip(view.resources, free.tolist()))}, demand per instance "
                 f"{dict(zip(view.resources, view.demand[task].tolist()))}")
         device_free = (view.device_free[machine] if machine not in self._device_free
@@ -669,13 +672,13 @@ class PlanCheck:
             if named is not None:
                 problem = device_problem(device_free, named, need, milli)
                 if problem is not None:
-                    raise InvalidDecisionError(f"{where}: {problem}")
+                    raise refuse(problem)
                 devices = tuple(int(d) for d in named)
             else:
                 devices = default_devices(device_free, need, milli)
                 if devices is None:
-                    raise InvalidDecisionError(
-                        f"{where}: {count} instance(s) do not fit the machine's devices: only {k} fit; free milli per "
+                    raise refuse(
+                        f"{count} instance(s) do not fit the machine's devices: only {k} fit; free milli per "
                         f"device {device_free[device_free >= 0].tolist()}, each instance asks for {need} device(s) of "
                         f"{milli}")
             np.subtract.at(device_free, list(devices), milli)
@@ -683,8 +686,8 @@ class PlanCheck:
         timeline = view._timeline
         if ((timeline is not None and timeline.has_reservations(machine)) or machine in self._reserved) \
                 and not self.fits_from(machine, task, count):
-            raise InvalidDecisionError(
-                f"{where}: {count} instance(s) started now would take resources reserved on the machine for "
+            raise refuse(
+                f"{count} instance(s) started now would take resources reserved on the machine for "
                 f"later (view.reservations); start them elsewhere")
         if self.size is None or position < self.size - 1:
             self._took(machine, task, count, view.time, left)
