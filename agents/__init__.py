@@ -7,7 +7,7 @@ from typing import Callable
 from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
 from agents.federation import DISPATCHERS as RLSK_DISPATCHERS
 from agents.federation import FederatedBroker, make_dispatcher
-from agents.gpu import GPU_POLICIES
+from agents.gpu import GPU_POLICIES, GPU_VARIANTS
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -83,6 +83,7 @@ BROKERS: dict[str, Callable[..., object]] = {
     )
 }
 BROKERS.update(GPU_POLICIES)
+BROKERS.update(GPU_VARIANTS)
 BROKERS["deepjs"] = _deepjs
 
 

@@ -33,7 +33,7 @@ from cloudsim.broker import ClusterView, Decision
 from cloudsim.fragmentation import TargetWorkload, node_fragmentation
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["GPU_POLICIES", "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
+__all__ = ["GPU_POLICIES", "GPU_VARIANTS", "target_options", "ExactFragmentationGradientDescent", "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
            "GpuPacking", "GpuRandom", "NodeScorer"]
 
 CPU_SCALE = 128_000  # the largest node's milli-cores
@@ -186,9 +186,10 @@ class FragmentationGradientDescent(NodeScorer):
 
     name = "fgd"
 
-    def __init__(self, seed: int | None = 0, target: TargetWorkload | None = None) -> None:
+    def __init__(self, seed: int | None = 0, target: TargetWorkload | None = None, whole_scores: bool = True) -> None:
         super().__init__(seed)
         self.target = target
+        self.whole_scores = whole_scores
 
     def _start(self, view: ClusterView) -> None:
         super()._start(view)
@@ -231,7 +232,7 @@ class FragmentationGradientDescent(NodeScorer):
         key = (cpu, count, milli)
         cached = self._cache.get(key)
         if cached is None:
-            scores = np.zeros(view.num_machines, dtype=np.int64)
+            scores = np.zeros(view.num_machines, dtype=np.int64 if self.whole_scores else np.float64)
             devices = np.full((view.num_machines, max(count, 1)), -1, dtype=np.int64)
             changed = np.arange(view.num_machines)
         else:
@@ -263,9 +264,30 @@ class FragmentationGradientDescent(NodeScorer):
             taken = whole & (np.cumsum(whole, axis=1) <= count) & (whole.sum(axis=1) >= count)[:, None]
             after_free = device_free - taken * milli
             best = before - node_fragmentation(free_cpu - cpu, after_free, accepted, self._target)
-        scores[machines] = (100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))).astype(np.int64)
+        score = 100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))
+        scores[machines] = score.astype(np.int64) if self.whole_scores else score
+
+
+class ExactFragmentationGradientDescent(FragmentationGradientDescent):
+    """FGD with its scores unrounded (int(100 sigmoid(Delta / 1000)) makes every Delta within about 40 milli-GPU
+    of another a tie, which the seeded permutation breaks): to measure what the reference's whole-number
+    scores cost or gain."""
+
+    name = "fgd-exact"
+
+    def __init__(self, seed: int | None = 0, target: TargetWorkload | None = None) -> None:
+        super().__init__(seed, target, whole_scores=False)
 
 
 GPU_POLICIES = {cls.name: cls for cls in (FragmentationGradientDescent, GpuBestFit, GpuDotProduct, GpuPacking,
                                           GpuClustering, GpuRandom)}
-"""The GPU-sharing placement policies by command-line name."""
+"""The GPU-sharing placement policies of the paper by command-line name."""
+GPU_VARIANTS = {ExactFragmentationGradientDescent.name: ExactFragmentationGradientDescent}
+"""Variants for ablations, brokers by name too, in no default list."""
+
+
+def target_options(name: str, target: TargetWorkload) -> dict:
+    """`agents.make_broker`'s options giving broker ``name`` the run's target workload, where it measures
+    fragmentation against one (FGD and its variant); none for the others."""
+    broker = {**GPU_POLICIES, **GPU_VARIANTS}.get(name)
+    return {"target": target} if broker is not None and issubclass(broker, FragmentationGradientDescent) else {}

@@ -3,6 +3,7 @@ x 10 seeds = 1,020 fill runs on the 1,213 GPU nodes, through the runner (every c
 
     python benchmarks/gpu_fill_study.py                      # all of it (resumes where a stopped study ended)
     python benchmarks/gpu_fill_study.py --seeds 2 --workloads default,gpushare40
+    python benchmarks/gpu_fill_study.py --workloads default --policies fgd,fgd-exact --out .../gpu_fill/exact
 
 Writes into benchmarks/results/gpu_fill/: ``runs.jsonl`` (one line per run, appended as runs finish: a stopped
 study resumes from it), ``study.csv`` (one row per run: failed pods, unallocated GPU, fragmentation and its rate
@@ -28,7 +29,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import GPU_POLICIES  # noqa: E402
+from agents import GPU_POLICIES, GPU_VARIANTS  # noqa: E402
 from cloudsim.run.compare_fill import AT, FillSpec, curves_frame, plot_fill_curves, run_fill  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
 from cloudsim.runner import Runner  # noqa: E402
@@ -63,7 +64,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     args.workloads, args.policies = args.workloads.split(","), args.policies.split(",")
-    unknown = [w for w in args.workloads if w not in WORKLOADS] + [p for p in args.policies if p not in POLICIES]
+    unknown = [w for w in args.workloads if w not in WORKLOADS] + [p for p in args.policies
+                                                                   if p not in POLICIES and p not in GPU_VARIANTS]
     if unknown or args.seeds < 1 or not 0 < args.fill <= 10:
         parser.error(f"unknown {', '.join(unknown)}" if unknown else "--seeds must be >= 1 and --fill in (0, 10]")
     missing = [w for w in args.workloads if not (DATA / f"openb_pod_list_{w}.csv").is_file()]
@@ -87,7 +89,7 @@ def report(rows: list[dict], out: Path, seeds: int, wall: float) -> None:
              ""]
     table = runs.pivot_table(index="workload", columns="broker", values=f"unallocated_gpu_pct_at_{AT}",
                              aggfunc="mean").reindex([w for w in WORKLOADS if w in set(runs["workload"])])
-    policies = [p for p in POLICIES if p in table.columns]
+    policies = [p for p in (*POLICIES, *GPU_VARIANTS) if p in table.columns]
     others = [p for p in policies if p != "fgd"]
     lines.append("| workload | " + " | ".join(policies) + (" | " + " | ".join(f"FGD vs {p}" for p in others)
                                                            if "fgd" in policies else "") + " |")

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import GPU_POLICIES, make_broker  # noqa: E402
+from agents.gpu import target_options  # noqa: E402
 from cloudsim import Simulation  # noqa: E402
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
@@ -67,7 +68,7 @@ def replay_one(args: tuple[str, float]) -> dict:
     cluster = machines_openb(DATA / "openb_node_list_gpu_node.csv")
     jobs = [replace(job, submit_time=job.submit_time / speedup) for job in workload.jobs]
     target = TargetWorkload.of(jobs)
-    broker = make_broker(policy, seed=0, **({"target": target} if policy == "fgd" else {}))
+    broker = make_broker(policy, seed=0, **target_options(policy, target))
     capacity = int(cluster.device_counts().sum()) * 1000
     started = time.perf_counter()
     sampler = Sampled(broker, None, capacity)

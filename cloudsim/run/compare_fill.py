@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from agents import make_broker
+from agents.gpu import target_options
 from cloudsim import __version__
 from cloudsim.run.comparison import CompareResult, markdown_table
 from cloudsim.run.config import CompareConfig
@@ -108,7 +109,7 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
     source = config.workload
     cluster, jobs, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
     for name in config.brokers.brokers:  # and a broker that cannot be built
-        make_broker(name, seed=0, **({"target": target} if name == "fgd" else {}))
+        make_broker(name, seed=0, **target_options(name, target))
     never = sum(1 for job in jobs if not ever_fits(cluster, job.tasks[0]))
     specs = [FillSpec(str(source.source), str(source.machine_table), broker, seed, config.fill)
              for broker in config.brokers.brokers for seed in config.seed_list]

@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from agents import make_broker
+from agents.gpu import target_options
 from cloudsim.broker import Plan, as_plan
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
 from cloudsim.simulation import Simulation
@@ -120,7 +121,7 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
         if not cache[key]:
             never.append(k)
     holdable = [job for k, job in enumerate(offered) if k not in set(never)] if never else offered
-    policy = make_broker(broker, seed=seed, **({"target": target} if broker == "fgd" else {}))
+    policy = make_broker(broker, seed=seed, **target_options(broker, target))
     sim = Simulation(cluster, holdable, name=broker)
     meter = FragmentationMeter(cluster, sim.state, target)
     never_at = set(never)

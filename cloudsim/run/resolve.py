@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents import LEARNED, Windowed, make_broker, make_federated_broker
+from agents.gpu import target_options
 from cloudsim.envs.rlsk import federation_cluster
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.run.config import GENERATOR_WINDOWS, RunConfig, SimulationConfig
@@ -124,8 +125,8 @@ def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = 
     jobs = resolved.workload.jobs
     if place.cluster.devices and isinstance(jobs, list) and jobs:  # FGD measures against the run's own workload
         target = TargetWorkload.of(jobs)
-        plans = tuple(dataclasses.replace(plan, options=plan.options + (("target", target),))
-                      if plan.name == "fgd" else plan for plan in plans)
+        plans = tuple(dataclasses.replace(plan, options=(*plan.options, *target_options(plan.name, target).items()))
+                      for plan in plans)
     for plan in plans:
         check = getattr(plan.build(config.workload.seed, place.clusters), "check_cluster", None)
         messages += list(check(place.cluster)) if check is not None else []  # learned brokers know their cluster
