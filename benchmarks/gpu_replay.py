@@ -88,7 +88,7 @@ def replay_one(args: tuple[str, float]) -> dict:
             "peak_allocated_gpu_pct": float(allocated.max()),
             "mean_fragmentation_gpu_pct": float((fragmentation * span).sum() / span.sum()),
             "pods_waited": int((wait > 0).sum()), "mean_wait_s": float(wait.mean()),
-            "p95_wait_s": float(np.percentile(wait, 95)), "wall_s": round(wall, 2),
+            "p95_wait_s": float(np.percentile(wait, 95)), "wall_s": round(wall, 2), "last_arrival_s": last,
             "curve": (times.tolist(), allocated.tolist(), fragmentation.tolist())}
 
 
@@ -124,13 +124,16 @@ def main() -> None:
     write_text_atomically(args.out / f"replay_{label}.md", "\n".join(lines))
     plt = pyplot()
     fig, axes = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
-    for r in rows:
+    last = rows[0]["last_arrival_s"]
+    unit, scale = ("days", DAY) if last > 3 * DAY else ("hours", 3600.0)
+    for r in rows:  # from the first arrival to the last (the pods' tails after it would flatten the picture)
         times, allocated, fragmentation = (np.array(c) for c in r["curve"])
-        axes[0].step(times / DAY, allocated, where="post", label=r["policy"], linewidth=0.8)
-        axes[1].step(times / DAY, fragmentation, where="post", label=r["policy"], linewidth=0.8)
+        shown = times <= last
+        axes[0].step(times[shown] / scale, allocated[shown], where="post", label=r["policy"], linewidth=0.8)
+        axes[1].step(times[shown] / scale, fragmentation[shown], where="post", label=r["policy"], linewidth=0.8)
     axes[0].set_ylabel("allocated GPU (%)")
     axes[1].set_ylabel("fragmentation (% of GPUs)")
-    axes[1].set_xlabel("time (days)")
+    axes[1].set_xlabel(f"time ({unit}), until the last arrival")
     for ax in axes:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7, ncol=4)
