@@ -9,8 +9,8 @@ what does not fit waits in the queue (first come, first served among those that 
 the first waiting pod that fits somewhere; first-fit and tetris are the heuristics of CPU clusters, with the
 engine's default device rule). ``--speedup K`` divides the arrival times by K (lifetimes unchanged), which
 loads the cluster K times as much: the trace's own load never queues a pod on these nodes. Every policy is
-replayed through the engine; after each decision round the allocated GPU and the fragmentation
-(`cloudsim.fragmentation`, against the pod list's target workload) are sampled. Writes into
+replayed through the engine; at each decision round the allocated GPU and the fragmentation
+(`cloudsim.fragmentation.GpuSampler`, against the pod list's target workload) are sampled. Writes into
 benchmarks/results/gpu_replay/: ``replay.md`` (per policy: mean and peak allocated GPU, mean fragmentation over
 time, pods that waited, mean and 95th-percentile wait), ``replay.csv``, and ``over_time.png`` (allocated GPU
 and fragmentation over time).
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from agents import GPU_POLICIES, make_broker  # noqa: E402
 from agents.gpu import target_options  # noqa: E402
 from cloudsim import Simulation  # noqa: E402
-from cloudsim.fragmentation import FragmentationMeter, TargetWorkload  # noqa: E402
+from cloudsim.fragmentation import GpuSampler, TargetWorkload  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
 from cloudsim.runner import Runner  # noqa: E402
 from traces.openb import load_openb, machines_openb  # noqa: E402
@@ -45,23 +45,6 @@ POLICIES = tuple(GPU_POLICIES) + ("first-fit", "tetris")
 DAY = 86_400.0
 
 
-class Sampled:
-    """A broker that records, at the first call of every decision round, the allocated GPU and fragmentation."""
-
-    def __init__(self, broker, meter: FragmentationMeter, capacity: int) -> None:
-        self.broker, self.meter, self.capacity, self.name = broker, meter, capacity, broker.name
-        self.samples: list[tuple[float, float, float]] = []
-        self._last = None
-
-    def decide(self, view):
-        if view.time != self._last:
-            self._last = view.time
-            idle = self.meter.idle
-            self.samples.append((view.time, 100 * (self.capacity - idle) / self.capacity,
-                                 100 * self.meter.total / self.capacity))
-        return self.broker.decide(view)
-
-
 def replay_one(args: tuple[str, float]) -> dict:
     policy, speedup = args
     workload = load_openb(DATA / "openb_pod_list_default.csv")
@@ -69,14 +52,13 @@ def replay_one(args: tuple[str, float]) -> dict:
     jobs = [replace(job, submit_time=job.submit_time / speedup) for job in workload.jobs]
     target = TargetWorkload.of(jobs)
     broker = make_broker(policy, seed=0, **target_options(policy, target))
-    capacity = int(cluster.device_counts().sum()) * 1000
     started = time.perf_counter()
-    sampler = Sampled(broker, None, capacity)
+    sampler = GpuSampler(broker, cluster, target)
     sim = Simulation(cluster, jobs, sampler)
-    sampler.meter = FragmentationMeter(cluster, sim.state, target)
+    sampler.attach(sim.state)
     result = sim.run()
     wall = time.perf_counter() - started
-    times, allocated, fragmentation = (np.array(c) for c in zip(*sampler.samples))
+    times, allocated, fragmentation = sampler.curves()
     # Averages over the arrivals' span (the last pods' tails would dilute them): each sample holds until the next.
     last = max(job.submit_time for job in jobs)
     span = np.clip(np.diff(np.append(times, result.summary["makespan"])), 0, None)

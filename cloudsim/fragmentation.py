@@ -14,11 +14,13 @@ The measure of ../shared/GPU_SHARING.md, as a metric any run on a cluster with d
 `node_fragmentation` computes F_n for many node states at once (vectorised over nodes, shapes and
 devices); `FragmentationMeter` keeps every node's F_n and recomputes only the nodes that changed since
 it last looked (`cloudsim.cluster.ClusterState.machine_change`), so reading it after every decision
-costs what the decision changed, not the cluster's size.
+costs what the decision changed, not the cluster's size. `GpuSampler` wraps a run's broker and samples the
+allocated GPU and the fragmentation at every decision round, for a run's summary or a figure over time.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
@@ -27,7 +29,7 @@ import numpy as np
 
 from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec
 
-__all__ = ["COVERAGE", "FragmentationMeter", "TargetWorkload", "node_fragmentation"]
+__all__ = ["COVERAGE", "FragmentationMeter", "GpuSampler", "TargetWorkload", "node_fragmentation"]
 
 COVERAGE = 0.95
 """The share of a workload's pods its target workload's shapes cover."""
@@ -145,3 +147,60 @@ class FragmentationMeter:
         """F over the cluster's free milli-GPU (NaN when no GPU is free)."""
         idle = self.idle
         return self.total / idle if idle else float("nan")
+
+
+class GpuSampler:
+    """Wraps a broker: samples (time, allocated GPU %, fragmentation % of the cluster's GPUs) at every call and
+    keeps each decision round's last, which holds until the next round.
+
+    The last call of a round sees the state its decisions left where the broker is asked until it waits (the
+    GPU policies, the queue heuristics); a broker that ends a round with a final plan is sampled before it.
+
+    Attach the simulation's state with `attach` once the `cloudsim.Simulation` exists (it is made with this
+    broker); `summary` gives the run's time-weighted means and peak.
+    """
+
+    def __init__(self, broker, cluster: ClusterSpec, target: TargetWorkload) -> None:
+        self.broker, self.cluster, self.target = broker, cluster, target
+        self.name = getattr(broker, "name", type(broker).__name__)
+        self.capacity = int(cluster.device_counts().sum()) * DEVICE_MILLI
+        self.meter: FragmentationMeter | None = None
+        self.samples: list[tuple[float, float, float]] = []
+        self._last: float | None = None
+
+    def attach(self, state) -> "GpuSampler":
+        self.meter = FragmentationMeter(self.cluster, state, self.target)
+        return self
+
+    def __getattr__(self, name: str):  # what a wrapped broker offers besides decide (check_cluster, ...)
+        if name == "broker":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.broker, name)
+
+    def decide(self, view):
+        idle = self.meter.idle
+        sample = (view.time, 100 * (self.capacity - idle) / self.capacity, 100 * self.meter.total / self.capacity)
+        if view.time == self._last:
+            self.samples[-1] = sample  # the round's latest state: after its decisions so far
+        else:
+            self._last = view.time
+            self.samples.append(sample)
+        return self.broker.decide(view)
+
+    def curves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sample times, allocated GPU % and fragmentation % (empty when no round was held)."""
+        if not self.samples:
+            return np.empty(0), np.empty(0), np.empty(0)
+        return tuple(np.array(column) for column in zip(*self.samples))
+
+    def summary(self, until: float) -> dict:
+        """Time-weighted means over [first round, ``until``] and the peak allocation, for a run's summary."""
+        times, allocated, fragmentation = self.curves()
+        if len(times) == 0:
+            return {"gpu_allocated_pct_mean": 0.0, "gpu_allocated_pct_peak": 0.0, "gpu_fragmentation_pct_mean": math.nan}
+        span = np.clip(np.diff(np.append(times, max(until, times[-1]))), 0, None)
+        if span.sum() == 0:
+            span = np.ones_like(times)
+        return {"gpu_allocated_pct_mean": float((allocated * span).sum() / span.sum()),
+                "gpu_allocated_pct_peak": float(allocated.max()),
+                "gpu_fragmentation_pct_mean": float((fragmentation * span).sum() / span.sum())}

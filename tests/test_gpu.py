@@ -263,3 +263,23 @@ def test_a_fill_counts_pods_no_node_can_hold_as_failures(tmp_path):
     # 10.5 GPUs asked of 8; cut at random to 0.8 GPU or less: only the 500 share can stay, and it fits
     run = json.loads(done.stdout.splitlines()[0])
     assert run["failed_pods"] == 0 and run["pods"] == 1
+
+
+def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_time():
+    from cloudsim.fragmentation import GpuSampler
+
+    cluster = nodes((2, "T4"))
+    jobs = [pod(0, 1.0, 1000), JobSpec(1, 4.0, (TaskSpec(0, 1, {"cpu": 1.0}, 2.0, devices=DeviceRequest(1, 500)),))]
+    sampler = GpuSampler(make_broker("gpu-best-fit"), cluster, TargetWorkload.of([pod("s", 1.0, 500)]))
+    sim = Simulation(cluster, jobs, sampler)
+    sampler.attach(sim.state)
+    result = sim.run()
+    # t 0-4: one whole GPU of two (50 %); t 4-6: 1.5 GPUs (75 %); t 6-10: 50 % again (the share ended at 6)
+    times, allocated, fragmentation = sampler.curves()
+    assert times.tolist() == [0.0, 4.0, 6.0] and allocated.tolist() == [50.0, 75.0, 50.0]
+    # fragmentation against the 500 share alone: a device with 500 or more free holds it, and no device has
+    # less than 500 but more than 0 free at any time ([0, 1000], [0, 500], [0, 1000]) -> 0
+    assert fragmentation.tolist() == [0.0, 0.0, 0.0]
+    summary = sampler.summary(result.summary["makespan"])
+    assert summary["gpu_allocated_pct_peak"] == 75.0
+    assert summary["gpu_allocated_pct_mean"] == (50 * 4 + 75 * 2 + 50 * 4) / 10

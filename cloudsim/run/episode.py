@@ -14,6 +14,7 @@ from typing import Any
 
 from cloudsim.envs.rlsk import federation_metrics
 from cloudsim.faults import RandomFaults
+from cloudsim.fragmentation import GpuSampler, TargetWorkload
 from cloudsim.metrics import EpisodeResult
 from cloudsim.run.config import ConfigError, RunConfig, SimulationConfig
 from cloudsim.run.resolve import BrokerPlan, Workplace, workplace
@@ -72,14 +73,22 @@ def run_one(spec: RunSpec) -> RunOutcome:
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
     broker = spec.broker.build(spec.seed, place.clusters)
+    sampler = None
+    if place.cluster.devices and isinstance(jobs, list) and jobs:  # a GPU cluster: its allocation and fragmentation
+        broker = sampler = GpuSampler(broker, place.cluster, TargetWorkload.of(jobs))
     try:
-        result = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
-                            on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to).run()
+        sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
+                         on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to)
+        if sampler is not None:
+            sampler.attach(sim.state)
+        result = sim.run()
     except UnschedulableTaskError as err:  # a streamed run checks its jobs as it reads them
         if not isinstance(jobs, JobStream):
             raise
         raise ConfigError(*place.cluster_option, str(err)) from None
     summary = dict(result.summary)
+    if sampler is not None:
+        summary.update(sampler.summary(result.summary["makespan"]))
     if spec.broker.federated:  # RLSK's numbers, over clusters (each pooled over its nodes)
         federation = broker.federation
         summary.update(federation_metrics(result, place.clusters),
