@@ -190,10 +190,19 @@ def test_openb_rows_that_cannot_be_pods_are_counted(tmp_path):
     assert p1.duration == 45.0 and p1.accepts == (("model", ("T4", "V100M16")),)
 
 
+def test_an_openb_list_without_times_or_models_is_read_for_the_fill(tmp_path):
+    path = tmp_path / "multigpu.csv"
+    path.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,2,1000\np1,1000,1024,1,300\n")
+    workload = load_openb(path)
+    assert [(job.id, job.submit_time, job.tasks[0].duration) for job in workload.jobs] == [("p0", 0.0, 1.0),
+                                                                                           ("p1", 1.0, 1.0)]
+    assert workload.jobs[0].tasks[0].accepts == () and "no times" in next(iter(workload.notes))
+
+
 def test_openb_files_that_cannot_be_read_say_why(tmp_path):
     bad = tmp_path / "pods.csv"
     bad.write_text("name,cpu_milli,memory_mib\np0,1,1\n")
-    with pytest.raises(Exception, match="missing column.s. num_gpu, gpu_milli, gpu_spec"):
+    with pytest.raises(Exception, match="missing column.s. num_gpu, gpu_milli; an openb pod list has"):
         load_openb(bad)
     node = tmp_path / "nodes.csv"
     node.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,1024,0,V100M16\n")

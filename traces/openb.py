@@ -6,7 +6,10 @@ gpu_milli, gpu_spec, qos, pod_phase, creation_time, deletion_time, scheduled_tim
 resources ``cpu`` in milli-cores and ``memory`` in MiB; a node's ``gpu`` devices of `DEVICE_MILLI`
 milli-GPU each and its GPU ``model`` (a machine attribute).
 
-A pod is a job of one task with one instance, submitted at ``creation_time``:
+A pod is a job of one task with one instance, submitted at ``creation_time``. A list without ``gpu_spec``
+accepts any model; a list without the times (the published ``multigpu`` variants) has its pods submitted one
+a second in file order, each lasting 1 s, and says so in its notes: such a list serves the fill experiment,
+which sets its own times, not a replay over time.
 
 * ``num_gpu`` 0: a CPU-only pod (``gpu_milli`` must be 0);
 * ``num_gpu`` 1 and ``gpu_milli`` below 1,000: a sharing pod (part of one device);
@@ -39,8 +42,9 @@ from traces.workload import Workload
 
 __all__ = ["NODE_COLUMNS", "POD_COLUMNS", "load_openb", "machines_openb"]
 
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time",
-               "deletion_time", "scheduled_time")
+POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+"""The columns every pod list has; ``gpu_spec`` and the times (`POD_TIMES`) are read where present."""
+POD_TIMES = ("creation_time", "deletion_time", "scheduled_time")
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 MODEL = "model"
 """The machine attribute a node's GPU model is, and a pod's ``gpu_spec`` constrains."""
@@ -73,9 +77,14 @@ def load_openb(path: str | Path) -> Workload:
     table = _read(path, POD_COLUMNS, "pod list")
     cpu, memory = _whole(table["cpu_milli"]), _whole(table["memory_mib"])
     count, milli = _whole(table["num_gpu"]), pd.to_numeric(table["gpu_milli"], errors="coerce").to_numpy(np.float64)
-    created = pd.to_numeric(table["creation_time"], errors="coerce").to_numpy(np.float64)
-    deleted = pd.to_numeric(table["deletion_time"], errors="coerce").to_numpy(np.float64)
-    scheduled = pd.to_numeric(table["scheduled_time"], errors="coerce").to_numpy(np.float64)
+    timed = all(c in table.columns for c in POD_TIMES)
+    if timed:
+        created = pd.to_numeric(table["creation_time"], errors="coerce").to_numpy(np.float64)
+        deleted = pd.to_numeric(table["deletion_time"], errors="coerce").to_numpy(np.float64)
+        scheduled = pd.to_numeric(table["scheduled_time"], errors="coerce").to_numpy(np.float64)
+    else:  # the multigpu lists: no times (a list for the fill experiment, not for a replay over time)
+        created = np.arange(len(table), dtype=np.float64)
+        scheduled, deleted = created.copy(), created + 1.0
     reasons = {
         "gpu_milli outside 0..1000": ~((milli >= 0) & (milli <= DEVICE_MILLI) & (milli == np.floor(milli))),
         "negative or non-whole resources": np.isnan(cpu) | np.isnan(memory) | np.isnan(count),
@@ -96,7 +105,8 @@ def load_openb(path: str | Path) -> Workload:
     never = np.isnan(scheduled)
     lifetime = np.where(never, deleted - created, deleted - np.where(never, 0.0, scheduled))
     names = table["name"].fillna("").to_numpy(dtype=object)
-    specs = table["gpu_spec"].fillna("").to_numpy(dtype=object)
+    specs = table["gpu_spec"].fillna("").to_numpy(dtype=object) if "gpu_spec" in table.columns \
+        else np.full(len(table), "", dtype=object)
     jobs = []
     for r in keep.tolist():
         gpus = int(count[r])
@@ -107,6 +117,8 @@ def load_openb(path: str | Path) -> Workload:
         jobs.append(JobSpec(names[r] or f"row-{r}", float(created[r]), (task,)))
     jobs.sort(key=lambda job: job.submit_time)
     notes = {"never scheduled": int(never[keep].sum())} if never[keep].any() else {}
+    if not timed:
+        notes["no times: one pod a second in file order, lasting 1 s"] = len(jobs)
     return Workload(jobs, skipped, {"pods": str(path)}, notes)
 
 
