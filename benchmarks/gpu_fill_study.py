@@ -75,7 +75,7 @@ def arguments() -> argparse.Namespace:
     return args
 
 
-def report(rows: list[dict], out: Path, seeds: int, wall: float) -> None:
+def report(rows: list[dict], out: Path, seeds: int, wall: float, ran: int, workers: int | None) -> None:
     runs = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, dict)} |
                          {f"{c}_at_{AT}": r[c].get(AT, np.nan) for c in ("unallocated_gpu_pct", "fragmentation_gpu_pct",
                                                                          "fragmentation_rate")} for r in rows])
@@ -102,8 +102,11 @@ def report(rows: list[dict], out: Path, seeds: int, wall: float) -> None:
     best = table[policies].idxmin(axis=1)
     lines += ["", f"Fewest unallocated at {AT} %: " + ", ".join(f"{w}: {b}" for w, b in best.items()), "",
               "## Time and memory", "",
-              f"- study wall time: {wall:.0f} s with {os.cpu_count()} core(s) "
-              f"({len(runs)} runs; median run {runs['wall_s'].median():.2f} s, slowest {runs['wall_s'].max():.2f} s)",
+              f"- {len(runs)} runs; their run times add up to {runs['wall_s'].sum() / 60:.1f} min, "
+              f"{runs['wall_s'].sum() / 60 / (workers or os.cpu_count()):.1f} min over {workers or os.cpu_count()} "
+              f"worker(s); this invocation ran {ran} of them in {wall / 60:.1f} min "
+              f"(median run {runs['wall_s'].median():.2f} s, slowest {runs['wall_s'].max():.2f} s; a run's time "
+              "runs from the loaded lists to its curves: shuffling, inflating, every pod offered and measured)",
               "- median run per policy (s): " + ", ".join(f"{p} {runs[runs['broker'] == p]['wall_s'].median():.2f}"
                                                          for p in policies),
               f"- peak memory of a worker: {runs['peak_rss_mb'].max():.0f} MB", ""]
@@ -154,7 +157,7 @@ def main() -> None:
             sink.flush()
     wall = time.perf_counter() - started
     rows = [r for (w, p, s), r in done.items() if w in args.workloads and p in args.policies and s < args.seeds]
-    report(rows, args.out, args.seeds, wall)
+    report(rows, args.out, args.seeds, wall, len(todo), args.workers)
     print(f"{len(rows)} runs ({len(todo)} this time, {wall:.0f} s) -> {args.out / 'study.md'}")
 
 

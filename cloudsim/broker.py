@@ -237,8 +237,8 @@ class ClusterView:
         """What one instance of each ready task asks of the devices: rows (count, milli), 0 0 for none;
         shape (tasks, 2). Milli below `cloudsim.specs.DEVICE_MILLI` shares one device; equal to it takes
         ``count`` completely free devices."""
-        t = self._tasks
-        return frozen(np.stack([t.task_device_count[self._rows], t.task_device_milli[self._rows]], axis=1))
+        request = self._tasks.ready_device_request()
+        return request if self._window is None else request[: self._window]
 
     def accepts(self, task: int) -> np.ndarray:
         """The machines whose attributes the ready task ``task`` accepts (`cloudsim.specs.TaskSpec.accepts`),

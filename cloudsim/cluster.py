@@ -171,9 +171,11 @@ class ClusterState:
         self._move_devices(machine, instances, milli, 1)
 
     def _move_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int, sign: int) -> None:
-        np.add.at(self.device_free[machine], [d for held in instances for d in held], sign * milli)
-        for held in instances:  # kind 0: a share of one device; k: k whole devices
-            self.device_users[machine, 0 if milli < DEVICE_MILLI else len(held)] -= sign
+        free, users = self.device_free[machine], self.device_users[machine]
+        for held in instances:  # a few devices: plain indexing beats numpy's ufunc.at here
+            for d in held:
+                free[d] += sign * milli
+            users[0 if milli < DEVICE_MILLI else len(held)] -= sign  # kind 0: a share; k: k whole devices
         self._device_changed(machine)
 
     def _device_changed(self, machine: int) -> None:
@@ -227,8 +229,8 @@ class ClusterState:
             if self.constrained:
                 tasks = self.tasks
                 rows = tasks.ready - tasks.task_base
-                self._need_count = tasks.task_device_count[rows]
-                self._need_milli = tasks.task_device_milli[rows]
+                request = tasks.ready_device_request()
+                self._need_count, self._need_milli = request[:, 0], request[:, 1]
                 which = [self._accepting_row(tasks.task_accepts[r]) for r in rows.tolist()]  # may add rows
                 self._allowed = self._accepting_rows[which] if which else np.ones((0, self.machines), dtype=bool)
             # A resource no waiting task asks for cannot fail a fit test: skip it.

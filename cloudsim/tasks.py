@@ -161,7 +161,7 @@ class TaskTable:
             self._job_usage = np.concatenate([self._job_usage, np.zeros((len(jobs), resources))])
         self._job_length = None
         self._in_system = None
-        self._ready_demand = self._ready_demand_by_resource = None
+        self._ready_demand = self._ready_demand_by_resource = self._ready_devices = None
 
     def retire(self, jobs: int) -> None:
         """Drop the first ``jobs`` job rows and their task rows: finished jobs whose results
@@ -186,7 +186,7 @@ class TaskTable:
         self.job_base += jobs
         self._job_length = None
         self._in_system = None
-        self._ready_demand = self._ready_demand_by_resource = None
+        self._ready_demand = self._ready_demand_by_resource = self._ready_devices = None
 
     def finished_jobs(self) -> int:
         """How many job rows, from the first, are finished: the rows `retire` may drop."""
@@ -249,12 +249,21 @@ class TaskTable:
         self.ready_version += 1
         self._ready_demand: np.ndarray | None = None
         self._ready_demand_by_resource: np.ndarray | None = None
+        self._ready_devices: np.ndarray | None = None
 
     def ready_demand(self) -> np.ndarray:
         """Demand rows of the waiting tasks, shape (tasks, resources), read-only; cached per waiting set."""
         if self._ready_demand is None:
             self._ready_demand = frozen(self.task_demand[self.ready - self.task_base])
         return self._ready_demand
+
+    def ready_device_request(self) -> np.ndarray:
+        """Per waiting task, its instances' device request (count, milli) (0 0: none), shape (tasks, 2),
+        read-only; cached per waiting set."""
+        if self._ready_devices is None:
+            rows = self.ready - self.task_base
+            self._ready_devices = frozen(np.stack([self.task_device_count[rows], self.task_device_milli[rows]], axis=1))
+        return self._ready_devices
 
     def ready_demand_by_resource(self) -> np.ndarray:
         """`ready_demand` transposed, shape (resources, tasks), C-contiguous and read-only; cached per
