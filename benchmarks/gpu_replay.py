@@ -69,6 +69,7 @@ def replay_one(args: tuple[str, float]) -> dict:
             "mean_allocated_gpu_pct": float((allocated * span).sum() / span.sum()),
             "peak_allocated_gpu_pct": float(allocated.max()),
             "mean_fragmentation_gpu_pct": float((fragmentation * span).sum() / span.sum()),
+            "fragmentation_at_last_arrival_pct": float(fragmentation[times <= last][-1]),
             "pods_waited": int((wait > 0).sum()), "mean_wait_s": float(wait.mean()),
             "p95_wait_s": float(np.percentile(wait, 95)), "wall_s": round(wall, 2), "last_arrival_s": last,
             "curve": (times.tolist(), allocated.tolist(), fragmentation.tolist())}
