@@ -21,6 +21,7 @@ anywhere: it is offered like the others and fails.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -103,8 +104,6 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
     ``target``: the workload fragmentation is measured against (default: `TargetWorkload.of` ``pods``,
     computed before inflation, as the paper does).
     """
-    import time
-
     started = time.perf_counter()
     cluster_milli = int(cluster.device_counts().sum()) * DEVICE_MILLI
     if cluster_milli == 0:
@@ -120,11 +119,11 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
             cache[key] = ever_fits(cluster, task)
         if not cache[key]:
             never.append(k)
-    holdable = [job for k, job in enumerate(offered) if k not in set(never)] if never else offered
+    never_at = set(never)
+    holdable = [job for k, job in enumerate(offered) if k not in never_at] if never else offered
     policy = make_broker(broker, seed=seed, **target_options(broker, target))
     sim = Simulation(cluster, holdable, name=broker)
     meter = FragmentationMeter(cluster, sim.state, target)
-    never_at = set(never)
     n = len(offered)
     arrived = np.empty(n)
     allocated = np.empty(n)
