@@ -34,6 +34,7 @@ __all__ = [
     "FirstComeFirstServed",
     "FirstFit",
     "GPU_POLICIES",
+    "GPU_VARIANTS",
     "HighestResponseRatioNext",
     "LEARNED",
     "TRAINED_BY",

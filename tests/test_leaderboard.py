@@ -129,3 +129,25 @@ def test_a_learned_broker_off_its_training_cluster_runs_and_its_warnings_are_in_
     assert result.tables["synthetic"].loc["deepk8s", "runs"] == 1
     report = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "deepk8s: trained on 5 machines, running on 3" in report
+
+
+def test_the_gpu_workloads_rank_by_unallocated_gpu_and_fragmentation(tmp_path):
+    gpu = tmp_path / "data" / "alibaba" / "gpu-v2023"
+    gpu.mkdir(parents=True)
+    header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+    (gpu / "openb_pod_list_default.csv").write_text(header + "".join(
+        f"p{k},1000,1024,1,{[100, 200, 300][k % 3]},,LS,Running,{k},{k + 50},{k}\n" for k in range(12)))
+    # 40 GPUs: a pod adds at most 0.75 % of them, so every whole percent of arrived workload has a value
+    (gpu / "openb_node_list_gpu_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n" + "".join(
+        f"n{k},640000,655360,8,T4\n" for k in range(5)))
+    result = board.leaderboard(small(tmp_path, brokers=("first-fit", "fgd", "gpu-random"),
+                                     workloads=("synthetic", "gpu-fill", "gpu-replay"), data=str(tmp_path / "data")))
+    fill, replayed = result.tables["gpu-fill"], result.tables["gpu-replay"]
+    assert list(result.tables["synthetic"].index) == ["first-fit"]  # the GPU policies run on GPU workloads only
+    assert list(fill.index) == ["first-fit", "fgd", "gpu-random"] and (fill["runs"] == 2).all()  # one per seed
+    assert ((fill["unallocated_gpu_pct_at_100_mean"] >= 0) & (fill["unallocated_gpu_pct_at_100_mean"] <= 100)).all()
+    assert "gpu_fragmentation_pct_mean_mean" in replayed and (replayed["runs"] == 1).all()
+    expected = fill["unallocated_gpu_pct_at_100_mean"].rank(method="min")
+    assert result.ranking["gpu-fill"].dropna().to_dict() == expected.to_dict()
+    report = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert "gpu-fill: unallocated gpu pct at 100" in report and "| unallocated_gpu_pct_at_100 |" in report

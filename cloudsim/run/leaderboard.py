@@ -6,7 +6,8 @@ finished cell is never run again. A broker that refuses a workload (a learned br
 machines or resources, say) is a cell too, with the reason, shown as "not run" in the tables. The
 report (``leaderboard.md``, ``leaderboard.html``, ``ranking.png``, ``leaderboard.json``) is written
 from the cells at the end: one table per workload (mean and spread of makespan, job completion, job
-slowdown and cpu utilisation over its episodes and seeds) and the ranking across workloads.
+slowdown and cpu utilisation over its episodes and seeds; for the GPU workloads, unallocated GPU and
+fragmentation) and the ranking across workloads.
 
     from cloudsim.run import LeaderboardConfig, leaderboard
     leaderboard(LeaderboardConfig(out="board", brokers=("first-fit", "tetris"), workloads=("synthetic",)))
@@ -27,9 +28,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from agents import GPU_POLICIES, GPU_VARIANTS
 from cloudsim import __version__
 from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, LeaderboardConfig, RunConfig,
                                  RunnerConfig, SimulationConfig, WorkloadConfig)
+from cloudsim.run.compare_fill import AT, FillSpec, run_fill
+from cloudsim.run.fill import FILL_CURVES
 from cloudsim.run.output import pyplot, save_figure, strict_json, write_text_atomically
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
@@ -38,18 +42,31 @@ __all__ = ["LEADERBOARD_WORKLOADS", "LeaderboardResult", "leaderboard"]
 
 RANKED_BY = "avg_job_slowdown"
 METRICS = ("makespan", "avg_job_completion", "avg_job_slowdown", "utilisation_cpu")
+GPU_FILL_METRICS = (f"unallocated_gpu_pct_at_{AT}", f"fragmentation_gpu_pct_at_{AT}", "failed_pods")
+GPU_REPLAY_METRICS = ("gpu_fragmentation_pct_mean", "gpu_allocated_pct_mean", "avg_job_slowdown", "makespan")
+GPU_DATA = "alibaba/gpu-v2023"
 STATE = "leaderboard.json"
 
 
 @dataclass(frozen=True)
 class BoardWorkload:
-    """One workload of the leaderboard: the files it needs under the data folder, and how to replay it
-    (``make(paths of those files, seed)``)."""
+    """One workload of the leaderboard: the files it needs under the data folder, and how to run a cell:
+    a replay (``make(paths of those files, seed)``), or with ``fill`` a fill run of the pod list and node list
+    in ``files`` (`cloudsim.run.fill`) at that factor. ``metrics`` are its table's columns and ``ranked_by``
+    the one brokers are ranked by (lower is better)."""
 
     description: str
     files: tuple[str, ...]
-    make: Callable[[list[str], int], RunConfig]
-    seeded: bool = False  # generated: one cell per seed
+    make: Callable[[list[str], int], RunConfig] | None = None
+    seeded: bool = False  # generated, or shuffled by the seed: one cell per seed
+    metrics: tuple[str, ...] = METRICS
+    ranked_by: str = RANKED_BY
+    fill: float | None = None
+    gpu: bool = False  # a GPU cluster: the GPU policies run here, and only here
+
+    def brokers(self, brokers: tuple[str, ...]) -> tuple[str, ...]:
+        """The brokers of ``brokers`` that run on this workload (the GPU policies on GPU workloads only)."""
+        return brokers if self.gpu else tuple(b for b in brokers if b not in GPU_POLICIES and b not in GPU_VARIANTS)
 
 
 def _alibaba(trace_format: str, jobs: tuple[int, int]) -> Callable[[list[str], int], RunConfig]:
@@ -83,6 +100,18 @@ LEADERBOARD_WORKLOADS: dict[str, BoardWorkload] = {
         lambda paths, seed: RunConfig(workload=WorkloadConfig(synthetic_jobs=30, seed=seed),
                                       cluster=ClusterConfig(3, {"cpu": 64.0, "memory": 1.0})),
         seeded=True),
+    "gpu-fill": BoardWorkload(
+        "the Alibaba GPU trace of 2023, default pod list, filled to 1.3 x the 6,212 GPUs of the 1,213 GPU nodes "
+        "(Weng et al.'s experiment), one shuffle per seed; ranked by unallocated GPU at 100 % arrived",
+        (f"{GPU_DATA}/openb_pod_list_default.csv", f"{GPU_DATA}/openb_node_list_gpu_node.csv"),
+        seeded=True, metrics=GPU_FILL_METRICS, ranked_by=GPU_FILL_METRICS[0], fill=1.3, gpu=True),
+    "gpu-replay": BoardWorkload(
+        "the same pod list replayed at its creation times, each pod for its lifetime in the trace, on the GPU "
+        "nodes; ranked by fragmentation over time",
+        (f"{GPU_DATA}/openb_pod_list_default.csv", f"{GPU_DATA}/openb_node_list_gpu_node.csv"),
+        lambda paths, seed: RunConfig(workload=WorkloadConfig(paths[0], format="openb", machine_table=paths[1],
+                                                              seed=seed)),
+        metrics=GPU_REPLAY_METRICS, ranked_by=GPU_REPLAY_METRICS[0], gpu=True),
 }
 """What each of `cloudsim.run.config.LEADERBOARD_WORKLOADS` is (its names are the config's)."""
 
@@ -115,12 +144,18 @@ def run_cell(cell: Cell) -> dict:
     """Replay one broker on one workload (and seed) in this process; a refusal is a result too."""
     started = time.perf_counter()
     workload = LEADERBOARD_WORKLOADS[cell.workload]
-    base = workload.make([str(Path(cell.data) / name) for name in workload.files], cell.seed)
-    config = dataclasses.replace(base, brokers=BrokerConfig((cell.broker,)), runner=RunnerConfig(workers=1))
+    paths = [str(Path(cell.data) / name) for name in workload.files]
     with warnings.catch_warnings(record=True) as said:  # kept with the cell, shown in the report
         warnings.simplefilter("always")
         try:
-            rows, status, reason = replay(config).rows, "ok", ""
+            if workload.fill is not None:
+                run = run_fill(FillSpec(paths[0], paths[1], cell.broker, cell.seed, workload.fill))
+                rows = [{**{f"{c}_at_{AT}": run[c].get(AT) for c in FILL_CURVES}, "failed_pods": run["failed_pods"]}]
+            else:
+                config = dataclasses.replace(workload.make(paths, cell.seed), brokers=BrokerConfig((cell.broker,)),
+                                             runner=RunnerConfig(workers=1))
+                rows = replay(config).rows
+            status, reason = "ok", ""
         except (ValueError, OSError, RuntimeError) as error:  # ConfigError, a checkpoint for other machines, ...
             rows, status, reason = [], "not run", str(error).splitlines()[0]
     return {**dataclasses.asdict(cell), "status": status, "reason": reason, "rows": rows,
@@ -150,7 +185,8 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
         raise ConfigError("--workloads", ",".join(config.workloads), "none of them can run: " +
                           "; ".join(f"{k} {v}" for k, v in skipped.items()))
     out = _open_folder(config)
-    cells = [Cell(name, broker, seed, str(data)) for name in workloads for broker in config.brokers
+    cells = [Cell(name, broker, seed, str(data)) for name in workloads
+             for broker in LEADERBOARD_WORKLOADS[name].brokers(config.brokers)
              for seed in (range(config.seeds) if LEADERBOARD_WORKLOADS[name].seeded else (0,))]
     done = {path.stem: json.loads(path.read_text()) for path in (out / "cells").glob("*.json")}
     todo = [cell for cell in cells if cell.key not in done]
@@ -167,13 +203,15 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
                       f"again to run the others and write the report")
         raise
     results = [done[cell.key] for cell in cells]
-    tables = {name: _table([r for r in results if r["workload"] == name], config.brokers) for name in workloads}
+    tables = {name: _table([r for r in results if r["workload"] == name],
+                           LEADERBOARD_WORKLOADS[name].brokers(config.brokers), LEADERBOARD_WORKLOADS[name].metrics)
+              for name in workloads}
     ranking = _ranking(tables)
     _write_report(out, config, tables, ranking, skipped, results)
     return LeaderboardResult(tables, ranking, len(todo), len(cells) - len(todo), skipped, out)
 
 
-def _table(results: list[dict], brokers: tuple[str, ...]) -> pd.DataFrame:
+def _table(results: list[dict], brokers: tuple[str, ...], metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per broker: mean and standard deviation of each metric over its episodes and seeds."""
     rows = []
     for broker in brokers:
@@ -181,7 +219,7 @@ def _table(results: list[dict], brokers: tuple[str, ...]) -> pd.DataFrame:
         runs = [row for r in mine for row in r["rows"]]
         refused = next((r["reason"] for r in mine if r["status"] != "ok"), "")
         row: dict = {"broker": broker, "runs": len(runs), "not_run": refused}
-        for metric in METRICS:
+        for metric in metrics:
             values = np.array([np.nan if run.get(metric) is None else run[metric] for run in runs], dtype=float)
             known = values[~np.isnan(values)]  # a metric a run does not have (JSON null) is left out
             row[f"{metric}_mean"] = float(known.mean()) if len(known) else np.nan
@@ -191,9 +229,11 @@ def _table(results: list[dict], brokers: tuple[str, ...]) -> pd.DataFrame:
 
 
 def _ranking(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Each broker's rank on each workload by mean job slowdown (1 is best; ties share the best rank),
-    and its mean rank over the workloads it ran."""
-    ranks = pd.DataFrame({name: table[f"{RANKED_BY}_mean"].rank(method="min") for name, table in tables.items()})
+    """Each broker's rank on each workload by the workload's measure (``ranked_by``: mean job slowdown, or for
+    the GPU workloads unallocated GPU and fragmentation; 1 is the lowest, ties share the best rank), and its
+    mean rank over the workloads it ran."""
+    ranks = pd.DataFrame({name: table[f"{LEADERBOARD_WORKLOADS[name].ranked_by}_mean"].rank(method="min")
+                          for name, table in tables.items()})
     ranks["workloads_run"] = ranks.notna().sum(axis=1)
     ranks["mean_rank"] = ranks[list(tables)].mean(axis=1)
     return ranks.sort_values(["mean_rank", "workloads_run"], ascending=[True, False])
@@ -212,8 +252,9 @@ def _markdown(config: LeaderboardConfig, tables, ranking, skipped, results: list
     lines = ["# Leaderboard", "", f"cloudsim {__version__}; {len(tables)} workload(s) x {len(config.brokers)} "
              f"broker(s); {config.seeds} seed(s) of the generated workloads; cells' run time {wall:.0f} s. "
              f"Values are mean ± standard deviation over each workload's episodes and seeds.", ""]
-    lines += ["## Ranking", "", "Rank by mean job slowdown on each workload (1 = lowest); mean rank over the "
-              "workloads each broker ran.", "",
+    measures = ", ".join(f"{name}: {LEADERBOARD_WORKLOADS[name].ranked_by.replace('_', ' ')}" for name in tables)
+    lines += ["## Ranking", "", f"Rank on each workload by its measure, 1 = lowest ({measures}); mean rank over "
+              "the workloads each broker ran.", "",
               "| broker | " + " | ".join(tables) + " | mean rank |", "|---" * (len(tables) + 2) + "|"]
     for broker, row in ranking.iterrows():
         ranks = [("-" if np.isnan(row[name]) else f"{row[name]:.0f}") for name in tables]
@@ -221,11 +262,12 @@ def _markdown(config: LeaderboardConfig, tables, ranking, skipped, results: list
         lines.append(f"| {broker} | " + " | ".join(ranks) + f" | {mean} |")
     lines += ["", "![ranks](ranking.png)", ""]
     for name, table in tables.items():
+        metrics = LEADERBOARD_WORKLOADS[name].metrics
         lines += [f"## {name}", "", LEADERBOARD_WORKLOADS[name].description + ".", "",
-                  "| broker | runs | " + " | ".join(METRICS) + " |", "|---" * (len(METRICS) + 2) + "|"]
+                  "| broker | runs | " + " | ".join(metrics) + " |", "|---" * (len(metrics) + 2) + "|"]
         for broker in table.index:
             lines.append(f"| {broker} | {int(table.loc[broker, 'runs'])} | "
-                         + " | ".join(_cell_text(table, broker, m) for m in METRICS) + " |")
+                         + " | ".join(_cell_text(table, broker, m) for m in metrics) + " |")
         refused = table[table.not_run != ""]
         if len(refused):
             lines += [""] + [f"- {broker} not run: {reason}" for broker, reason in refused.not_run.items()]
@@ -245,7 +287,8 @@ def _html(tables, ranking) -> str:
              "<h1>Leaderboard</h1><h2>Ranking</h2>", ranking.to_html(float_format=lambda v: f"{v:.2f}", na_rep="-"),
              "<p><img src='ranking.png' alt='ranks'></p>"]
     for name, table in tables.items():
-        shown = pd.DataFrame({m: [_cell_text(table, b, m) for b in table.index] for m in METRICS}, index=table.index)
+        metrics = LEADERBOARD_WORKLOADS[name].metrics
+        shown = pd.DataFrame({m: [_cell_text(table, b, m) for b in table.index] for m in metrics}, index=table.index)
         shown.insert(0, "runs", table.runs.astype(int))
         parts += [f"<h2>{html.escape(name)}</h2><p>{html.escape(LEADERBOARD_WORKLOADS[name].description)}</p>",
                   shown.to_html(escape=True)]
@@ -263,7 +306,7 @@ def _plot_ranking(ranking: pd.DataFrame, names: list[str], path: Path) -> Path:
                 color="black" if np.isnan(value) or value <= np.nanmax(ranks) / 2 else "white")
     ax.set_xticks(range(len(names)), names)
     ax.set_yticks(range(len(ranking)), ranking.index)
-    ax.set_title("rank by mean job slowdown (1 = best); rows by mean rank", fontsize=9)
+    ax.set_title("rank by each workload's measure (1 = best); rows by mean rank", fontsize=9)
     fig.colorbar(image, ax=ax, label="rank")
     fig.tight_layout()
     return save_figure(fig, path)

@@ -6,12 +6,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents import BROKERS, GPU_POLICIES
+from agents import BROKERS, GPU_VARIANTS
 from cloudsim.run.output import parent_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig
 
-LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017", "v2018", "swf", "synthetic")
+LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017", "v2018", "swf", "synthetic", "gpu-fill", "gpu-replay")
 """The workloads `cloudsim leaderboard` runs by default (`cloudsim.run.leaderboard` says what each is)."""
 
 
@@ -27,8 +27,8 @@ class LeaderboardConfig:
     out: str | None = option(None, "--out", "the report folder: made, or resumed where a run of the same "
                              "leaderboard stopped (finished cells are not run again)", metavar="DIR")
     brokers: tuple[str, ...] = option(
-        tuple(b for b in BROKERS if b not in GPU_POLICIES), "--brokers", "brokers, comma-separated (default: every "
-        "heuristic and learned broker of CPU clusters)",
+        tuple(b for b in BROKERS if b not in GPU_VARIANTS), "--brokers", "brokers, comma-separated (default: every "
+        "heuristic, learned broker and GPU policy; the GPU policies run on the GPU workloads only)",
         parse=name_list, metavar="NAMES", aliases=("--broker",))
     workloads: tuple[str, ...] = option(
         LEADERBOARD_WORKLOADS, "--workloads", f"workloads, comma-separated, of {', '.join(LEADERBOARD_WORKLOADS)} "
