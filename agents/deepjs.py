@@ -59,7 +59,7 @@ from agents.deepjs_config import (
     SlowdownReward,
     needed_resources,
 )
-from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
+from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.runner import Runner
@@ -314,7 +314,7 @@ class DeepJS:
         return self.fitness.per_pair(self.features(view, machines, tasks))
 
     def decide(self, view: ClusterView) -> Decision | None:
-        if self.incremental and view.num_machines >= self.incremental_from:
+        if keeps_best_pairs(self, view):
             return best_decision(self, view)
         machines, tasks = view.fit_pairs
         if len(tasks) == 0:

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision
+from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.planning import PlannedView, plan_of
 from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit
 
@@ -196,7 +196,7 @@ class PairScore(ABC):
                                                    np.asarray(columns, dtype=np.int64), view.capacity, shares,
                                                    view.backlog > 0)
             return _plan(plan, final=not cut)
-        if self.incremental and view.num_machines >= self.incremental_from and not view.constrained:
+        if keeps_best_pairs(self, view):
             return best_decision(self, view)
         return self.decide_one(view)
 

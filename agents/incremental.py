@@ -35,7 +35,7 @@ import numpy as np
 
 from cloudsim.broker import ClusterView, Decision
 
-__all__ = ["BestPairs", "INCREMENTAL_FROM", "KEPT", "PairScorer", "best_decision"]
+__all__ = ["BestPairs", "INCREMENTAL_FROM", "KEPT", "PairScorer", "best_decision", "keeps_best_pairs"]
 
 KEPT = 8
 """How many best tasks each machine's row keeps: when they have all left, the row is rescored."""
@@ -64,6 +64,13 @@ class PairScorer(Protocol):
     reads_waiting: bool
 
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray: ...
+
+
+def keeps_best_pairs(broker, view: ClusterView) -> bool:
+    """Whether ``broker`` decides from the best pairs it keeps: it may (``incremental``), the cluster is large
+    enough (``incremental_from`` machines), and fits are resources only (no devices or machine attributes,
+    which the kept rows do not follow)."""
+    return broker.incremental and view.num_machines >= broker.incremental_from and not view.constrained
 
 
 def best_decision(broker, view: ClusterView) -> Decision | None:

@@ -232,3 +232,16 @@ def test_devices_are_accounted_for_under_every_broker(workload, faults, broker):
     assert result.summary["instances_finished"] + result.summary["instances_failed"] == instances
     assert (sim.state.device_free == np.where(sim.state.device_free >= 0, 1000, -1)).all()  # all given back
     assert audit.views > 0
+
+
+@pytest.mark.parametrize("broker", ["tetris", "deepjs"])
+def test_brokers_that_keep_best_pairs_on_large_clusters_follow_devices(broker):
+    # 500 machines or more: these brokers keep each machine's best pairs, which know resources only; on a
+    # cluster with devices they score the view's fit pairs instead. Machine 0 has the room in cpu but no GPU left
+    # after the first pod: the second must go elsewhere.
+    cluster = ClusterSpec(("cpu", "memory"), tuple((16.0, 16.0) for _ in range(500)), devices=(1,) * 500)
+    jobs = [JobSpec(j, float(j), (TaskSpec(0, 1, {"cpu": 1.0, "memory": 1.0}, 100.0,
+                                           devices=DeviceRequest(1, 1000)),)) for j in range(3)]
+    result = simulate(cluster, jobs, make_broker(broker))
+    assert result.summary["instances_finished"] == 3
+    assert result.groups["machine"].nunique() == 3  # one whole GPU each: three machines
