@@ -158,6 +158,10 @@ class DeepRMBroker:
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
         """Refuse a cluster with fewer resources than the policy's images; say what differs from training."""
         p = self.params
+        if cluster.devices:  # it places by reservations on its images, which hold no devices
+            raise ValueError(f"{self.name}: its images show no devices (GPUs) and it reserves starts ahead, which "
+                             "devices do not allow; on a GPU cluster use a GPU policy (fgd, gpu-best-fit, ...) or a "
+                             "heuristic")
         if len(cluster.resources) < p.resources:
             raise ValueError(f"{self.name}: its images show {p.resources} resources; this cluster has "
                              f"{len(cluster.resources)} ({', '.join(cluster.resources)}): give one with at least "

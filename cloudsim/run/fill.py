@@ -122,6 +122,9 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
     never_at = set(never)
     holdable = [job for k, job in enumerate(offered) if k not in never_at] if never else offered
     policy = make_broker(broker, seed=seed, **target_options(broker, target))
+    check = getattr(policy, "check_cluster", None)  # a learned broker refuses machines it cannot serve
+    if check is not None:
+        check(cluster)
     sim = Simulation(cluster, holdable, name=broker)
     meter = FragmentationMeter(cluster, sim.state, target)
     n = len(offered)
