@@ -270,6 +270,10 @@ class Deepk8sBroker:
         """Refuse a cluster the network cannot read; say what differs from the training cluster."""
         trained = self.policy.cluster
         where = self.policy.path or "this Deepk8s policy"
+        if cluster.devices:  # its observation has no device columns: it cannot see why a machine fits or not
+            raise CheckpointMismatchError(
+                f"{where} observes cpu and memory only, not devices (GPUs); on a GPU cluster use a GPU policy "
+                "(fgd, gpu-best-fit, ...) or a heuristic", path=self.policy.path)
         shown = len(trained.resources)
         extra = tuple(cluster.resources[shown:])
         if tuple(cluster.resources[:shown]) != tuple(trained.resources) or (extra and not self.policy.any_machines):
