@@ -27,6 +27,8 @@ cost per decision follows what the last decisions changed, not the cluster's siz
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from cloudsim.broker import ClusterView, Decision
@@ -40,7 +42,7 @@ CPU_SCALE = 128_000  # the largest node's milli-cores
 GPU_SCALE = 8 * DEVICE_MILLI  # the largest node's milli-GPU
 
 
-class NodeScorer:
+class NodeScorer(ABC):
     """The first waiting task that fits somewhere, on the best-scoring machine (ties: the seeded permutation).
 
     Subclasses define `scores`: whole-number scores of the fitting machines, and optionally the devices each
@@ -77,10 +79,10 @@ class NodeScorer:
         k = int(best[np.argmin(self.rank[nodes[best]])]) if len(best) > 1 else int(best[0])
         return Decision(int(nodes[k]), task, 1, devices=None if devices is None else tuple(devices[k].tolist()))
 
+    @abstractmethod
     def scores(self, view: ClusterView, task: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Whole-number scores of ``nodes`` for ``task``, and the devices each would take, one row per node
         (None: the engine's default rule)."""
-        raise NotImplementedError
 
     # what the formulas read, for the fitting machines
     def _task(self, view: ClusterView, task: int) -> tuple[float, int, int]:
