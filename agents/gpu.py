@@ -69,11 +69,16 @@ class NodeScorer(ABC):
     def decide(self, view: ClusterView) -> Decision | None:
         if view.episode != self._episode:
             self._start(view)
-        placeable = np.flatnonzero(view.tasks_fitting_some())
-        if len(placeable) == 0:
-            return None
-        task = int(placeable[0])
-        nodes = np.flatnonzero(view.machines_fitting(task))
+        if view.num_tasks == 1:  # (most rounds of a fill: one pod) its column alone
+            task, nodes = 0, np.flatnonzero(view.machines_fitting(0))
+            if len(nodes) == 0:
+                return None
+        else:
+            placeable = np.flatnonzero(view.tasks_fitting_some())
+            if len(placeable) == 0:
+                return None
+            task = int(placeable[0])
+            nodes = np.flatnonzero(view.machines_fitting(task))
         scores, devices = self.scores(view, task, nodes)
         best = np.flatnonzero(scores == scores.max())
         k = int(best[np.argmin(self.rank[nodes[best]])]) if len(best) > 1 else int(best[0])
