@@ -21,8 +21,8 @@ G = GPUs x milli of the task:
 
 Machines are scored through the engine's view (``view.free``, ``view.device_free``, ``view.device_users``);
 the engine applies its default device rule where a policy names no device. FGD keeps each machine's score
-per task shape and recomputes only the machines that changed since (``view.machines_changed_since``), so its
-cost per decision follows what the last decisions changed, not the cluster's size.
+per task shape and recomputes only the machines that changed since (``view.machines_changed_since``), in a
+compiled loop, so its cost per decision follows what the last decisions changed, not the cluster's size.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from cloudsim.broker import ClusterView, Decision
-from cloudsim.fragmentation import TargetWorkload, node_fragmentation
+from cloudsim.fragmentation import TargetWorkload
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["GPU_POLICIES", "GPU_VARIANTS", "target_options", "ExactFragmentationGradientDescent", "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
@@ -251,26 +251,18 @@ class FragmentationGradientDescent(NodeScorer):
         return scores[nodes], devices[nodes] if count and milli < DEVICE_MILLI else None
 
     def _score(self, view, machines, cpu, count, milli, scores, devices) -> None:
-        """FGD's score (and device, for a share) of ``machines``."""
-        free_cpu = view.free[machines, self.cpu]
-        device_free = np.asarray(view.device_free[machines])
-        accepted = self._accepted[machines]
-        before = node_fragmentation(free_cpu, device_free, accepted, self._target)
-        slots = device_free.shape[1]
-        if count and milli < DEVICE_MILLI:  # a share: every device with room is a choice
-            after_free = np.repeat(device_free[:, None, :], slots, axis=1)  # (machines, D options, D)
-            after_free[:, np.arange(slots), np.arange(slots)] -= milli
-            after = node_fragmentation(np.repeat(free_cpu - cpu, slots), after_free.reshape(-1, slots),
-                                       np.repeat(accepted, slots, axis=0), self._target).reshape(-1, slots)
-            delta = np.where(device_free >= milli, before[:, None] - after, -np.inf)
-            best_device = np.argmax(delta, axis=1)  # the first on ties
-            best = delta[np.arange(len(machines)), best_device]
-            devices[machines, 0] = best_device
-        else:  # whole devices: the default rule's, the lowest-indexed free ones (where enough are free)
-            whole = device_free >= DEVICE_MILLI
-            taken = whole & (np.cumsum(whole, axis=1) <= count) & (whole.sum(axis=1) >= count)[:, None]
-            after_free = device_free - taken * milli
-            best = before - node_fragmentation(free_cpu - cpu, after_free, accepted, self._target)
+        """FGD's score (and device, for a share) of ``machines``, compiled (`agents.kernels.fgd_deltas`): at every
+        decision it rescores a machine or two, where numpy's cost per call would outweigh the arithmetic."""
+        from agents.kernels import fgd_deltas  # numba: loaded when FGD first scores
+
+        target = self._target
+        best = np.empty(len(machines))
+        device = np.empty(len(machines), dtype=np.int64)
+        fgd_deltas(np.ascontiguousarray(view.free[machines, self.cpu], dtype=np.float64),
+                   np.ascontiguousarray(view.device_free[machines], dtype=np.int64), self._accepted[machines],
+                   float(cpu), count, milli, target.cpu, target.milli, target.count, target.p, best, device)
+        if count and milli < DEVICE_MILLI:
+            devices[machines, 0] = device
         score = 100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))
         scores[machines] = score.astype(np.int64) if self.whole_scores else score
 

@@ -1,4 +1,5 @@
-"""A compiled greedy loop: a whole decision round of a pair score (Tetris, Packer) in one call.
+"""Compiled loops of the brokers: a whole decision round of a pair score (Tetris, Packer) in one call, and
+FGD's fragmentation decrease of every placement on a few machines (`fgd_deltas`).
 
 A pair score's round is a greedy loop: each start changes one machine's free resources,
 which decides the next best pair. numpy cannot express that loop without one Python step
@@ -20,7 +21,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["best_pair_round", "drop_kept", "insert_kept"]
+from cloudsim.kernels import state_fragmentation
+
+__all__ = ["best_pair_round", "drop_kept", "fgd_deltas", "insert_kept"]
 
 
 @numba.njit(cache=True)
@@ -213,3 +216,42 @@ def insert_kept(score, task, kept, complete, machines, scores, tasks):
             score[m, j], task[m, j] = score[m, j - 1], task[m, j - 1]
         score[m, slot], task[m, slot] = s, g
         kept[m] = k
+
+
+@numba.njit(cache=True)
+def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, target_milli, target_count, target_p,
+               best, device):
+    """FGD on machines k: ``best[k]``, the largest decrease of the machine's fragmentation a placement of one
+    instance (``cpu``, ``count`` devices of ``milli``) makes, and for a share ``device[k]``, the device that makes
+    it (the first on ties; -inf and 0 where no device holds it). Whole devices: the default rule's, the
+    lowest-indexed free ones (unchanged devices where fewer are free: the machine does not fit then)."""
+    share = count > 0 and milli < 1000
+    for k in range(device_free.shape[0]):
+        before = state_fragmentation(free_cpu[k], device_free[k], accepted[k], target_cpu, target_milli,
+                                     target_count, target_p)
+        after_free = device_free[k].copy()
+        best[k] = -np.inf
+        device[k] = 0
+        if share:
+            for d in range(after_free.shape[0]):
+                if device_free[k, d] >= milli:
+                    after_free[d] -= milli
+                    delta = before - state_fragmentation(free_cpu[k] - cpu, after_free, accepted[k], target_cpu,
+                                                         target_milli, target_count, target_p)
+                    after_free[d] += milli
+                    if delta > best[k]:
+                        best[k] = delta
+                        device[k] = d
+        else:
+            whole = 0
+            for d in range(after_free.shape[0]):
+                if after_free[d] >= 1000:
+                    whole += 1
+            if whole >= count:
+                taken = 0
+                for d in range(after_free.shape[0]):
+                    if taken < count and after_free[d] >= 1000:
+                        after_free[d] -= milli
+                        taken += 1
+            best[k] = before - state_fragmentation(free_cpu[k] - cpu, after_free, accepted[k], target_cpu,
+                                                   target_milli, target_count, target_p)

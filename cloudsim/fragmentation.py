@@ -73,7 +73,7 @@ class TargetWorkload:
             if covered >= coverage * total:
                 break
         weight = np.array([n for _, n in kept], dtype=np.float64)
-        return cls(np.array([s[0] for s, _ in kept]), np.array([s[1] for s, _ in kept], dtype=np.int64),
+        return cls(np.array([s[0] for s, _ in kept], dtype=np.float64), np.array([s[1] for s, _ in kept], dtype=np.int64),
                    np.array([s[2] for s, _ in kept], dtype=np.int64), tuple(s[3] for s, _ in kept),
                    weight / weight.sum(), attribute)
 
@@ -94,8 +94,7 @@ def node_fragmentation(free_cpu: np.ndarray, device_free: np.ndarray, accepted: 
 
     out = np.empty(len(free_cpu))
     fragmentation(np.ascontiguousarray(free_cpu, dtype=np.float64), np.ascontiguousarray(device_free, dtype=np.int64),
-                  np.ascontiguousarray(accepted, dtype=np.bool_), target.cpu.astype(np.float64), target.milli,
-                  target.count, target.p, out)
+                  np.ascontiguousarray(accepted, dtype=np.bool_), target.cpu, target.milli, target.count, target.p, out)
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["check_starts", "fragmentation"]
+__all__ = ["check_starts", "fragmentation", "state_fragmentation"]
 
 
 @numba.njit(cache=True)
@@ -45,27 +45,34 @@ def check_starts(free, up, demand, waiting, machine, task, count, free_after):
 
 
 @numba.njit(cache=True)
+def state_fragmentation(free_cpu, device_free, accepted, cpu, milli, count, p):
+    """The fragmentation of one node state (`cloudsim.fragmentation` defines it), in milli-GPU: ``free_cpu``,
+    ``device_free`` (devices,; -1 for none), ``accepted`` (shapes,), the target's ``cpu``, ``milli``,
+    ``count`` and ``p`` per shape."""
+    idle = 0
+    for d in range(device_free.shape[0]):
+        if device_free[d] > 0:
+            idle += device_free[d]
+    total = 0.0
+    for s in range(p.shape[0]):
+        part = idle
+        if count[s] > 0 and accepted[s] and free_cpu >= cpu[s]:
+            enough = 0
+            below = 0
+            for d in range(device_free.shape[0]):
+                left = device_free[d]
+                if left >= milli[s]:
+                    enough += 1
+                elif left > 0:
+                    below += left
+            if enough >= count[s]:
+                part = below
+        total += p[s] * part
+    return total
+
+
+@numba.njit(cache=True)
 def fragmentation(free_cpu, device_free, accepted, cpu, milli, count, p, out):
-    """``out[k]``: the fragmentation of node state k (`cloudsim.fragmentation` defines it), in milli-GPU."""
-    states, devices, shapes = device_free.shape[0], device_free.shape[1], p.shape[0]
-    for k in range(states):
-        idle = 0
-        for d in range(devices):
-            if device_free[k, d] > 0:
-                idle += device_free[k, d]
-        total = 0.0
-        for s in range(shapes):
-            part = idle
-            if count[s] > 0 and accepted[k, s] and free_cpu[k] >= cpu[s]:
-                enough = 0
-                below = 0
-                for d in range(devices):
-                    left = device_free[k, d]
-                    if left >= milli[s]:
-                        enough += 1
-                    elif left > 0:
-                        below += left
-                if enough >= count[s]:
-                    part = below
-            total += p[s] * part
-        out[k] = total
+    """``out[k]``: `state_fragmentation` of node state k."""
+    for k in range(device_free.shape[0]):
+        out[k] = state_fragmentation(free_cpu[k], device_free[k], accepted[k], cpu, milli, count, p)
