@@ -65,6 +65,7 @@ class NodeScorer(ABC):
         self.rank[order] = np.arange(view.num_machines)
         cpu = view.resources.index("cpu") if "cpu" in view.resources else 0
         self.cpu = cpu
+        self._kept: dict[tuple, tuple] = {}  # task shape -> (scores, devices, the change count they follow)
 
     def decide(self, view: ClusterView) -> Decision | None:
         if view.episode != self._episode:
@@ -84,10 +85,38 @@ class NodeScorer(ABC):
         k = int(best[np.argmin(self.rank[nodes[best]])]) if len(best) > 1 else int(best[0])
         return Decision(int(nodes[k]), task, 1, devices=None if devices is None else tuple(devices[k].tolist()))
 
-    @abstractmethod
+    kept = True
+    """Whether a machine's score depends only on its own state and the task's shape (cpu, GPUs, milli): then the
+    scores are kept per shape between decisions and only the machines changed since are scored again."""
+
     def scores(self, view: ClusterView, task: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Whole-number scores of ``nodes`` for ``task``, and the devices each would take, one row per node
         (None: the engine's default rule)."""
+        if not self.kept:
+            return self.machine_scores(view, task, nodes)
+        key = self._task(view, task)
+        scores, devices, seen = self._kept.get(key, (None, None, -1))
+        changed = np.arange(view.num_machines) if scores is None else view.machines_changed_since(seen)
+        if len(changed):
+            fresh, fresh_devices = self.machine_scores(view, task, changed)
+            if scores is None:
+                scores = np.empty(view.num_machines, dtype=fresh.dtype)
+                devices = None if fresh_devices is None else \
+                    np.empty((view.num_machines, fresh_devices.shape[1]), dtype=np.int64)
+            scores[changed] = fresh
+            if devices is not None:
+                devices[changed] = fresh_devices
+        self._kept[key] = scores, devices, view.machine_changes
+        return self.finish(scores[nodes]), None if devices is None else devices[nodes]
+
+    def finish(self, scores: np.ndarray) -> np.ndarray:
+        """The fitting machines' kept scores as the policy compares them (unchanged, unless it rescales)."""
+        return scores
+
+    @abstractmethod
+    def machine_scores(self, view: ClusterView, task: int, machines: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Scores of ``machines`` for ``task`` (any machines: fitting or not), and the devices each would take."""
 
     # what the formulas read, for the fitting machines
     def _task(self, view: ClusterView, task: int) -> tuple[float, int, int]:
@@ -103,13 +132,15 @@ class GpuBestFit(NodeScorer):
 
     name = "gpu-best-fit"
 
-    def scores(self, view, task, nodes):
+    def machine_scores(self, view, task, machines):
         cpu, count, milli = self._task(view, task)
-        cpu_left, idle = self._nodes(view, nodes)
+        cpu_left, idle = self._nodes(view, machines)
         s = 0.5 * (cpu_left - cpu) / CPU_SCALE + 0.5 * (idle - count * milli) / GPU_SCALE
-        raw = (100 * (1 - s)).astype(np.int64)
-        low, high = raw.min(), raw.max()
-        return ((raw - low) * 100 // (high - low) if high > low else np.zeros_like(raw)), None
+        return (100 * (1 - s)).astype(np.int64), None
+
+    def finish(self, scores):
+        low, high = scores.min(), scores.max()  # min-max over the fitting machines
+        return (scores - low) * 100 // (high - low) if high > low else np.zeros_like(scores)
 
 
 class GpuDotProduct(NodeScorer):
@@ -117,9 +148,9 @@ class GpuDotProduct(NodeScorer):
 
     name = "gpu-dot-product"
 
-    def scores(self, view, task, nodes):
+    def machine_scores(self, view, task, machines):
         cpu, count, milli = self._task(view, task)
-        cpu_left, idle = self._nodes(view, nodes)
+        cpu_left, idle = self._nodes(view, machines)
         dot = (cpu_left / CPU_SCALE) * (cpu / CPU_SCALE) + (idle / GPU_SCALE) * (count * milli / GPU_SCALE)
         return (100 * (1 - dot / 2)).astype(np.int64), None
 
@@ -129,12 +160,12 @@ class GpuPacking(NodeScorer):
 
     name = "gpu-packing"
 
-    def scores(self, view, task, nodes):
+    def machine_scores(self, view, task, machines):
         _, count, milli = self._task(view, task)
         if count == 0:
-            return np.zeros(len(nodes), dtype=np.int64), None
-        free = np.asarray(view.device_free[nodes])
-        held = view.device_count[nodes]
+            return np.zeros(len(machines), dtype=np.int64), None
+        free = np.asarray(view.device_free[machines])
+        held = view.device_count[machines]
         empty = ((free == DEVICE_MILLI) | (free < 0)).all(axis=1)
         ordered = np.sort(free, axis=1)  # from the least free upwards (no device: -1, never used)
         room = ordered >= milli
@@ -151,13 +182,13 @@ class GpuClustering(NodeScorer):
 
     name = "gpu-clustering"
 
-    def scores(self, view, task, nodes):
+    def machine_scores(self, view, task, machines):
         _, count, milli = self._task(view, task)
         if count == 0:
-            return np.zeros(len(nodes), dtype=np.int64), None
-        _, idle = self._nodes(view, nodes)
+            return np.zeros(len(machines), dtype=np.int64), None
+        _, idle = self._nodes(view, machines)
         base = (25 * (GPU_SCALE - idle) // GPU_SCALE).astype(np.int64)
-        users = view.device_users[nodes]
+        users = view.device_users[machines]
         kind = 0 if milli < DEVICE_MILLI else count
         mine = users[:, kind] > 0
         others = users.sum(axis=1) - users[:, kind] > 0
@@ -169,8 +200,9 @@ class GpuRandom(NodeScorer):
     """A fitting machine uniformly at random, and a random device with room."""
 
     name = "gpu-random"
+    kept = False  # a fresh draw at every decision
 
-    def scores(self, view, task, nodes):
+    def machine_scores(self, view, task, nodes):
         _, count, milli = self._task(view, task)
         pick = int(self.rng.integers(len(nodes)))
         scores = np.zeros(len(nodes), dtype=np.int64)
@@ -200,7 +232,6 @@ class FragmentationGradientDescent(NodeScorer):
 
     def _start(self, view: ClusterView) -> None:
         super()._start(view)
-        self._cache: dict[tuple, tuple[np.ndarray, np.ndarray, int]] = {}  # shape -> scores, device, changes
         self._seen_shapes: dict[tuple, int] = {}
         self._target = None
         if self.target is not None:
@@ -212,7 +243,7 @@ class FragmentationGradientDescent(NodeScorer):
         names = sorted(set(models))
         codes = np.array([names.index(m) for m in models], dtype=np.int64)
         self._accepted = target.accepted(names).T[codes]  # (machines, shapes)
-        self._cache.clear()
+        self._kept.clear()  # scores against the old target
 
     def _target_of_view(self, view: ClusterView) -> TargetWorkload:
         """The waiting tasks' shapes so far, one pod per instance (no target given)."""
@@ -230,41 +261,28 @@ class FragmentationGradientDescent(NodeScorer):
         return TargetWorkload.of(jobs)
 
     def scores(self, view, task, nodes):
-        if self.target is None:
+        if self.target is None:  # the waiting shapes stand in for the target: a new one changes it
             cpu, count, milli = self._task(view, task)
             key = (cpu, count, milli, dict(view.task_accepts(task)).get("model", ()))
-            if self._target is None or key not in self._seen_shapes:  # a new shape: the stand-in changes
+            if self._target is None or key not in self._seen_shapes:
                 self._set_target(view, self._target_of_view(view))
-        cpu, count, milli = self._task(view, task)
-        key = (cpu, count, milli)
-        cached = self._cache.get(key)
-        if cached is None:
-            scores = np.zeros(view.num_machines, dtype=np.int64 if self.whole_scores else np.float64)
-            devices = np.full((view.num_machines, max(count, 1)), -1, dtype=np.int64)
-            changed = np.arange(view.num_machines)
-        else:
-            scores, devices, seen = cached
-            changed = view.machines_changed_since(seen)
-        if len(changed):
-            self._score(view, changed, cpu, count, milli, scores, devices)
-        self._cache[key] = scores, devices, view.machine_changes
-        return scores[nodes], devices[nodes] if count and milli < DEVICE_MILLI else None
+        return super().scores(view, task, nodes)
 
-    def _score(self, view, machines, cpu, count, milli, scores, devices) -> None:
-        """FGD's score (and device, for a share) of ``machines``, compiled (`agents.kernels.fgd_deltas`): at every
-        decision it rescores a machine or two, where numpy's cost per call would outweigh the arithmetic."""
+    def machine_scores(self, view, task, machines):
+        """FGD's scores (and devices, for a share) of ``machines``, compiled (`agents.kernels.fgd_deltas`): at
+        every decision it rescores a machine or two, where numpy's cost per call would outweigh the arithmetic."""
         from agents.kernels import fgd_deltas  # numba: loaded when FGD first scores
 
+        cpu, count, milli = self._task(view, task)
         target = self._target
         best = np.empty(len(machines))
         device = np.empty(len(machines), dtype=np.int64)
         fgd_deltas(np.ascontiguousarray(view.free[machines, self.cpu], dtype=np.float64),
                    np.ascontiguousarray(view.device_free[machines], dtype=np.int64), self._accepted[machines],
                    float(cpu), count, milli, target.cpu, target.milli, target.count, target.p, best, device)
-        if count and milli < DEVICE_MILLI:
-            devices[machines, 0] = device
         score = 100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))
-        scores[machines] = score.astype(np.int64) if self.whole_scores else score
+        return (score.astype(np.int64) if self.whole_scores else score,
+                device[:, None] if count and milli < DEVICE_MILLI else None)
 
 
 class ExactFragmentationGradientDescent(FragmentationGradientDescent):
