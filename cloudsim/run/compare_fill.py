@@ -115,11 +115,16 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
              for broker in config.brokers.brokers for seed in config.seed_list]
     rows = []
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
-        with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
-            for row in runner.map(run_fill, specs, desc="fill runs", unit="run"):
-                rows.append(row)
-                if on_row is not None:
-                    on_row(row)
+        try:
+            with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
+                for row in runner.map(run_fill, specs, desc="fill runs", unit="run"):
+                    rows.append(row)
+                    if on_row is not None:
+                        on_row(row)
+        except BaseException:
+            if folder is not None and rows:  # the finished runs are kept (in DIR.incomplete)
+                curves_frame(rows).to_parquet(folder.staging / "curves.parquet", index=False)
+            raise
         runs = pd.DataFrame([{"broker": r["broker"], "seed": r["seed"], "pods": r["pods"],
                               "failed_pods": r["failed_pods"], "wall_s": r["wall_s"],
                               **{f"{c}_at_{AT}": r[c].get(AT, np.nan) for c in FILL_CURVES}} for r in rows])
