@@ -415,8 +415,8 @@ class EasyBackfilling:
     duration without taking what the reservation holds (`ClusterView.fits_from`):
     it ends before the reserved start, or uses resources the head does not need.
     One reservation at a time, as EASY does; the next head reserves once it has started.
-    On a cluster with devices (or machine attributes), which reservations do not model, a
-    head that fits nowhere reserves nothing: the first later task that fits now starts.
+    A head that asks for devices (or machine attributes), which reservations do not model, and
+    fits nowhere reserves nothing: the first later task that fits now starts.
     """
 
     name = "easy"
@@ -436,7 +436,8 @@ class EasyBackfilling:
             machines = np.flatnonzero(view.machines_fitting(head))
             if machines.size:
                 return Decision(int(machines[0]), head, view.fit_count(int(machines[0]), head))
-            if view.constrained:  # reservations do not model devices: backfill what fits now instead
+            if view.constrained and (view.device_request[head, 0] > 0 or view.task_accepts(head)):
+                # reservations do not model devices or attributes: backfill what fits now instead
                 tasks, machines = np.nonzero(view.fits.T)
                 return Decision(int(machines[0]), int(tasks[0]), 1) if len(tasks) else None
             starts = np.array([view.earliest_start(m, head) for m in range(view.num_machines)])

@@ -245,3 +245,16 @@ def test_brokers_that_keep_best_pairs_on_large_clusters_follow_devices(broker):
     result = simulate(cluster, jobs, make_broker(broker))
     assert result.summary["instances_finished"] == 3
     assert result.groups["machine"].nunique() == 3  # one whole GPU each: three machines
+
+
+def test_easy_reserves_for_a_cpu_head_on_a_gpu_cluster_and_backfills_a_gpu_task():
+    cluster = ClusterSpec(("cpu",), ((4.0,),), devices=(2,))
+    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 3.0}, 10.0),)),
+            JobSpec(1, 1.0, (TaskSpec(0, 1, {"cpu": 3.0}, 4.0),)),  # fits at 10 only: reserved
+            JobSpec(2, 2.0, (TaskSpec(0, 1, {"cpu": 1.0}, 5.0, devices=DeviceRequest(1, 500)),))]  # ends at 7
+    sim = Simulation(cluster, jobs, make_broker("easy"))
+    result = sim.run()
+    starts = result.tasks.set_index("job_id")["start_time"].to_dict()
+    assert starts == {0: 0.0, 1: 10.0, 2: 2.0}  # the GPU task backfilled around the reservation
+    assert result.reservations["outcome"].tolist() == ["started"]
+    assert sim.state.device_free.tolist() == [[1000, 1000]] and sim.record.group_devices == {1: [(0,)]}
