@@ -7,8 +7,8 @@ As ../shared/GPU_SHARING.md describes it:
    with replacement are appended after the shuffled originals; where the originals alone ask for more, pods
    are dropped at random until they do not;
 3. offered one at a time, one pod an instant, through the engine (`cloudsim.Simulation`, stepped from here):
-   the broker places each; a pod it does not place fails and is dropped (`Simulation.reject`); nothing
-   departs;
+   the broker places each; a pod it does not place now (a reservation for later included) fails and is
+   dropped (`Simulation.reject`); nothing departs;
 4. after every pod: the arrived GPU request (failed pods included) as % of the cluster's GPUs (x), the
    allocated GPU (unallocated = 100 - allocated), the fragmentation (`cloudsim.fragmentation`) as % of the
    cluster's GPUs, the fragmentation rate (% of the idle GPU), and the failed pods. A run's curve is the
@@ -29,7 +29,7 @@ import numpy as np
 
 from agents import make_broker
 from agents.gpu import target_options
-from cloudsim.broker import Plan, as_plan
+from cloudsim.broker import Decision, Plan, as_plan
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
 from cloudsim.simulation import Simulation
 from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, ever_fits
@@ -141,13 +141,15 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
         else:
             view = sim.next_decision()
             decision = policy.decide(view)
-            if decision is None:
+            plan = as_plan(decision)
+            if not plan or any(isinstance(d, Decision) and d.at not in (None, view.time) for d in plan):
+                # no place now (a reservation for later is none: nothing departs in a fill)
                 sim.reject(0)
                 failed += 1
                 sim.next_decision()
                 sim.apply(None)
             else:
-                sim.apply(Plan(as_plan(decision), final=True))  # one pod an instant: the round ends with it
+                sim.apply(Plan(plan, final=True))  # one pod an instant: the round ends with it
         idle = meter.idle
         arrived[k] = 100.0 * request / cluster_milli
         allocated[k] = 100.0 * (cluster_milli - idle) / cluster_milli
