@@ -53,8 +53,7 @@ class NodeScorer(ABC):
 
     def __init__(self, seed: int | None = 0) -> None:
         self.seed = 0 if seed is None else seed
-        self._episode = None
-        self.rng = np.random.default_rng(self.seed)
+        self._episode = None  # the episode `_start` prepared for
 
     def _start(self, view: ClusterView) -> None:
         """Per episode: the tie-breaking order, and what a subclass keeps."""
@@ -63,8 +62,7 @@ class NodeScorer(ABC):
         order = self.rng.permutation(view.num_machines)
         self.rank = np.empty(view.num_machines, dtype=np.int64)
         self.rank[order] = np.arange(view.num_machines)
-        cpu = view.resources.index("cpu") if "cpu" in view.resources else 0
-        self.cpu = cpu
+        self.cpu = view.resources.index("cpu") if "cpu" in view.resources else 0
         self._kept: dict[tuple, tuple] = {}  # task shape -> (scores, devices, the change count they follow)
 
     def decide(self, view: ClusterView) -> Decision | None:
@@ -88,13 +86,17 @@ class NodeScorer(ABC):
     kept = True
     """Whether a machine's score depends only on its own state and the task's shape (cpu, GPUs, milli): then the
     scores are kept per shape between decisions and only the machines changed since are scored again."""
+    gpu_only = False
+    """Whether the policy scores GPU tasks only: a CPU-only task then scores 0 everywhere (ties: the permutation)."""
 
     def scores(self, view: ClusterView, task: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Whole-number scores of ``nodes`` for ``task``, and the devices each would take, one row per node
         (None: the engine's default rule)."""
+        key = self._task(view, task)
+        if self.gpu_only and key[1] == 0:
+            return np.zeros(len(nodes), dtype=np.int64), None
         if not self.kept:
             return self.machine_scores(view, task, nodes)
-        key = self._task(view, task)
         scores, devices, seen = self._kept.get(key, (None, None, -1))
         changed = np.arange(view.num_machines) if scores is None else view.machines_changed_since(seen)
         if len(changed):
@@ -159,11 +161,10 @@ class GpuPacking(NodeScorer):
     """Partly used devices first, then machines with some devices used, then empty machines."""
 
     name = "gpu-packing"
+    gpu_only = True
 
     def machine_scores(self, view, task, machines):
         _, count, milli = self._task(view, task)
-        if count == 0:
-            return np.zeros(len(machines), dtype=np.int64), None
         free = np.asarray(view.device_free[machines])
         held = view.device_count[machines]
         empty = ((free == DEVICE_MILLI) | (free < 0)).all(axis=1)
@@ -181,11 +182,10 @@ class GpuClustering(NodeScorer):
     """Machines running GPU tasks of the task's kind only first, then of its kind among others, then none."""
 
     name = "gpu-clustering"
+    gpu_only = True
 
     def machine_scores(self, view, task, machines):
         _, count, milli = self._task(view, task)
-        if count == 0:
-            return np.zeros(len(machines), dtype=np.int64), None
         _, idle = self._nodes(view, machines)
         base = (25 * (GPU_SCALE - idle) // GPU_SCALE).astype(np.int64)
         users = view.device_users[machines]
@@ -239,10 +239,7 @@ class FragmentationGradientDescent(NodeScorer):
 
     def _set_target(self, view: ClusterView, target: TargetWorkload) -> None:
         self._target = target
-        models = view.machine_attribute(target.attribute)
-        names = sorted(set(models))
-        codes = np.array([names.index(m) for m in models], dtype=np.int64)
-        self._accepted = target.accepted(names).T[codes]  # (machines, shapes)
+        self._accepted = target.accepted_by(view.machine_attribute(target.attribute))  # (machines, shapes)
         self._kept.clear()  # scores against the old target
 
     def _target_of_view(self, view: ClusterView) -> TargetWorkload:

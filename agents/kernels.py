@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from cloudsim.kernels import state_fragmentation
+from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["best_pair_round", "drop_kept", "fgd_deltas", "insert_kept"]
 
@@ -225,7 +226,7 @@ def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, t
     instance (``cpu``, ``count`` devices of ``milli``) makes, and for a share ``device[k]``, the device that makes
     it (the first on ties; -inf and 0 where no device holds it). Whole devices: the default rule's, the
     lowest-indexed free ones (unchanged devices where fewer are free: the machine does not fit then)."""
-    share = count > 0 and milli < 1000
+    share = count > 0 and milli < DEVICE_MILLI
     for k in range(device_free.shape[0]):
         before = state_fragmentation(free_cpu[k], device_free[k], accepted[k], target_cpu, target_milli,
                                      target_count, target_p)
@@ -245,12 +246,12 @@ def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, t
         else:
             whole = 0
             for d in range(after_free.shape[0]):
-                if after_free[d] >= 1000:
+                if after_free[d] >= DEVICE_MILLI:
                     whole += 1
             if whole >= count:
                 taken = 0
                 for d in range(after_free.shape[0]):
-                    if taken < count and after_free[d] >= 1000:
+                    if taken < count and after_free[d] >= DEVICE_MILLI:
                         after_free[d] -= milli
                         taken += 1
             best[k] = before - state_fragmentation(free_cpu[k] - cpu, after_free, accepted[k], target_cpu,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -32,14 +31,14 @@ import pandas as pd
 
 from agents import DEEPRM_TETRIS_STAR_KNOB
 from agents.deeprm import load_policy
+from traces.data import data_folder
 from cloudsim.envs.deeprm import (DeepRMBatch, DeepRMParams, fcfs_actions, hrrn_actions, jobsets_at_load,
                                   random_actions, sjf_actions, tetris_star_actions)
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deeprm_plus"
 LOADS = (0.1, 0.4, 0.7, 1.0, 1.4, 1.6, 1.9)
 PARAMS = DeepRMParams(slots=10, mode="code")
-TRACE = Path(os.environ.get("CLOUDSIM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) \
-    / "alibaba" / "v2018" / "selected_DAGs.csv"
+TRACE = data_folder() / "alibaba" / "v2018" / "selected_DAGs.csv"
 
 
 def policies(plus: Path, deeprm: Path) -> dict:

@@ -10,7 +10,6 @@ compare the policies measured in one run, not runs of different days.
 
 from __future__ import annotations
 
-import os
 import resource
 import statistics
 import sys
@@ -21,10 +20,12 @@ sys.path.insert(0, str(ROOT))
 
 from agents import GPU_POLICIES  # noqa: E402
 from cloudsim.run.fill import fill_run  # noqa: E402
+from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402
 from cloudsim.run.output import write_text_atomically  # noqa: E402
 from traces.openb import load_openb, machines_openb  # noqa: E402
+from traces.data import data_folder  # noqa: E402
 
-DATA = Path(os.environ.get("CLOUDSIM_DATA") or ROOT.parent / "shared" / "data") / "alibaba" / "gpu-v2023"
+DATA = data_folder() / GPU_DATA
 
 
 def main() -> None:

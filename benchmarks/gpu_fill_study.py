@@ -31,10 +31,12 @@ sys.path.insert(0, str(ROOT))
 
 from agents import GPU_POLICIES, GPU_VARIANTS  # noqa: E402
 from cloudsim.run.compare_fill import AT, FillSpec, curves_frame, plot_fill_curves, run_fill  # noqa: E402
+from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
 from cloudsim.runner import Runner  # noqa: E402
+from traces.data import data_folder  # noqa: E402
 
-DATA = Path(os.environ.get("CLOUDSIM_DATA") or ROOT.parent / "shared" / "data") / "alibaba" / "gpu-v2023"
+DATA = data_folder() / GPU_DATA
 OUT = ROOT / "benchmarks" / "results" / "gpu_fill"
 FAMILIES = {
     "gpushare": ("gpushare40", "gpushare60", "gpushare80", "gpushare100"),

@@ -19,7 +19,6 @@ and fragmentation over time).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import replace
@@ -35,11 +34,13 @@ from agents import GPU_POLICIES, make_broker  # noqa: E402
 from agents.gpu import target_options  # noqa: E402
 from cloudsim import Simulation  # noqa: E402
 from cloudsim.fragmentation import GpuSampler, TargetWorkload  # noqa: E402
+from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
 from cloudsim.runner import Runner  # noqa: E402
 from traces.openb import load_openb, machines_openb  # noqa: E402
+from traces.data import data_folder  # noqa: E402
 
-DATA = Path(os.environ.get("CLOUDSIM_DATA") or ROOT.parent / "shared" / "data") / "alibaba" / "gpu-v2023"
+DATA = data_folder() / GPU_DATA
 OUT = ROOT / "benchmarks" / "results" / "gpu_replay"
 POLICIES = tuple(GPU_POLICIES) + ("first-fit", "tetris")
 DAY = 86_400.0

@@ -25,6 +25,7 @@ from cloudsim.envs import register_environments
 from cloudsim.version import __version__
 
 __all__ = [
+    "__version__",
     "Broker",
     "ClusterSpec",
     "ClusterView",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cloudsim.devices import device_rank
 from cloudsim.specs import DEVICE_MILLI, ClusterSpec
 
 if TYPE_CHECKING:
@@ -102,9 +103,7 @@ class ClusterState:
         self.device_count = spec.device_counts()
         slots = max(int(self.device_count.max()), 1)
         self.device_free = np.where(np.arange(slots) < self.device_count[:, None], DEVICE_MILLI, -1).astype(np.int64)
-        self.device_rank = np.empty((spec.machines, slots + 1), dtype=np.int64)
-        self.device_rank[:, 0] = DEVICE_MILLI  # "0 devices of 0 milli": a task without devices fits
-        self.device_rank[:, 1:] = -np.sort(-self.device_free, axis=1)
+        self.device_rank = device_rank(self.device_free)
         self.device_free_view = frozen(self.device_free)
         # Instances holding devices on each machine, by kind: column 0 sharing, column k k whole devices.
         self.device_users = np.zeros((spec.machines, slots + 1), dtype=np.int64)
@@ -179,7 +178,7 @@ class ClusterState:
         self._device_changed(machine)
 
     def _device_changed(self, machine: int) -> None:
-        self.device_rank[machine, 1:] = -np.sort(-self.device_free[machine])
+        self.device_rank[machine, 1:] = -np.sort(-self.device_free[machine])  # `device_rank`, in place
         self._changed(machine)
 
     def accepted_by(self, machine: int) -> np.ndarray:
@@ -189,7 +188,8 @@ class ClusterState:
 
     def accepting(self, accepts: tuple) -> np.ndarray:
         """The machines an attribute constraint (`cloudsim.specs.TaskSpec.accepts`) accepts, (machines,)."""
-        return self._accepting_rows[self._accepting_row(accepts)]
+        row = self._accepting_row(accepts)  # first: it may add the row
+        return self._accepting_rows[row]
 
     def _accepting_row(self, accepts: tuple) -> int:
         row = self._accepting.get(accepts)

@@ -14,7 +14,7 @@ import numpy as np
 
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["default_devices", "device_fit_count", "device_fits", "device_problem"]
+__all__ = ["default_devices", "device_fit_count", "device_fits", "device_problem", "device_rank"]
 
 
 def default_devices(free: np.ndarray, count: int, milli: int) -> tuple[int, ...] | None:
@@ -50,13 +50,19 @@ def device_problem(free: np.ndarray, devices: object, count: int, milli: int) ->
     return None
 
 
+def device_rank(free: np.ndarray) -> np.ndarray:
+    """Machines' devices ranked: ``free`` (..., devices) free milli-units; at index k the k-th largest amount,
+    at 0 `DEVICE_MILLI`, so that "k devices with g free each" is ``rank[k] >= g`` (and 0 devices always fit)."""
+    rank = np.empty((*free.shape[:-1], free.shape[-1] + 1), dtype=np.int64)
+    rank[..., 0] = DEVICE_MILLI
+    rank[..., 1:] = -np.sort(-free, axis=-1)
+    return rank
+
+
 def device_fits(free: np.ndarray, request: np.ndarray) -> np.ndarray:
     """Whether one instance of each task fits a machine's devices: ``request`` rows (count, milli) (0 0 for a
     task without devices), ``free`` the machine's devices' free milli-units; a bool array (tasks,)."""
-    rank = np.empty(len(free) + 1, dtype=np.int64)
-    rank[0] = DEVICE_MILLI  # no device asked: fits
-    rank[1:] = -np.sort(-free)  # the k-th largest free amount at k
-    return rank[request[:, 0]] >= request[:, 1]
+    return device_rank(free)[request[:, 0]] >= request[:, 1]
 
 
 def device_fit_count(free: np.ndarray, count: int, milli: int) -> int:

@@ -77,10 +77,14 @@ class TargetWorkload:
                    np.array([s[2] for s, _ in kept], dtype=np.int64), tuple(s[3] for s, _ in kept),
                    weight / weight.sum(), attribute)
 
-    def accepted(self, models: Sequence[str]) -> np.ndarray:
-        """Whether each shape accepts each model: bool (shapes, len(models))."""
-        return np.array([[not accepts or model in accepts for model in models] for accepts in self.accepts],
-                        dtype=bool).reshape(len(self.accepts), len(models))
+    def accepted_by(self, models: Sequence[str]) -> np.ndarray:
+        """Whether each shape accepts each machine, whose values of ``attribute`` are ``models`` (one per
+        machine): bool (machines, shapes)."""
+        names = sorted(set(models))
+        codes = np.array([names.index(m) for m in models], dtype=np.int64)
+        by_name = np.array([[not accepts or name in accepts for accepts in self.accepts] for name in names],
+                           dtype=bool).reshape(len(names), len(self.accepts))
+        return by_name[codes]
 
 
 def node_fragmentation(free_cpu: np.ndarray, device_free: np.ndarray, accepted: np.ndarray,
@@ -109,11 +113,8 @@ class FragmentationMeter:
     def __init__(self, cluster: ClusterSpec, state, target: TargetWorkload, cpu: str = "cpu") -> None:
         self.state, self.target = state, target
         self.cpu = cluster.resources.index(cpu)
-        models = cluster.attribute(target.attribute)
-        names = sorted(set(models))
-        codes = np.array([names.index(m) for m in models], dtype=np.int64)
-        self.accepted = target.accepted(names).T[codes]  # (nodes, shapes)
-        self.capacity_milli = int((cluster.device_counts() * DEVICE_MILLI).sum())
+        self.accepted = target.accepted_by(cluster.attribute(target.attribute))  # (nodes, shapes)
+        self.capacity = int(cluster.device_counts().sum()) * DEVICE_MILLI  # the cluster's milli-GPU
         self.nodes = node_fragmentation(state.free[:, self.cpu], state.device_free, self.accepted, target)
         self._idle = np.maximum(state.device_free, 0).sum(axis=1)  # each node's free milli-GPU
         self._seen = state.changes
@@ -162,7 +163,6 @@ class GpuSampler:
     def __init__(self, broker, cluster: ClusterSpec, target: TargetWorkload) -> None:
         self.broker, self.cluster, self.target = broker, cluster, target
         self.name = getattr(broker, "name", type(broker).__name__)
-        self.capacity = int(cluster.device_counts().sum()) * DEVICE_MILLI
         self.meter: FragmentationMeter | None = None
         self.samples: list[tuple[float, float, float]] = []
         self._last: float | None = None
@@ -178,7 +178,8 @@ class GpuSampler:
 
     def decide(self, view):
         idle = self.meter.idle
-        sample = (view.time, 100 * (self.capacity - idle) / self.capacity, 100 * self.meter.total / self.capacity)
+        capacity = self.meter.capacity
+        sample = (view.time, 100 * (capacity - idle) / capacity, 100 * self.meter.total / capacity)
         if view.time == self._last:
             self.samples[-1] = sample  # the round's latest state: after its decisions so far
         else:

@@ -29,7 +29,7 @@ __all__ = [
     "TaskSpec",
     "UnschedulableTaskError",
     "check_jobs_fit",
-    "ever_fits",
+    "unholdable",
     "parse_capacity",
 ]
 
@@ -401,7 +401,7 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
             f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) {counted} cannot run. "
             f"Give the cluster larger machines or drop these tasks from the workload."
         )
-    _check_devices_fit(cluster, jobs, demand, capacity, counted)
+    _check_devices_fit(cluster, jobs, demand, counted)
 
 
 def _able_machines(cluster: ClusterSpec, task: TaskSpec, demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray,
@@ -415,37 +415,38 @@ def _able_machines(cluster: ClusterSpec, task: TaskSpec, demand: np.ndarray, cap
     return able & (counts >= task.devices.count) if task.devices is not None else able
 
 
-def ever_fits(cluster: ClusterSpec, task: TaskSpec) -> bool:
-    """Whether some machine of ``cluster``, empty, could hold one instance of ``task`` (resources, devices and
-    attributes): a task for which this is False can never run there."""
-    demand = cluster.demand_vector(task)
-    return bool(_able_machines(cluster, task, demand, cluster.capacity_array(), cluster.device_counts(), {}).any())
+def unholdable(cluster: ClusterSpec, tasks: Sequence[TaskSpec], demand: np.ndarray | None = None) -> list[int]:
+    """The positions in ``tasks`` of those no machine of ``cluster``, empty, could hold one instance of (resources,
+    devices and attributes): they can never run there. ``demand``: their demand rows aligned with the cluster's
+    resources, when the caller has them. Each distinct (demand, devices, constraint) is checked once."""
+    if demand is None:
+        demand = np.array([cluster.demand_vector(task) for task in tasks]).reshape(len(tasks), len(cluster.resources))
+    capacity, counts = cluster.capacity_array(), cluster.device_counts()
+    accepting: dict[tuple, np.ndarray] = {}
+    able: dict[tuple, bool] = {}  # pods repeat a few shapes
+    bad = []
+    for k, task in enumerate(tasks):
+        key = (demand[k].tobytes(), task.devices, task.accepts)
+        if key not in able:
+            able[key] = bool(_able_machines(cluster, task, demand[k], capacity, counts, accepting).any())
+        if not able[key]:
+            bad.append(k)
+    return bad
 
 
-def _check_devices_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray, capacity: np.ndarray,
-                       counted: str) -> None:
+def _check_devices_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray, counted: str) -> None:
     """Refuse a task whose device request or attribute constraint no machine meets (with its resources)."""
     tasks = [(job, task) for job in jobs for task in job.tasks]
     asking = [g for g, (_, task) in enumerate(tasks) if task.devices is not None or task.accepts]
     if not asking:
         return
-    counts = cluster.device_counts()
-    accepting: dict[tuple, np.ndarray] = {}
-    able: dict[tuple, bool] = {}  # per distinct (demand, devices, constraint): pods repeat a few shapes
-    bad = []
-    for g in asking:
-        task = tasks[g][1]
-        key = (demand[g].tobytes(), task.devices, task.accepts)
-        if key not in able:
-            able[key] = bool(_able_machines(cluster, task, demand[g], capacity, counts, accepting).any())
-        if not able[key]:
-            bad.append(g)
+    bad = [asking[k] for k in unholdable(cluster, [tasks[g][1] for g in asking], demand[asking])]
     if bad:
         job, task = tasks[bad[0]]
         wants = []
         if task.devices is not None:
             wants.append(f"{task.devices.count} device(s) of {task.devices.milli} milli per instance "
-                         f"(the most any machine has: {int(counts.max())})")
+                         f"(the most any machine has: {int(cluster.device_counts().max())})")
         for name, values in task.accepts:
             wants.append(f"{name} in {{{', '.join(values)}}} (the cluster has {', '.join(sorted(set(cluster.attribute(name))))})")
         raise UnschedulableTaskError(

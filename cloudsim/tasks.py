@@ -386,9 +386,7 @@ class TaskTable:
         self.task_failed[r] += count
         self._waiting_changed(r)
         self.settle((g,))
-        if self.task_finished[r] + self.task_failed[r] < self.task_instances[r]:
-            return False
-        return self._task_finished(r, now)
+        return self._count_ended(r, now)
 
     def _waiting_changed(self, r: int) -> None:
         self.waiting_changes += 1
@@ -447,6 +445,11 @@ class TaskTable:
                 self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
             return False
         (self.task_finished if outcome == "finished" else self.task_failed)[r] += count
+        return self._count_ended(r, now)
+
+    def _count_ended(self, r: int, now: float) -> bool:
+        """After instances of the task of row ``r`` ended: when none is left to run, the task is finished
+        (`_task_finished`); returns whether its job finished."""
         if self.task_finished[r] + self.task_failed[r] < self.task_instances[r]:
             return False
         return self._task_finished(r, now)

@@ -34,7 +34,6 @@ the same way, and says so with a `UserWarning`.
 from __future__ import annotations
 
 import functools
-import os
 import warnings
 from pathlib import Path
 
@@ -43,6 +42,7 @@ import numpy as np
 from cloudsim.envs.deepk8s import deepk8s_cluster
 from cloudsim.specs import JobSpec, TaskSpec
 from traces.alibaba import load_alibaba_v2017
+from traces.data import data_folder
 from traces.synthetic import alibaba_like
 
 __all__ = ["DEFAULT_TASKS", "deepk8s_cluster", "deepk8s_tasks", "deepk8s_workload"]
@@ -57,8 +57,7 @@ LOAD = 0.9
 
 
 def default_trace() -> Path:
-    root = Path(os.environ.get("CLOUDSIM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-    return root / "alibaba" / "v2017" / "batch_task.csv"
+    return data_folder() / "alibaba" / "v2017" / "batch_task.csv"
 
 
 @functools.lru_cache(maxsize=4)

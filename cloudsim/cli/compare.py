@@ -27,20 +27,32 @@ def run(namespace: argparse.Namespace) -> int:
     if config.report.json:
         print(strict_json(result.total), flush=True)
         return 0
-    runs, table = result.runs, result.table
     if config.fill is not None:
-        with pd.option_context("display.max_rows", 500, "display.width", 200):
-            print(table.to_string(float_format=lambda v: f"{v:.3f}"))
-        print(f"\n{len(runs)} fill run(s): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} seed(s), "
-              f"pods inflated to {config.fill:g} x the cluster's GPUs; {result.total['wall_s']:.1f} s in all")
-        if result.total["pods_no_node_holds"]:
-            print(f"{result.total['pods_no_node_holds']} of the list's {result.total['pods']} pods fit no node even "
-                  "empty (counted as failed wherever offered)")
-        if result.total.get("out"):
-            print(f"results: {result.total['out']}")
-        for path in result.total.get("plots", []):
-            print(f"plot: {path}")
-        return 0
+        _print_fill(config, result)
+    else:
+        _print_runs(config, result)
+    if result.total.get("out"):
+        print(f"results: {result.total['out']}")
+    for path in result.total.get("plots", []):
+        print(f"plot: {path}")
+    return 0
+
+
+def _print_fill(config: CompareConfig, result) -> None:
+    """The fill experiment's table at 100 % arrived and its summary line."""
+    runs, table = result.runs, result.table
+    with pd.option_context("display.max_rows", 500, "display.width", 200):
+        print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+    print(f"\n{len(runs)} fill run(s): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} seed(s), "
+          f"pods inflated to {config.fill:g} x the cluster's GPUs; {result.total['wall_s']:.1f} s in all")
+    if result.total["pods_no_node_holds"]:
+        print(f"{result.total['pods_no_node_holds']} of the list's {result.total['pods']} pods fit no node even "
+              "empty (counted as failed wherever offered)")
+
+
+def _print_runs(config: CompareConfig, result) -> None:
+    """The mean metrics per broker (and load) and the summary line."""
+    runs, table = result.runs, result.table
     with pd.option_context("display.max_rows", 500, "display.width", 200):
         shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]
         print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))
@@ -59,8 +71,3 @@ def run(namespace: argparse.Namespace) -> int:
               + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
               + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
               + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")
-    if result.total.get("out"):
-        print(f"results: {result.total['out']}")
-    for path in result.total.get("plots", []):
-        print(f"plot: {path}")
-    return 0

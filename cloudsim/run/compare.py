@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from cloudsim import __version__
+from cloudsim.version import __version__
 from cloudsim.run.comparison import (REPORTED, RLSK_REPORTED, CompareResult, markdown_table, plot_broker_bars,
                                      plot_metric_vs_load, plot_utilisation_curves, summarise)
 from cloudsim.run.config import CompareConfig

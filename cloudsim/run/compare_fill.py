@@ -23,13 +23,13 @@ import pandas as pd
 
 from agents import make_broker
 from agents.gpu import target_options
-from cloudsim import __version__
+from cloudsim.version import __version__
 from cloudsim.run.comparison import CompareResult, markdown_table
 from cloudsim.run.config import CompareConfig
 from cloudsim.run.fill import FILL_CURVES, fill_run
 from cloudsim.run.output import ResultFolder, pyplot, save_figure
 from cloudsim.runner import Runner
-from cloudsim.specs import ever_fits
+from cloudsim.specs import unholdable
 
 __all__ = ["AT", "FillSpec", "compare_fill", "curves_frame", "plot_fill_bars", "plot_fill_curves", "run_fill"]
 
@@ -110,7 +110,7 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
     cluster, jobs, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
     for name in config.brokers.brokers:  # and a broker that cannot be built
         make_broker(name, seed=0, **target_options(name, target))
-    never = sum(1 for job in jobs if not ever_fits(cluster, job.tasks[0]))
+    never = len(unholdable(cluster, [job.tasks[0] for job in jobs]))
     specs = [FillSpec(str(source.source), str(source.machine_table), broker, seed, config.fill)
              for broker in config.brokers.brokers for seed in config.seed_list]
     rows = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from cloudsim.envs.rlsk import federation_metrics
 from cloudsim.faults import RandomFaults
-from cloudsim.fragmentation import GpuSampler, TargetWorkload
+from cloudsim.fragmentation import GpuSampler
 from cloudsim.metrics import EpisodeResult
 from cloudsim.run.config import ConfigError, RunConfig, SimulationConfig
 from cloudsim.run.resolve import BrokerPlan, Workplace, workplace
@@ -66,7 +66,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
     started = time.perf_counter()
     if spec.jobs is None:
         resolved = resolve_workload(spec.generate, load=spec.load, seed=spec.seed)
-        jobs, place, events = resolved.workload.jobs, workplace(spec.generate, resolved.cluster), resolved.events
+        jobs, place, events = resolved.workload.jobs, workplace(spec.generate, resolved.cluster, resolved.workload.jobs), \
+            resolved.events
     else:
         jobs, place, events = spec.jobs, spec.place, spec.events
     simulation = spec.simulation
@@ -74,8 +75,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
                                                                seed=spec.seed)
     broker = spec.broker.build(spec.seed, place.clusters)
     sampler = None
-    if place.cluster.devices and isinstance(jobs, list) and jobs:  # a GPU cluster: its allocation and fragmentation
-        broker = sampler = GpuSampler(broker, place.cluster, TargetWorkload.of(jobs))
+    if place.target is not None:  # a GPU cluster: its allocation and fragmentation
+        broker = sampler = GpuSampler(broker, place.cluster, place.target)
     try:
         sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                          on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to)

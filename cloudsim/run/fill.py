@@ -32,7 +32,7 @@ from agents.gpu import target_options
 from cloudsim.broker import Decision, Plan, as_plan
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
 from cloudsim.simulation import Simulation
-from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, ever_fits
+from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, unholdable
 
 __all__ = ["FILL_CURVES", "FillRun", "fill_run", "inflate"]
 
@@ -110,17 +110,8 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
         raise ValueError("the cluster has no GPU: a fill run fills GPUs (give the GPU node list)")
     target = TargetWorkload.of(pods) if target is None else target
     offered = _offered(inflate(pods, cluster_milli, factor, seed))
-    cache: dict[tuple, bool] = {}
-    never = []
-    for k, job in enumerate(offered):
-        task = job.tasks[0]
-        key = (tuple(sorted(task.demand.items())), task.devices, task.accepts)
-        if key not in cache:
-            cache[key] = ever_fits(cluster, task)
-        if not cache[key]:
-            never.append(k)
-    never_at = set(never)
-    holdable = [job for k, job in enumerate(offered) if k not in never_at] if never else offered
+    never_at = set(unholdable(cluster, [job.tasks[0] for job in offered]))  # they fail wherever offered
+    holdable = [job for k, job in enumerate(offered) if k not in never_at] if never_at else offered
     policy = make_broker(broker, seed=seed, **target_options(broker, target))
     check = getattr(policy, "check_cluster", None)  # a learned broker refuses machines it cannot serve
     if check is not None:

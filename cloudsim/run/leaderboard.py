@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from agents import GPU_POLICIES, GPU_VARIANTS
-from cloudsim import __version__
+from cloudsim.version import __version__
 from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, LeaderboardConfig, RunConfig,
                                  RunnerConfig, SimulationConfig, WorkloadConfig)
 from cloudsim.run.compare_fill import AT, FillSpec, run_fill

@@ -65,20 +65,22 @@ class Workplace:
     ``cluster``: the machines brokers place on (under --env rlsk, every cluster
     split into its --nodes); ``clusters``: the workload's machines, which RLSK's
     federation treats as its clusters; ``cluster_option``: the option and value
-    that set the machines, named when a task fits none of them.
+    that set the machines, named when a task fits none of them; ``target``: on a
+    cluster with devices, the workload's target shapes, which FGD places against
+    and every run's fragmentation is measured against (`cloudsim.fragmentation`).
     """
 
     cluster: ClusterSpec
     clusters: int
     cluster_option: tuple[str, str]
+    target: TargetWorkload | None = None
 
 
 @dataclass
 class ResolvedRun:
     """A command's workload, episodes, brokers and settings, checked and ready for the runner.
 
-    ``warnings``: what the checks found that works but may not be what was meant
-    (already issued as `RunWarning`).
+    What the checks found that works but may not be what was meant is issued as a `RunWarning`.
     """
 
     workload: ResolvedWorkload
@@ -86,7 +88,6 @@ class ResolvedRun:
     place: Workplace
     brokers: tuple[BrokerPlan, ...]
     simulation: SimulationConfig
-    warnings: list[str]
 
 
 def broker_plans(config: RunConfig) -> tuple[BrokerPlan, ...]:
@@ -101,13 +102,13 @@ def broker_plans(config: RunConfig) -> tuple[BrokerPlan, ...]:
                  for name in config.brokers.brokers)
 
 
-def workplace(config: RunConfig, cluster: ClusterSpec) -> Workplace:
-    """The `Workplace` of a workload whose machines are ``cluster``."""
+def workplace(config: RunConfig, cluster: ClusterSpec, jobs: object = None) -> Workplace:
+    """The `Workplace` of a workload of ``jobs`` whose machines are ``cluster``."""
     clusters = cluster.machines
-    nodes = getattr(config, "nodes", None) or 1  # compare --env rlsk --nodes
-    if config.federated and nodes > 1:
-        cluster = federation_cluster(clusters, nodes, dict(zip(cluster.resources, cluster.capacities[0])))
-    return Workplace(cluster, clusters, cluster_option_of(config, cluster))
+    if config.federated and (config.nodes or 1) > 1:  # compare --env rlsk --nodes
+        cluster = federation_cluster(clusters, config.nodes, dict(zip(cluster.resources, cluster.capacities[0])))
+    target = TargetWorkload.of(jobs) if cluster.devices and isinstance(jobs, list) and jobs else None
+    return Workplace(cluster, clusters, cluster_option_of(config, cluster), target)
 
 
 def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = None) -> ResolvedRun:
@@ -120,16 +121,15 @@ def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = 
     resolved = resolve_workload(config, load=load, seed=seed)
     runs = episodes(config, resolved)
     messages = check_episodes(config, resolved.cluster, runs)
-    place = workplace(config, resolved.cluster)
+    place = workplace(config, resolved.cluster, resolved.workload.jobs)
     plans = broker_plans(config)
-    jobs = resolved.workload.jobs
-    if place.cluster.devices and isinstance(jobs, list) and jobs:  # FGD measures against the run's own workload
-        target = TargetWorkload.of(jobs)
-        plans = tuple(dataclasses.replace(plan, options=(*plan.options, *target_options(plan.name, target).items()))
+    if place.target is not None:  # FGD measures against the run's own workload
+        plans = tuple(dataclasses.replace(plan, options=(*plan.options,
+                                                         *target_options(plan.name, place.target).items()))
                       for plan in plans)
     for plan in plans:
         check = getattr(plan.build(config.workload.seed, place.clusters), "check_cluster", None)
         messages += list(check(place.cluster)) if check is not None else []  # learned brokers know their cluster
     for message in messages:
         warnings.warn(message, RunWarning, stacklevel=2)
-    return ResolvedRun(resolved, runs, place, plans, config.simulation, messages)
+    return ResolvedRun(resolved, runs, place, plans, config.simulation)

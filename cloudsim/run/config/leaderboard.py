@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,14 +9,10 @@ from agents import BROKERS, GPU_VARIANTS
 from cloudsim.run.output import parent_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig
+from traces.data import data_folder
 
 LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017", "v2018", "swf", "synthetic", "gpu-fill", "gpu-replay")
 """The workloads `cloudsim leaderboard` runs by default (`cloudsim.run.leaderboard` says what each is)."""
-
-
-def _default_data() -> Path:
-    """Where the real workload samples are: $CLOUDSIM_DATA, else shared/data beside this checkout."""
-    return Path(os.environ.get("CLOUDSIM_DATA") or Path(__file__).resolve().parents[4] / "shared" / "data")
 
 
 @dataclass(frozen=True)
@@ -63,4 +58,4 @@ class LeaderboardConfig:
 
     @property
     def data_folder(self) -> Path:
-        return Path(self.data) if self.data is not None else _default_data()
+        return Path(self.data) if self.data is not None else data_folder()

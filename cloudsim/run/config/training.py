@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cloudsim.run.output import parent_problem
-from cloudsim.run.config.fields import ConfigError
+from cloudsim.run.config.fields import ConfigError, is_whole
 
 def check_training_numbers(save_every: object, seed: object) -> None:
     """A training's --save-every (>= 1) and --seed (>= 0), as whole numbers."""
     for flag, value, low in (("--save-every", save_every, 1), ("--seed", seed, 0)):
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= low):
+        if not (is_whole(value) and value >= low):
             raise ConfigError(flag, value, f"must be a whole number >= {low}")
 
 
