@@ -232,7 +232,8 @@ class FragmentationGradientDescent(NodeScorer):
 
     def _start(self, view: ClusterView) -> None:
         super()._start(view)
-        self._seen_shapes: dict[tuple, int] = {}
+        self._seen_shapes: dict[tuple, int] = {}  # no target given: pods seen per shape
+        self._counted: set[int] = set()  # the tasks they count
         self._target = None
         if self.target is not None:
             self._set_target(view, self.target)
@@ -247,6 +248,10 @@ class FragmentationGradientDescent(NodeScorer):
         from cloudsim.specs import DeviceRequest, JobSpec, TaskSpec
 
         for t in range(view.num_tasks):
+            g = int(view.task_index[t])
+            if g in self._counted:  # each task counted once, with the instances waiting when first seen
+                continue
+            self._counted.add(g)
             cpu, count, milli = self._task(view, t)
             models = dict(view.task_accepts(t)).get("model", ())
             key = (cpu, count, milli, models)
@@ -258,7 +263,7 @@ class FragmentationGradientDescent(NodeScorer):
         return TargetWorkload.of(jobs)
 
     def scores(self, view, task, nodes):
-        if self.target is None:  # the waiting shapes stand in for the target: a new one changes it
+        if self.target is None:  # the shapes seen waiting stand in for the target: a new one rebuilds it
             cpu, count, milli = self._task(view, task)
             key = (cpu, count, milli, dict(view.task_accepts(task)).get("model", ()))
             if self._target is None or key not in self._seen_shapes:

@@ -59,6 +59,17 @@ class PlannedView:
     def __getattr__(self, name: str):
         return getattr(self._view, name)
 
+    @property
+    def device_free(self) -> np.ndarray:
+        """The devices' free milli-units as the plan's earlier decisions leave them (the engine's own check
+        picks their devices)."""
+        if self._check is None:
+            return self._view.device_free
+        free = self._view.device_free.copy()
+        for machine in {d.machine for d in self._applied}:
+            free[machine] = self._check.device_free_of(machine)
+        return free
+
     # ---------------------------------------------------------------- fits
     def _row(self, machine: int) -> np.ndarray:
         slot = self._slot.get(machine)

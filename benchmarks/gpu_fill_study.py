@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import GPU_POLICIES, GPU_VARIANTS  # noqa: E402
+from cloudsim.run.config.compare import MAX_FILL  # noqa: E402
 from cloudsim.run.compare_fill import AT, FillSpec, curves_frame, plot_fill_curves, run_fill  # noqa: E402
 from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
@@ -51,7 +52,7 @@ POLICIES = tuple(GPU_POLICIES)
 def one(spec_and_workload: tuple[FillSpec, str]) -> dict:
     spec, workload = spec_and_workload
     row = run_fill(spec)
-    row["workload"] = workload
+    row["workload"], row["fill"] = workload, spec.factor
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return row
 
@@ -68,8 +69,8 @@ def arguments() -> argparse.Namespace:
     args.workloads, args.policies = args.workloads.split(","), args.policies.split(",")
     unknown = [w for w in args.workloads if w not in WORKLOADS] + [p for p in args.policies
                                                                    if p not in POLICIES and p not in GPU_VARIANTS]
-    if unknown or args.seeds < 1 or not 0 < args.fill <= 10:
-        parser.error(f"unknown {', '.join(unknown)}" if unknown else "--seeds must be >= 1 and --fill in (0, 10]")
+    if unknown or args.seeds < 1 or not 0 < args.fill <= MAX_FILL:
+        parser.error(f"unknown {', '.join(unknown)}" if unknown else f"--seeds must be >= 1 and --fill in (0, {MAX_FILL:g}]")
     missing = [w for w in args.workloads if not (DATA / f"openb_pod_list_{w}.csv").is_file()]
     if missing or not (DATA / "openb_node_list_gpu_node.csv").is_file():
         parser.error(f"the openb files are not in {DATA} (missing: {', '.join(missing) or 'the node list'}); "
@@ -77,7 +78,7 @@ def arguments() -> argparse.Namespace:
     return args
 
 
-def report(rows: list[dict], out: Path, seeds: int, wall: float, ran: int, workers: int | None) -> None:
+def report(rows: list[dict], out: Path, seeds: int, fill: float, wall: float, ran: int, workers: int | None) -> None:
     runs = pd.DataFrame([{k: v for k, v in r.items() if not isinstance(v, dict)} |
                          {f"{c}_at_{AT}": r[c].get(AT, np.nan) for c in ("unallocated_gpu_pct", "fragmentation_gpu_pct",
                                                                          "fragmentation_rate")} for r in rows])
@@ -85,7 +86,7 @@ def report(rows: list[dict], out: Path, seeds: int, wall: float, ran: int, worke
     runs.to_csv(out / "study.csv", index=False)
     default = [r for r in rows if r["workload"] == "default"]
     lines = [f"# The fill study: {len(runs)} runs", "",
-             f"`python benchmarks/gpu_fill_study.py` ({seeds} seed(s) per policy and workload, pods inflated to 1.3 "
+             f"`python benchmarks/gpu_fill_study.py` ({seeds} seed(s) per policy and workload, pods inflated to {fill:g} "
              f"x the 6,212 GPUs of the 1,213 GPU nodes). Unallocated GPU (% of the cluster's) at {AT} % arrived, "
              "mean over seeds; the last columns: how many fewer GPUs FGD leaves unallocated than each other policy.",
              ""]
@@ -147,19 +148,22 @@ def main() -> None:
                 row = json.loads(line)
             except ValueError:
                 continue  # a line cut by an interruption: that run runs again
-            done[(row["workload"], row["broker"], row["seed"])] = row
+            # (rows written before the factor was recorded were all made at 1.3, the paper's)
+            done[(row["workload"], row["broker"], row["seed"], row.get("fill", 1.3))] = row
     nodes = str(DATA / "openb_node_list_gpu_node.csv")
     todo = [(FillSpec(str(DATA / f"openb_pod_list_{w}.csv"), nodes, p, s, args.fill), w)
-            for w in args.workloads for p in args.policies for s in range(args.seeds) if (w, p, s) not in done]
+            for w in args.workloads for p in args.policies for s in range(args.seeds)
+            if (w, p, s, args.fill) not in done]
     started = time.perf_counter()
     with open(log, "a") as sink, Runner("local", args.workers) as runner:
         for row in runner.map(one, todo, desc="fill runs", unit="run"):
-            done[(row["workload"], row["broker"], row["seed"])] = row
+            done[(row["workload"], row["broker"], row["seed"], row["fill"])] = row
             sink.write(json.dumps(row) + "\n")
             sink.flush()
     wall = time.perf_counter() - started
-    rows = [r for (w, p, s), r in done.items() if w in args.workloads and p in args.policies and s < args.seeds]
-    report(rows, args.out, args.seeds, wall, len(todo), args.workers)
+    rows = [r for (w, p, s, f), r in done.items()
+            if w in args.workloads and p in args.policies and s < args.seeds and f == args.fill]
+    report(rows, args.out, args.seeds, args.fill, wall, len(todo), args.workers)
     print(f"{len(rows)} runs ({len(todo)} this time, {wall:.0f} s) -> {args.out / 'study.md'}")
 
 

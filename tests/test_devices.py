@@ -258,3 +258,13 @@ def test_easy_reserves_for_a_cpu_head_on_a_gpu_cluster_and_backfills_a_gpu_task(
     assert starts == {0: 0.0, 1: 10.0, 2: 2.0}  # the GPU task backfilled around the reservation
     assert result.reservations["outcome"].tolist() == ["started"]
     assert sim.state.device_free.tolist() == [[1000, 1000]] and sim.record.group_devices == {1: [(0,)]}
+
+
+def test_a_plan_in_the_making_shows_the_devices_its_decisions_took():
+    from agents.planning import PlannedView
+
+    sim = Simulation(gpu_cluster(2, 2), [pod(0, 1000, count=2), pod(1, 300)])
+    planned = PlannedView(sim.next_decision())
+    planned.apply(Decision(0, 0))  # both whole GPUs of machine 0
+    assert planned.device_free.tolist() == [[0, 0], [1000, 1000]]
+    assert planned.fits.tolist() == [[False, False], [False, True]]

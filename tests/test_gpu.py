@@ -292,3 +292,25 @@ def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_tim
     summary = sampler.summary(result.summary["makespan"])
     assert summary["gpu_allocated_pct_peak"] == 75.0
     assert summary["gpu_allocated_pct_mean"] == (50 * 4 + 75 * 2 + 50 * 4) / 10
+
+
+def test_an_openb_pod_scheduled_after_its_deletion_is_a_counted_skip(tmp_path):
+    path = tmp_path / "pods.csv"
+    path.write_text(POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,10,20\np1,1000,1024,1,500,,LS,Running,0,10,2\n")
+    workload = load_openb(path)
+    assert [job.id for job in workload.jobs] == ["p1"] and workload.skipped == {"bad times": 1}
+    assert workload.jobs[0].tasks[0].duration == 8.0
+
+
+def test_fgd_without_a_target_counts_each_waiting_pod_once():
+    broker = make_broker("fgd")
+    sim = Simulation(nodes((1, "T4")), [pod(0, 1.0, 1000), pod(1, 1.0, 500), pod(2, 1.0, at=1.0)])
+    view = sim.next_decision()
+    sim.apply(broker.decide(view))  # the whole GPU; both pods counted in the stand-in target
+    view = sim.next_decision()
+    assert broker.decide(view) is None  # the share waits: no GPU left
+    sim.apply(None)
+    view = sim.next_decision()  # t=1: a CPU-only pod, a new shape: the target is rebuilt
+    broker.decide(view)
+    # the share, still waiting, is counted once, not again at the rebuild
+    assert broker._seen_shapes == {(1.0, 1, 1000, ()): 1, (1.0, 1, 500, ()): 1, (1.0, 0, 0, ()): 1}

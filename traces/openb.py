@@ -24,8 +24,8 @@ scheduled (no ``scheduled_time``: pending when the trace was taken) has no lifet
 Rows that cannot be a pod are counted skips, by reason: ``gpu_milli outside 0..1000``,
 ``negative or non-whole resources``, ``gpu_milli without num_gpu`` (a GPU share but no GPU),
 ``num_gpu without gpu_milli``, ``several GPUs shared`` (``num_gpu`` above 1 with ``gpu_milli``
-below 1,000, which the model does not have), ``bad times`` (missing or negative creation time, or a
-deletion before it). A missing column, an unreadable file or a file with no pod left is an error that
+below 1,000, which the model does not have), ``bad times`` (missing or negative creation time, a
+deletion before it, or a scheduling outside them). A missing column, an unreadable file or a file with no pod left is an error that
 names the file and the fix.
 """
 
@@ -91,7 +91,7 @@ def load_openb(path: str | Path) -> Workload:
         "gpu_milli without num_gpu": (count == 0) & (milli > 0),
         "num_gpu without gpu_milli": (count > 0) & (milli == 0),
         "several GPUs shared": (count > 1) & (milli < DEVICE_MILLI),
-        "bad times": ~(created >= 0) | ~(deleted >= created) | (scheduled < created),
+        "bad times": ~(created >= 0) | ~(deleted >= created) | (scheduled < created) | (scheduled > deleted),
     }
     skipped, bad = {}, np.zeros(len(table), dtype=bool)
     for reason, hit in reasons.items():
@@ -103,7 +103,7 @@ def load_openb(path: str | Path) -> Workload:
     if len(keep) == 0:
         raise EmptyWorkloadError(f"{path}: no pod is left to replay (skipped: {skipped or 'the file has no rows'})")
     never = np.isnan(scheduled)
-    lifetime = np.where(never, deleted - created, deleted - np.where(never, 0.0, scheduled))
+    lifetime = np.where(never, deleted - created, deleted - scheduled)
     names = table["name"].fillna("").to_numpy(dtype=object)
     specs = table["gpu_spec"].fillna("").to_numpy(dtype=object) if "gpu_spec" in table.columns \
         else np.full(len(table), "", dtype=object)
