@@ -49,6 +49,7 @@ import torch
 from torch import nn
 
 from agents import kit
+from cloudsim import arithmetic
 from agents.deepjs_config import (
     FEATURES,
     PAPER_FEATURES,
@@ -103,34 +104,23 @@ class FitnessNet(nn.Module):
 
 
 class NumpyFitness:
-    """The same network as numpy arrays, for rollouts (no autograd, no torch in workers)."""
+    """The same network as numpy arrays, for decisions and rollouts (no autograd, no torch in workers).
+
+    Computed by `cloudsim.arithmetic` (a fixed order of sums, one ``tanh``): a pair's fitness is the
+    same bits on every processor, and the same whatever other pairs share its batch, so incremental
+    scoring (a few pairs rescored at a time) ranks exactly as a whole-round forward.
+    """
 
     def __init__(self, state: dict[str, np.ndarray], config: DeepJSConfig) -> None:
         linear = sorted({k.rsplit(".", 1)[0] for k in state}, key=lambda k: int(k.split(".")[1]))
-        self.weights = [(np.asarray(state[f"{k}.weight"], dtype=np.float64).T,
+        self.weights = [(np.asarray(state[f"{k}.weight"], dtype=np.float64).T.copy(),
                          np.asarray(state[f"{k}.bias"], dtype=np.float64)) for k in linear]
         self.mean = np.asarray(config.feature_mean or [0.0] * len(config.features))
         self.std = np.asarray(config.feature_std or [1.0] * len(config.features))
 
     def __call__(self, raw: np.ndarray) -> np.ndarray:
-        return self._forward(raw, np.matmul)
-
-    def per_pair(self, raw: np.ndarray) -> np.ndarray:
-        """The same fitness, each row's the same float whatever other rows share the batch.
-
-        BLAS's matrix product (`__call__`) picks its kernel by batch size, so a pair's fitness can
-        differ in the last bit between batches, which may flip a near-tie; incremental scoring
-        rescores pairs in batches of every size and needs this. It stays separate because the
-        committed results were made with `__call__`, whose ties this would break otherwise.
-        """
-        return self._forward(raw, lambda h, w: np.einsum("ij,jk->ik", h, w))
-
-    def _forward(self, raw: np.ndarray, product) -> np.ndarray:
-        h = (raw - self.mean) / self.std
-        for w, b in self.weights[:-1]:
-            h = np.tanh(product(h, w) + b)
-        w, b = self.weights[-1]
-        return (product(h, w) + b)[:, 0]
+        """The fitness of each row of raw (unnormalised) features, shape (pairs,)."""
+        return arithmetic.mlp(self.weights, (raw - self.mean) / self.std, activation="tanh")[:, 0]
 
 
 def segment_log_softmax(scores: torch.Tensor, segments: torch.Tensor, count: int) -> torch.Tensor:
@@ -309,9 +299,9 @@ class DeepJS:
         return np.column_stack([FEATURES[name](view, machines, tasks) for name in self.config.features])
 
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
-        """The fitness of each pair (``machines[i]``, ``tasks[i]``), from that pair alone
-        (`NumpyFitness.per_pair`): what incremental scoring ranks."""
-        return self.fitness.per_pair(self.features(view, machines, tasks))
+        """The fitness of each pair (``machines[i]``, ``tasks[i]``), from that pair alone: what
+        incremental scoring ranks."""
+        return self.fitness(self.features(view, machines, tasks))
 
     def decide(self, view: ClusterView) -> Decision | None:
         if keeps_best_pairs(self, view):
@@ -324,7 +314,7 @@ class DeepJS:
         raw = self.features(view, machines, tasks)
         scores = self.fitness(raw)
         if self.sample:
-            p = np.exp(scores - scores.max())
+            p = arithmetic.exp(scores - scores.max())
             cumulative = np.cumsum(p)
             pick = int(np.searchsorted(cumulative, self.rng.random() * cumulative[-1], side="right"))
             pick = min(pick, len(p) - 1)

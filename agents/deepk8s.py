@@ -39,13 +39,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from cloudsim import arithmetic
 from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from agents.heuristics import ShortestJobFirst, Windowed
 from agents.kit import (
     CheckpointMismatchError,
     TrainingLog,
     read_checkpoint,
-    relu_mlp,
     restore_rng,
     rng_state,
     save_checkpoint,
@@ -190,22 +190,25 @@ class _NumpyPairs:
         """The actor's logits; with ``mask``, only the machines with an allowed pair are scored (-inf else)."""
         free, slots, tail = Deepk8sEncoding.split(obs, self.resources, self.window)
         machines = len(free)
-        context = np.concatenate([free.mean(0), free.max(0), slots.mean(0), [(slots != 0).any(-1).mean()], tail])
+        context = np.concatenate([arithmetic.column_means(free), free.max(0), arithmetic.column_means(slots),
+                                  [(slots != 0).any(-1).mean()], tail])
         rows = (np.arange(machines) if mask is None
                 else np.flatnonzero(mask[:-1].reshape(machines, self.window).any(axis=1)))
         logits = np.full(machines * self.window + 1, -np.inf, dtype=np.float32)
         if len(rows):
             distinct, inverse = _distinct_rows(free[rows])
             weights, bias = self.context
-            first = (distinct @ self.machine)[:, None, :] + (slots @ self.slot + (context @ weights + bias))[None]
-            scores = relu_mlp(self.pair, np.maximum(first, 0))[..., 0]
+            first = arithmetic.dense(distinct, self.machine)[:, None, :] + \
+                (arithmetic.dense(slots, self.slot) + arithmetic.dense(context, weights, bias))[None]
+            scores = arithmetic.mlp(self.pair, np.maximum(first, 0))[..., 0]
             logits[:-1].reshape(machines, self.window)[rows] = scores[inverse]
-        logits[-1] = relu_mlp(self.wait, context)[0]
+        logits[-1] = arithmetic.mlp(self.wait, context)[0]
         return logits
 
 
 class Deepk8sPolicy:
-    """A trained actor in numpy (a decision is a few small matrix products; no torch at decide time)."""
+    """A trained actor in numpy (a decision is a few small matrix products, `cloudsim.arithmetic`'s: the same
+    bits on every processor; no torch at decide time)."""
 
     def __init__(self, state: dict[str, torch.Tensor], config: Deepk8sConfig, cluster: ClusterSpec,
                  path: Path | None = None) -> None:
@@ -241,7 +244,7 @@ class Deepk8sPolicy:
     def logits(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         if self.any_machines:
             return self.pairs.logits(obs, mask)
-        return relu_mlp(self.layers, obs)
+        return arithmetic.mlp(self.layers, obs)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The most likely action among those the mask allows."""

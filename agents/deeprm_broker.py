@@ -12,7 +12,8 @@ occupancy over the next T time steps per resource, M job slots and the backlog (
   machine's units (rounded up, at most ``max_job_size``); the backlog counts the tasks behind them
   (at most ``backlog``); the last column is the steps since the last job arrived (capped).
 - **One batched forward** over all machines of a round (machines whose images are equal share one
-  row), in numpy (`NumpyDeepRM`), one action drawn per machine from the policy's softmax with the
+  row), in numpy (`NumpyDeepRM`, its sums and functions from `cloudsim.arithmetic`: the same bits on
+  every processor), one action drawn per machine from the policy's softmax with the
   broker's seeded generator, as DeepRM's evaluation draws them.
 - **A placement** is the machine whose drawn action is a slot it can place with the highest
   probability: DeepRM's earliest fit, the earliest start at which one instance fits the machine for
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cloudsim import arithmetic
 from cloudsim.broker import ClusterView, Decision
 from cloudsim.envs.deeprm import DeepRMParams, render_image
 from cloudsim.specs import ClusterSpec
@@ -76,7 +78,7 @@ class NumpyDeepRM:
         bw = p.backlog_width
         backlog = W[:, :, R * width:R * width + bw].reshape(H, T * bw).T
         return {"canvas": canvas, "blocks": blocks, "backlog": np.concatenate([np.zeros((1, H)), backlog.cumsum(0)]),
-                "since": W[:, :, -1].sum(1)}
+                "since": W[:, :, -1].cumsum(1)[:, -1]}  # cumsum: a sum in order
 
     def logits(self, snap: dict[str, np.ndarray]) -> np.ndarray:
         """(B, slots + 1) logits of the images a snapshot (`DeepRMBatch.snapshot`) draws."""
@@ -85,17 +87,19 @@ class NumpyDeepRM:
             x = _avg_pool(np.maximum(_conv(render_image(snap, self.params)[:, None].astype(np.float64),
                                            w["features.0.weight"], w["features.0.bias"]), 0))
             x = _avg_pool(np.maximum(_conv(x, w["features.3.weight"], w["features.3.bias"]), 0))
-            h = np.tanh(x.reshape(len(x), -1) @ w["hidden.weight"].T + w["hidden.bias"])
-            return h @ w["out.weight"].T + w["out.bias"]
+            h = arithmetic.tanh(arithmetic.dense(x.reshape(len(x), -1), w["hidden.weight"].T, w["hidden.bias"]))
+            return arithmetic.dense(h, w["out.weight"].T, w["out.bias"])
         t, p = self._tables, self.params
         rows, slots = np.arange(p.horizon), np.arange(p.slots)
         h = np.broadcast_to(w["hidden.bias"], (len(snap["used"]), len(w["hidden.bias"]))).copy()
-        for i in range(p.resources):
-            h += t["canvas"][i][rows[None, :], snap["used"][:, :, i]].sum(1)
-            h += t["blocks"][i][slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].sum(1)
+        for i in range(p.resources):  # sums in a fixed order: row by row, then slot by slot
+            for row in rows:
+                h += t["canvas"][i][row, snap["used"][:, row, i]]
+            for slot in slots:
+                h += t["blocks"][i][slot, snap["slot_len"][:, slot], snap["slot_size"][:, slot, i]]
         h += t["backlog"][snap["backlog_n"]]
         h += (snap["since_new"] / p.max_track_since_new)[:, None] * t["since"][None, :]
-        return np.maximum(h, 0) @ w["out.weight"].T + w["out.bias"]
+        return arithmetic.dense(np.maximum(h, 0), w["out.weight"].T, w["out.bias"])
 
 
 def _conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -106,7 +110,7 @@ def _conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
     patches = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))  # (N, C, H, W, k, k)
     patches = patches.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * w, c * k * k)
-    out = patches @ weight.reshape(len(weight), -1).T + bias  # (N * H * W, O)
+    out = arithmetic.dense(patches, weight.reshape(len(weight), -1).T, bias)  # (N * H * W, O)
     return out.reshape(n, h, w, -1).transpose(0, 3, 1, 2)
 
 
@@ -251,9 +255,7 @@ class DeepRMBroker:
         return first, inverse.ravel()
 
     def _softmax(self, snap: dict[str, np.ndarray]) -> np.ndarray:
-        logits = self.policy.logits(snap)
-        logits = np.exp(logits - logits.max(axis=1, keepdims=True))
-        return logits / logits.sum(axis=1, keepdims=True)
+        return arithmetic.softmax(self.policy.logits(snap))
 
     # ------------------------------------------------------------------ deciding
     def decide(self, view: ClusterView) -> Decision | None:

@@ -66,6 +66,8 @@ def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
     running job ending when it will (the machines' free profiles) and nothing else arriving."""
 
     def dispatch(federation: Federation, view: ClusterView, task: int) -> int:
+        from cloudsim import arithmetic  # numba: loaded when the dispatcher first chooses
+
         now, stay = view.time, float(view.duration[task])
         machines = len(view.capacity)
         profiles = [view.free_profile(machine) for machine in range(machines)]
@@ -77,7 +79,7 @@ def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
         held = view.demand[task] * max(view.waiting_instances(task), 1) / federation.capacity  # (clusters, R)
         choices = np.repeat(util[None], federation.clusters, axis=0)  # (choice, T, clusters, R)
         choices[np.arange(federation.clusters), :, np.arange(federation.clusters)] += held[:, None, :]
-        reward = reward_rate(np.clip(choices, 0.0, 1.0), weights) @ lengths
+        reward = arithmetic.dense(reward_rate(np.clip(choices, 0.0, 1.0), weights), lengths[:, None])[:, 0]
         return int(np.argmax(reward)) + 1
 
     return dispatch

@@ -273,7 +273,8 @@ class FragmentationGradientDescent(NodeScorer):
     def machine_scores(self, view, task, machines):
         """FGD's scores (and devices, for a share) of ``machines``, compiled (`agents.kernels.fgd_deltas`): at
         every decision it rescores a machine or two, where numpy's cost per call would outweigh the arithmetic."""
-        from agents.kernels import fgd_deltas  # numba: loaded when FGD first scores
+        from cloudsim import arithmetic  # numba: loaded when FGD first scores
+        from agents.kernels import fgd_deltas
 
         cpu, count, milli = self._task(view, task)
         target = self._target
@@ -282,7 +283,7 @@ class FragmentationGradientDescent(NodeScorer):
         fgd_deltas(np.ascontiguousarray(view.free[machines, self.cpu], dtype=np.float64),
                    np.ascontiguousarray(view.device_free[machines], dtype=np.int64), self._accepted[machines],
                    float(cpu), count, milli, target.cpu, target.milli, target.count, target.p, best, device)
-        score = 100 / (1 + np.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))
+        score = 100 / (1 + arithmetic.exp(-np.clip(best, -5e5, 5e5) / DEVICE_MILLI))
         return (score.astype(np.int64) if self.whole_scores else score,
                 device[:, None] if count and milli < DEVICE_MILLI else None)
 

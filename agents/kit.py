@@ -18,7 +18,6 @@ agent would otherwise copy from it lives here:
   optionally TensorBoard), readable even when the run is killed;
 * `evaluate`: episodes of a policy on several workloads, through a
   `cloudsim.runner.Runner` when given one;
-* `relu_mlp`: a trained feed-forward network's forward pass in numpy, for brokers.
 
 The kit imports torch only inside the functions that need it (checkpoints and
 random states): the arithmetic, the log and `evaluate` stay cheap to import,
@@ -69,7 +68,6 @@ __all__ = [
     "TrainingLog",
     "baselines",
     "evaluate",
-    "relu_mlp",
     "read_checkpoint",
     "restore_rng",
     "returns_to_go",
@@ -78,19 +76,6 @@ __all__ = [
     "trim_log",
     "unusable_checkpoint",
 ]
-
-
-# ------------------------------------------------------------------ trained networks in numpy
-def relu_mlp(layers: Sequence[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
-    """A feed-forward network's output in numpy: ``x @ w + b`` per (w, b) layer (w as inputs x outputs),
-    ReLU between layers, none after the last. A trained broker's decision is a few such products:
-    no torch at decision time."""
-    x = np.asarray(x, dtype=np.float64)
-    for i, (w, b) in enumerate(layers):
-        x = x @ w + b
-        if i < len(layers) - 1:
-            x = np.maximum(x, 0.0)
-    return x
 
 
 # ------------------------------------------------------------------ returns and baselines

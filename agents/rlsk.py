@@ -37,7 +37,8 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, relu_mlp, save_checkpoint,
+from cloudsim import arithmetic
+from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
                         trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import ClusterSpec, ClusterView, JobSpec
@@ -54,7 +55,7 @@ Workload = Callable[[int], Sequence[JobSpec]]
 # ------------------------------------------------------------------ the trained agent
 class RLSKPolicy:
     """A trained Q-network as a dispatcher of `agents.federation.FederatedBroker`: the action with the
-    highest Q-value for the state of eq. 2 (a few small matrix products in numpy)."""
+    highest Q-value for the state of eq. 2 (a few small matrix products, `cloudsim.arithmetic`'s)."""
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], config: RLSKConfig, cluster: ClusterSpec,
                  path: Path | None = None, preprocess: dict | None = None) -> None:
@@ -69,7 +70,7 @@ class RLSKPolicy:
         if self.preprocess is not None:  # phi: the training's standardisation, frozen
             p = self.preprocess
             x = np.clip((x - p["mean"]) / np.sqrt(p["var"] + p["epsilon"]), -p["clip"], p["clip"])
-        return relu_mlp(self.layers, x)
+        return arithmetic.mlp(self.layers, x)
 
     def __call__(self, federation: Federation, view: ClusterView, task: int) -> int:
         return int(np.argmax(self.q_values(federation.observe(view, task))))

@@ -6,6 +6,10 @@ same checks, in the same order and with the same float arithmetic (free resource
 totals, one subtraction per instance), compiled with numba. It only says where the first
 impossible decision is: the engine then asks `PlanCheck` for the message, which finds it there.
 
+The decision arithmetic of `cloudsim.arithmetic` (`dense`, `exp1`, `tanh1`, ...): sums in a fixed order
+and one ``exp`` and ``tanh`` written with IEEE 754's basic operations, so that a learned broker's choice,
+FGD's score and a summary's time average are the same bits on every processor.
+
 `fragmentation` is `cloudsim.fragmentation.node_fragmentation`'s loop over node states, target shapes
 and devices: FGD asks for it at every decision on a handful of states, where numpy's cost per call
 would outweigh the arithmetic.
@@ -13,9 +17,13 @@ would outweigh the arithmetic.
 
 from __future__ import annotations
 
-import numba
+import math
 
-__all__ = ["check_starts", "fragmentation", "state_fragmentation"]
+import numba
+import numpy as np
+
+__all__ = ["check_starts", "column_means", "dense", "dot", "exp1", "fragmentation", "map_exp", "map_tanh", "softmax",
+           "state_fragmentation", "tanh1"]
 
 
 @numba.njit(cache=True)
@@ -76,3 +84,112 @@ def fragmentation(free_cpu, device_free, accepted, cpu, milli, count, p, out):
     """``out[k]``: `state_fragmentation` of node state k."""
     for k in range(device_free.shape[0]):
         out[k] = state_fragmentation(free_cpu[k], device_free[k], accepted[k], cpu, milli, count, p)
+
+
+# ----------------------------------------------------------------------------- decision arithmetic
+# exp: x = k ln2 + r, |r| <= ln2 / 2, with ln2 split so that k * _LN2_HI is exact (fdlibm's constants).
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e00
+_EXP_MAX = 709.782712893383973096  # exp overflows above
+_EXP_MIN = -745.13321910194110842  # exp underflows to 0 below
+# 1/n! for n = 0..13: the Taylor series of exp(r) is below 1e-17 of its sum beyond r^13 for |r| <= ln2/2.
+_EXP_TERMS = np.array([1.0 / math.factorial(n) for n in range(14)])
+_TANH_SMALL = 0.625  # below, tanh by its continued fraction; above, by exp
+_TANH_ONE = 22.0  # above, tanh(x) rounds to 1
+_TANH_DEPTH = 14  # levels of the continued fraction (its error at 0.625 is far below 1e-17)
+
+
+@numba.njit(cache=True)
+def exp1(x):
+    if x != x:
+        return x
+    if x > _EXP_MAX:
+        return np.inf
+    if x < _EXP_MIN:
+        return 0.0
+    k = math.floor(x * _INV_LN2 + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    q = _EXP_TERMS[13]  # exp(r) = 1 + r + r^2 q(r): the last addition to 1 rounds once
+    for n in range(12, 1, -1):
+        q = q * r + _EXP_TERMS[n]
+    return math.ldexp(1.0 + (r + r * r * q), int(k))
+
+
+@numba.njit(cache=True)
+def tanh1(x):
+    if x != x:
+        return x
+    a = abs(x)
+    if a > _TANH_ONE:
+        t = 1.0
+    elif a >= _TANH_SMALL:
+        t = 1.0 - 2.0 / (exp1(2.0 * a) + 1.0)
+    else:  # Lambert: tanh a = a / (1 + a^2 / (3 + a^2 / (5 + ...)))
+        a2 = a * a
+        q = 2.0 * _TANH_DEPTH + 1.0
+        for n in range(_TANH_DEPTH - 1, -1, -1):
+            q = (2.0 * n + 1.0) + a2 / q
+        t = a / q
+    return math.copysign(t, x)
+
+
+@numba.njit(cache=True)
+def map_exp(values, out):
+    for i in range(values.shape[0]):
+        out[i] = exp1(values[i])
+
+
+@numba.njit(cache=True)
+def map_tanh(values, out):
+    for i in range(values.shape[0]):
+        out[i] = tanh1(values[i])
+
+
+@numba.njit(cache=True)
+def dense(x, w, b, out):
+    rows, inputs, outputs = x.shape[0], x.shape[1], w.shape[1]
+    for i in range(rows):
+        for j in range(outputs):
+            out[i, j] = 0.0
+        for k in range(inputs):  # each out[i, j] sums its products in input order
+            xk = x[i, k]
+            for j in range(outputs):
+                out[i, j] += xk * w[k, j]
+        for j in range(outputs):
+            out[i, j] += b[j]
+
+
+@numba.njit(cache=True)
+def softmax(logits, out):
+    for i in range(logits.shape[0]):
+        top = logits[i, 0]
+        for j in range(1, logits.shape[1]):
+            if logits[i, j] > top:
+                top = logits[i, j]
+        total = 0.0
+        for j in range(logits.shape[1]):
+            out[i, j] = exp1(logits[i, j] - top)
+            total += out[i, j]
+        for j in range(logits.shape[1]):
+            out[i, j] /= total
+
+
+@numba.njit(cache=True)
+def column_means(x, out):
+    for j in range(x.shape[1]):
+        out[j] = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[j] += x[i, j]
+    for j in range(x.shape[1]):
+        out[j] /= x.shape[0]
+
+
+@numba.njit(cache=True)
+def dot(a, b):
+    """The sum of ``a[i] * b[i]`` in index order."""
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += a[i] * b[i]
+    return total

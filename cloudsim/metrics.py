@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 import pandas as pd
 
+from cloudsim import arithmetic
 from cloudsim.version import __version__
 
 
@@ -171,7 +172,7 @@ class EpisodeResult:
         if counted > 1:  # one machine has no pair: 0
             for start, stop, u in _step_blocks(instant[keep], column[machine[keep]], mean, len(times), counted):
                 u.sort(axis=1)
-                between_machines[start:stop] = u @ weights
+                between_machines[start:stop] = arithmetic.dense(u, weights[:, None])[:, 0]
         return pd.DataFrame(dict(zip(("time", *IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
 
     def usage_changes(self) -> pd.DataFrame:
@@ -458,7 +459,7 @@ def _time_mean(times: np.ndarray, values: np.ndarray, makespan: float) -> float:
     if not makespan > 0:
         return float("nan")
     lengths = np.diff(np.append(times, makespan))
-    return float(values @ lengths / makespan)
+    return arithmetic.dot(values, lengths) / makespan  # in a fixed order: the same bits on every processor
 
 
 def _machine_blocks(machine: np.ndarray, rows: int) -> list[tuple[int, int]]:

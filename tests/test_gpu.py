@@ -314,3 +314,30 @@ def test_fgd_without_a_target_counts_each_waiting_pod_once():
     broker.decide(view)
     # the share, still waiting, is counted once, not again at the rebuild
     assert broker._seen_shapes == {(1.0, 1, 1000, ()): 1, (1.0, 1, 500, ()): 1, (1.0, 0, 0, ()): 1}
+
+
+def test_a_fill_counts_the_rows_it_skips_as_a_replay_does(tmp_path):
+    pods, node_list = tmp_path / "pods.csv", tmp_path / "nodes.csv"
+    pods.write_text(POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,100,0\np1,lots,1024,1,500,,LS,Running,0,100,0\n"
+                    "p2,-5,1024,1,500,,LS,Running,0,100,0\np3,1000,1024,1,1500,,LS,Running,0,100,0\n"
+                    "p4,1000,1024,2,500,,LS,Running,0,100,0\n")
+    node_list.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,8,T4\n")
+    done = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
+                "--brokers", "fgd", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[-1])
+    assert summary["pods"] == 1 and summary["skipped"] == {
+        "gpu_milli outside 0..1000": 1, "negative or non-whole resources": 2, "several GPUs shared": 1}
+    table = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
+                 "--brokers", "fgd")
+    assert "skipped while loading (not offered), by reason: {'gpu_milli outside 0..1000': 1" in table.stdout
+
+
+def test_a_node_list_naming_a_node_twice_is_refused(tmp_path):
+    from traces.openb import machines_openb
+
+    path = tmp_path / "nodes.csv"
+    path.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,8,T4\nn1,64000,65536,8,T4\nn0,1000,1024,0,\n")
+    with pytest.raises(Exception, match=r"nodes.csv: node 'n0' is listed twice \(rows 2 and 4\); each node needs its "
+                                        r"own name"):
+        machines_openb(path)

@@ -126,8 +126,8 @@ def test_deepjs_scores_each_pair_alone():
     """The fitness incremental DeepJS ranks by gives each pair the same float in any batch."""
     fitness = make_broker("deepjs").fitness
     raw = np.random.default_rng(0).uniform(0, 10, size=(3000, 6))
-    whole = fitness.per_pair(raw)
-    assert all(np.array_equal(fitness.per_pair(raw[a:b]), whole[a:b]) for a, b in [(0, 1), (5, 9), (17, 2900)])
+    whole = fitness(raw)
+    assert all(np.array_equal(fitness(raw[a:b]), whole[a:b]) for a, b in [(0, 1), (5, 9), (17, 2900)])
 
 
 def test_ties_go_to_the_first_machine_then_the_first_task():

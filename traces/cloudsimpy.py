@@ -18,23 +18,21 @@ Jobs are built exactly as CloudSimPy builds them, which replays need for equal
 makespans: rows are grouped by job_id in order of first appearance, tasks keep
 file order, a job's submit time is the submit_time of its *last* row (some jobs
 have tasks with different submit times), and jobs are then sorted by submit
-time, stably. The file is parsed with pandas' default CSV reader, as CloudSimPy
-does, so every float is the same double.
+time, stably. Every number is the double nearest to its text (`traces.rawcsv.exact_floats`, the
+one parser of every loader), which is what CloudSimPy's own reading gave: its results are
+reproduced exactly.
 """
 
 from __future__ import annotations
 
-import csv
-import gzip
-import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from cloudsim.specs import EXACT_BOUND, JobSpec, TaskSpec
-from traces.rawcsv import (BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, first_row, is_number, non_utf8_message,
-                           open_text)
+from traces.rawcsv import (BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, exact_floats, first_row, is_number,
+                           read_text_table)
 
 __all__ = ["CLOUDSIMPY_COLUMNS", "EmptyWorkloadError", "TraceFormatError", "load_cloudsimpy"]
 
@@ -42,12 +40,12 @@ CLOUDSIMPY_COLUMNS = ("submit_time", "duration", "cpu", "memory", "job_id", "tas
 _WHOLE = ("job_id", "task_id", "instances_num")
 
 
-def _rows_error(path: Path, frame: pd.DataFrame, bad: pd.Series, column: str, what: str) -> TraceFormatError:
-    rows = np.flatnonzero(bad.to_numpy())
+def _rows_error(path: Path, frame: pd.DataFrame, bad: np.ndarray, column: str, what: str) -> TraceFormatError:
+    rows = np.flatnonzero(bad)
     first = frame.attrs["first_data_line"]
     lines = ", ".join(str(r + first) for r in rows[:5]) + (" ..." if len(rows) > 5 else "")
-    example = frame[column].iloc[rows[0]]
-    example = example.item() if isinstance(example, np.generic) else example  # as written: 5, not np.int64(5)
+    example = frame[column].iloc[rows[0]]  # the text as written, or the number once converted
+    example = example.item() if isinstance(example, np.generic) else example
     return TraceFormatError(
         f"{path}: column {column!r} {what} on {len(rows)} line(s): {lines} (first value: {example!r})"
     )
@@ -58,40 +56,25 @@ def _is_header(first: list[str]) -> bool:
     return any(name in CLOUDSIMPY_COLUMNS for name in names) or not any(is_number(name) for name in names)
 
 
-def _non_utf8(path: Path, names: list[str]) -> str:
-    """Where the first byte that is not UTF-8 is (error path only: reads the file again)."""
-    with open_text(path) as handle:
-        for number, row in enumerate(csv.reader(handle), start=1):
-            for i, value in enumerate(row):
-                bad = next((ord(c) - 0xDC00 for c in value if "\udc80" <= c <= "\udcff"), None)
-                if bad is not None:
-                    column = names[i] if i < len(names) and names[i] else f"#{i + 1}"
-                    return non_utf8_message(number, column, bad)
-    return "a byte is not UTF-8; convert the file to UTF-8"
-
-
-def _read(path: Path) -> pd.DataFrame:
+def _read(path: Path) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """The file's columns as text (a frame) and the numbers of `CLOUDSIMPY_COLUMNS` (NaN where not one)."""
     first = first_row(path)
     header = _is_header(first)
     names = {len(CLOUDSIMPY_COLUMNS): list(CLOUDSIMPY_COLUMNS), len(CLOUDSIMPY_COLUMNS) + 1: ["", *CLOUDSIMPY_COLUMNS]}
     if not header and len(first) not in names:
         raise TraceFormatError(f"{path}: line 1 has {len(first)} columns and no header; a headerless jobs.csv "
                                f"has the {len(CLOUDSIMPY_COLUMNS)} columns {', '.join(CLOUDSIMPY_COLUMNS)}")
-    # utf-8-sig: a byte-order mark is not part of the first name or value; compression follows the suffix.
-    options = {"encoding": "utf-8-sig", "compression": "gzip" if path.suffix == ".gz" else None}
-    try:
-        frame = pd.read_csv(path, **options) if header else \
-            pd.read_csv(path, header=None, names=names[len(first)], **options)
-    except UnicodeDecodeError:
-        columns = [field.replace("\ufeff", "").strip() for field in first] if header else names.get(len(first), [])
-        raise TraceFormatError(f"{path}: {_non_utf8(path, columns)}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise TraceFormatError(f"{path}: not a readable CSV file ({err})") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
-        raise TraceFormatError(f"{path}: is not a whole gzip file ({err}); compress or download it again, "
-                               f"or pass the plain CSV") from None
-    frame.attrs["first_data_line"] = 2 if header else 1
-    return frame
+    columns, table, first_line = read_text_table(path, None if header else names[len(first)])
+    missing = [c for c in CLOUDSIMPY_COLUMNS if c not in columns]
+    if missing:
+        raise TraceFormatError(
+            f"{path}: missing column(s) {missing} for --format cloudsimpy; the header must name "
+            f"{', '.join(CLOUDSIMPY_COLUMNS)} (found {columns})"
+        )
+    texts = {c: table.column(columns.index(c)) for c in CLOUDSIMPY_COLUMNS}
+    frame = pd.DataFrame({c: np.asarray(texts[c].to_pylist(), dtype=object) for c in CLOUDSIMPY_COLUMNS})
+    frame.attrs["first_data_line"] = first_line
+    return frame, {c: exact_floats(texts[c]) for c in CLOUDSIMPY_COLUMNS}
 
 
 def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
@@ -99,40 +82,27 @@ def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such trace file")
-    frame = _read(path)
-    frame.columns = [str(c).replace("\ufeff", "").strip() for c in frame.columns]
-    missing = [c for c in CLOUDSIMPY_COLUMNS if c not in frame.columns]
-    if missing:
-        raise TraceFormatError(
-            f"{path}: missing column(s) {missing} for --format cloudsimpy; the header must name "
-            f"{', '.join(CLOUDSIMPY_COLUMNS)} (found {list(frame.columns)})"
-        )
+    frame, numbers = _read(path)
     if frame.empty:
         raise EmptyWorkloadError(f"{path}: has a header row but no data rows: no jobs to load")
     for column in CLOUDSIMPY_COLUMNS:
-        values = pd.to_numeric(frame[column], errors="coerce")
-        if values.isna().any():
-            raise _rows_error(path, frame, values.isna(), column, "is empty or not a number")
-        infinite = ~np.isfinite(values.to_numpy(dtype=np.float64))
-        if infinite.any():
-            raise _rows_error(path, frame, pd.Series(infinite), column, "is not a finite number")
-        if (values < 0).any():
-            raise _rows_error(path, frame, values < 0, column, "is negative")
-        if column in _WHOLE:  # checked before conversion, so that the message shows the value as written
+        values = numbers[column]
+        for bad, what in ((np.isnan(values), "is empty or not a number"),
+                          (np.isinf(values), "is not a finite number"),
+                          (values < 0, "is negative")):
+            if bad.any():
+                raise _rows_error(path, frame, bad, column, what)
+        if column in _WHOLE:  # checked before conversion: int64 would wrap around silently
             if (values % 1 != 0).any():
                 raise _rows_error(path, frame, values % 1 != 0, column, "is not a whole number")
-            beyond = values.to_numpy(dtype=np.float64) >= 2.0**63  # int64 would wrap around silently
-            if beyond.any():
-                raise _rows_error(path, frame, pd.Series(beyond), column, "is beyond the 64-bit integer range")
-        beyond = values.to_numpy(dtype=np.float64) >= EXACT_BOUND  # not negative: checked above
-        if beyond.any():
-            raise _rows_error(path, frame, pd.Series(beyond), column, BEYOND_EXACT)
-        if column in _WHOLE:
-            values = values.astype(np.int64)
-        frame[column] = values
+            if (values >= 2.0**63).any():
+                raise _rows_error(path, frame, values >= 2.0**63, column, "is beyond the 64-bit integer range")
+        if (values >= EXACT_BOUND).any():  # not negative: checked above
+            raise _rows_error(path, frame, values >= EXACT_BOUND, column, BEYOND_EXACT)
+        frame[column] = values.astype(np.int64) if column in _WHOLE else values
     if (frame.instances_num < 1).any():
-        raise _rows_error(path, frame, frame.instances_num < 1, "instances_num", "is below 1")
-    duplicated = frame.duplicated(["job_id", "task_id"], keep="first")
+        raise _rows_error(path, frame, (frame.instances_num < 1).to_numpy(), "instances_num", "is below 1")
+    duplicated = frame.duplicated(["job_id", "task_id"], keep="first").to_numpy()
     if duplicated.any():
         raise _rows_error(path, frame, duplicated, "task_id", "repeats a task id of the same job")
 

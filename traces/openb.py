@@ -34,10 +34,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from cloudsim.specs import DEVICE_MILLI, ClusterSpec, DeviceRequest, JobSpec, TaskSpec
-from traces.rawcsv import EmptyWorkloadError, TraceFormatError
+from traces.rawcsv import EmptyWorkloadError, TraceFormatError, exact_floats, read_text_table
 from traces.workload import Workload
 
 __all__ = ["NODE_COLUMNS", "POD_COLUMNS", "load_openb", "machines_openb"]
@@ -50,38 +49,46 @@ MODEL = "model"
 """The machine attribute a node's GPU model is, and a pod's ``gpu_spec`` constrains."""
 
 
-def _read(path: str | Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such {what} file")
-    try:
-        table = pd.read_csv(path, dtype={"gpu_spec": "string", "model": "string", "name": "string", "sn": "string"})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise TraceFormatError(f"{path}: is not a readable CSV {what} ({err}); give the openb file as "
-                               "published") from None
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise TraceFormatError(f"{path}: missing column(s) {', '.join(missing)}; an openb {what} has "
-                               f"{', '.join(columns)}")
-    return table
+class _Table:
+    """An openb CSV file read as text (`traces.rawcsv.read_text_table`): its columns by name."""
 
+    def __init__(self, path: Path, columns: tuple[str, ...], what: str) -> None:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such {what} file")
+        self.names, self.table, self.first_line = read_text_table(path)
+        missing = [c for c in columns if c not in self.names]
+        if missing:
+            raise TraceFormatError(f"{path}: missing column(s) {', '.join(missing)}; an openb {what} has "
+                                   f"{', '.join(columns)}")
 
-def _whole(values: pd.Series) -> np.ndarray:
-    """Whole numbers >= 0 as float64, NaN elsewhere (so a bad value is counted, not cast)."""
-    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    return np.where((numbers >= 0) & (numbers == np.floor(numbers)), numbers, np.nan)
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __contains__(self, column: str) -> bool:
+        return column in self.names
+
+    def text(self, column: str) -> np.ndarray:
+        return np.asarray(self.table.column(self.names.index(column)).to_pylist(), dtype=object)
+
+    def numbers(self, column: str) -> np.ndarray:
+        """The column's numbers, exact (NaN where a field is empty or not a number)."""
+        return exact_floats(self.table.column(self.names.index(column)))
+
+    def whole(self, column: str) -> np.ndarray:
+        """Whole numbers >= 0 as float64, NaN elsewhere (so a bad value is counted, not cast)."""
+        numbers = self.numbers(column)
+        with np.errstate(invalid="ignore"):
+            return np.where((numbers >= 0) & (numbers == np.floor(numbers)), numbers, np.nan)
 
 
 def load_openb(path: str | Path) -> Workload:
     """The pods of an openb pod list as jobs (one task, one instance each), in creation order (stable)."""
-    table = _read(path, POD_COLUMNS, "pod list")
-    cpu, memory = _whole(table["cpu_milli"]), _whole(table["memory_mib"])
-    count, milli = _whole(table["num_gpu"]), pd.to_numeric(table["gpu_milli"], errors="coerce").to_numpy(np.float64)
-    timed = all(c in table.columns for c in POD_TIMES)
+    table = _Table(Path(path), POD_COLUMNS, "pod list")
+    cpu, memory = table.whole("cpu_milli"), table.whole("memory_mib")
+    count, milli = table.whole("num_gpu"), table.numbers("gpu_milli")
+    timed = all(c in table for c in POD_TIMES)
     if timed:
-        created = pd.to_numeric(table["creation_time"], errors="coerce").to_numpy(np.float64)
-        deleted = pd.to_numeric(table["deletion_time"], errors="coerce").to_numpy(np.float64)
-        scheduled = pd.to_numeric(table["scheduled_time"], errors="coerce").to_numpy(np.float64)
+        created, deleted, scheduled = (table.numbers(c) for c in POD_TIMES)
     else:  # the multigpu lists: no times (a list for the fill experiment, not for a replay over time)
         created = np.arange(len(table), dtype=np.float64)
         scheduled, deleted = created.copy(), created + 1.0
@@ -104,9 +111,8 @@ def load_openb(path: str | Path) -> Workload:
         raise EmptyWorkloadError(f"{path}: no pod is left to replay (skipped: {skipped or 'the file has no rows'})")
     never = np.isnan(scheduled)
     lifetime = np.where(never, deleted - created, deleted - scheduled)
-    names = table["name"].fillna("").to_numpy(dtype=object)
-    specs = table["gpu_spec"].fillna("").to_numpy(dtype=object) if "gpu_spec" in table.columns \
-        else np.full(len(table), "", dtype=object)
+    names = table.text("name")
+    specs = table.text("gpu_spec") if "gpu_spec" in table else np.full(len(table), "", dtype=object)
     jobs = []
     for r in keep.tolist():
         gpus = int(count[r])
@@ -128,22 +134,28 @@ def machines_openb(path: str | Path) -> ClusterSpec:
 
     A node list is the cluster, so a bad row is an error naming it, not a skip.
     """
-    table = _read(path, NODE_COLUMNS, "node list")
+    table = _Table(Path(path), NODE_COLUMNS, "node list")
     if len(table) == 0:
         raise EmptyWorkloadError(f"{path}: has no nodes")
-    cpu, memory, gpus = _whole(table["cpu_milli"]), _whole(table["memory_mib"]), _whole(table["gpu"])
-    models = table["model"].fillna("").to_numpy(dtype=object)
+    cpu, memory, gpus = table.whole("cpu_milli"), table.whole("memory_mib"), table.whole("gpu")
+    models, names = table.text("model"), table.text("sn")
     bad = np.isnan(cpu) | np.isnan(memory) | np.isnan(gpus)
     if bad.any():
         r = int(np.argmax(bad))
-        raise TraceFormatError(f"{path}: node {table['sn'].iloc[r]!r} (row {r + 2}): cpu_milli, memory_mib and gpu "
+        raise TraceFormatError(f"{path}: node {names[r]!r} (row {r + 2}): cpu_milli, memory_mib and gpu "
                                "must be whole numbers >= 0; fix or remove the row")
+    seen: dict[str, int] = {}
+    for r, name in enumerate(names.tolist()):
+        if name in seen:
+            raise TraceFormatError(f"{path}: node {name!r} is listed twice (rows {seen[name] + 2} and {r + 2}); "
+                                   "each node needs its own name: remove or rename one")
+        seen[name] = r
     mismatch = (gpus == 0) != (models == "")
     if mismatch.any():
         r = int(np.argmax(mismatch))
         has = "a model but no GPU" if gpus[r] == 0 else "GPUs but no model"
-        raise TraceFormatError(f"{path}: node {table['sn'].iloc[r]!r} (row {r + 2}) has {has}; a GPU node names "
+        raise TraceFormatError(f"{path}: node {names[r]!r} (row {r + 2}) has {has}; a GPU node names "
                                "its model and a CPU-only node has gpu 0 and no model")
     return ClusterSpec(("cpu", "memory"), tuple(zip(cpu.tolist(), memory.tolist())),
-                       machine_ids=tuple(table["sn"].fillna("").tolist()),
+                       machine_ids=tuple(names.tolist()),
                        devices=tuple(int(g) for g in gpus), attributes={MODEL: tuple(models.tolist())})

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, TaskSpec
-from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, is_number, open_text
+from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, exact_floats, open_text
 from traces.workload import Workload
 
 __all__ = ["SWF_FIELDS", "SwfHeader", "load_swf", "machines_swf", "swf_header"]
@@ -158,7 +158,7 @@ def machines_swf(path: str | Path) -> ClusterSpec:
 
 def _parse(path: Path) -> tuple[np.ndarray, np.ndarray, SwfHeader]:
     """(the used fields of every job line as float64 (lines, len(_USED)), their line numbers, header)."""
-    rows: list[list[float]] = []
+    rows: list[list[str]] = []
     numbers: list[int] = []
     sizes: dict[str, int | None] = {}
     columns = [_FIELD[name] for name in _USED]
@@ -174,18 +174,19 @@ def _parse(path: Path) -> tuple[np.ndarray, np.ndarray, SwfHeader]:
         if len(fields) != len(SWF_FIELDS):
             raise TraceFormatError(f"{path}: line {number}: expected {len(SWF_FIELDS)} fields (SWF: "
                                    f"{', '.join(SWF_FIELDS)}), found {len(fields)}")
-        try:
-            rows.append([float(fields[c]) for c in columns])
-        except ValueError:
-            bad = next(c for c in columns if not is_number(fields[c]))
-            raise TraceFormatError(f"{path}: line {number}: field {bad + 1} ({SWF_FIELDS[bad]}) is "
-                                   f"{fields[bad]!r}, not a number") from None
+        rows.append([fields[c] for c in columns])
         numbers.append(number)
     if not rows:
         raise EmptyWorkloadError(f"{path}: has no job lines (only {'header comments' if sizes else 'blank lines'}): "
                                  f"no jobs to load")
-    return (np.array(rows, dtype=np.float64), np.array(numbers, dtype=np.int64),
-            SwfHeader(sizes.get("MaxNodes"), sizes.get("MaxProcs")))
+    texts = [field for row in rows for field in row]
+    values = exact_floats(texts).reshape(len(rows), len(columns))
+    unread = np.isnan(values) & ~np.array([field.lower().lstrip("+-") == "nan" for field in texts]).reshape(values.shape)
+    if unread.any():
+        row, k = np.argwhere(unread)[0]
+        raise TraceFormatError(f"{path}: line {numbers[row]}: field {columns[k] + 1} ({SWF_FIELDS[columns[k]]}) is "
+                               f"{rows[row][k]!r}, not a number")
+    return values, np.array(numbers, dtype=np.int64), SwfHeader(sizes.get("MaxNodes"), sizes.get("MaxProcs"))
 
 
 def _check(path: Path, values: np.ndarray, lines: np.ndarray) -> None:

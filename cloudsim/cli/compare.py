@@ -48,6 +48,10 @@ def _print_fill(config: CompareConfig, result) -> None:
     if result.total["pods_no_node_holds"]:
         print(f"{result.total['pods_no_node_holds']} of the list's {result.total['pods']} pods fit no node even "
               "empty (counted as failed wherever offered)")
+    if result.total["skipped"]:
+        print(f"rows of the pod list skipped while loading (not offered), by reason: {result.total['skipped']}")
+    if result.total["notes"]:
+        print(f"noted while loading: {result.total['notes']}")
 
 
 def _print_runs(config: CompareConfig, result) -> None:

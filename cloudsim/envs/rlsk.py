@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from cloudsim import arithmetic
 from cloudsim.broker import ClusterView, Decision
 from cloudsim.envs.base import episode_jobs
 from cloudsim.simulation import Simulation, SimulationStalledError
@@ -371,7 +372,7 @@ def federation_metrics(result: Any, clusters: int, weights: RLSKWeights = RLSKWe
     # Eq. 7 and 8 alone: eq. 4 with one weight at 1 and the others 0, negated.
     within = -reward_rate(util, RLSKWeights(0.0, 1.0, 0.0))
     between = -reward_rate(util, RLSKWeights(0.0, 0.0, 1.0))
-    average = (lambda x: float(np.dot(x, span) / makespan)) if makespan > 0 else (lambda x: float("nan"))
+    average = (lambda x: arithmetic.dot(x, span) / makespan) if makespan > 0 else (lambda x: float("nan"))
     per_cluster = util.mean(axis=-1)
     means = [average(per_cluster[:, m]) for m in range(clusters)]
     with np.errstate(divide="ignore", invalid="ignore"):  # an idle cluster (mean 0) has no difference

@@ -3,7 +3,9 @@
 One row per (broker, seed): the failed pods and the curves of `cloudsim.run.fill.FILL_CURVES`, each a mapping
 from the arrived GPU request in whole percent of the cluster's GPUs to the mean in that bin. A pod no node could
 hold even empty (nine GPUs on nodes of eight, a model no node has) is offered and fails like any pod that finds
-no room; the summary counts them (``pods_no_node_holds``). The runs go
+no room; the summary counts them (``pods_no_node_holds``). Rows of the list that are no pod (`traces.openb`'s
+skips: text where a number belongs, a negative request, a share of several GPUs) are never offered: the summary
+counts them by reason (``skipped``), with the loader's ``notes``, as a replay's does. The runs go
 through the runner (local processes or Ray); each worker reads the pod and node lists once. With --out:
 ``runs.parquet`` (one row per run, curves in long form in ``curves.parquet``), ``summary.md`` and two figures:
 unallocated GPU against arrived workload (median over seeds with the 25-75 % band, one line per broker) and
@@ -53,14 +55,14 @@ def _inputs(pods: str, nodes: str):
     from cloudsim.fragmentation import TargetWorkload
     from traces.openb import load_openb, machines_openb
 
-    jobs = load_openb(pods).jobs
-    return machines_openb(nodes), jobs, TargetWorkload.of(jobs)
+    workload = load_openb(pods)
+    return machines_openb(nodes), workload, TargetWorkload.of(workload.jobs)
 
 
 def run_fill(spec: FillSpec) -> dict:
     """A fill run's row (`cloudsim.run.fill.FillRun.row`)."""
-    cluster, jobs, target = _inputs(spec.pods, spec.nodes)
-    return fill_run(cluster, jobs, spec.broker, spec.seed, spec.factor, target).row()
+    cluster, workload, target = _inputs(spec.pods, spec.nodes)
+    return fill_run(cluster, workload.jobs, spec.broker, spec.seed, spec.factor, target).row()
 
 
 def curves_frame(rows: Sequence[dict]) -> pd.DataFrame:
@@ -107,7 +109,8 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
                  ) -> CompareResult:
     """Every broker's fill runs, one per seed; the table compares them at 100 % arrived workload."""
     source = config.workload
-    cluster, jobs, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
+    cluster, workload, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
+    jobs = workload.jobs
     for name in config.brokers.brokers:  # and a broker that cannot be built
         make_broker(name, seed=0, **target_options(name, target))
     never = len(unholdable(cluster, [job.tasks[0] for job in jobs]))
@@ -133,7 +136,7 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
         table = pd.DataFrame({f"{c}_{s}": stats[(c, s)] for c in columns for s in ("mean", "std")})
         table.insert(0, "runs", runs.groupby("broker", sort=False).size())
         total = {"summary": True, "fill": config.fill, "brokers": list(config.brokers.brokers), "runs": len(runs),
-                 "pods": len(jobs), "pods_no_node_holds": never,
+                 "pods": len(jobs), "pods_no_node_holds": never, "skipped": workload.skipped, "notes": workload.notes,
                  "seeds": list(config.seed_list), "table": table.reset_index().to_dict("records"),
                  "wall_s": round(float(runs["wall_s"].sum()), 3)}
         if folder is not None:
@@ -143,7 +146,9 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
             curves.to_parquet(out / "curves.parquet", index=False)
             (out / "summary.md").write_text(
                 f"Made by `cloudsim {shlex.join(argv)}` (cloudsim {__version__}): mean ± standard deviation over "
-                f"seeds, at {AT} % of the cluster's GPUs arrived.\n\n{markdown_table(table)}")
+                f"seeds, at {AT} % of the cluster's GPUs arrived.\n\n{markdown_table(table)}"
+                + (f"\n\nRows of the pod list skipped while loading (not offered), by reason: {workload.skipped}"
+                   if workload.skipped else ""))
             name = Path(str(source.source)).name
             plots = [plot_fill_curves(curves, out / "unallocated.png", f"{name}: unallocated GPU (median, 25-75 % "
                                       f"over {len(config.seed_list)} seed(s))", low=50),

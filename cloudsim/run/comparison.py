@@ -85,9 +85,10 @@ def plot_metric_vs_load(runs: pd.DataFrame, path: str | Path, metric: str = "avg
     fig, ax = plt.subplots(figsize=(8, 5))
     for broker, rows in stats.groupby("broker", sort=False):
         rows = rows.sort_values("load")
-        x = rows["load"].to_numpy() * 100
-        (line,) = ax.plot(x, rows["mean"], marker="o", markersize=3, label=broker)
-        ax.fill_between(x, rows["mean"] - rows["std"], rows["mean"] + rows["std"], color=line.get_color(), alpha=0.12)
+        x = rows["load"].to_numpy(dtype=float) * 100
+        mean, std = rows["mean"].to_numpy(dtype=float), rows["std"].to_numpy(dtype=float)
+        (line,) = ax.plot(x, mean, marker="o", markersize=3, label=broker)
+        ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.12)
     ax.set_xlabel("load (% of capacity)")
     ax.set_ylabel(metric.replace("_", " "))
     seeds = runs["seed"].nunique()

@@ -1,0 +1,119 @@
+"""Deterministic decision arithmetic: the same bits on every x86-64 CPU and every supported library version.
+
+A learned broker chooses by comparing scores, and two scores a last bit apart choose differently. The
+usual kernels give no such promise: a BLAS matrix product sums in blocks and lanes that depend on the
+processor (and on the batch size), numpy's ``tanh`` and ``exp`` have SIMD variants for AVX-512 that
+differ from the plain ones in the last bit, and torch's CPU kernels depend on the processor too. So
+everything a broker computes to choose goes through this module instead:
+
+* `dense`: ``x @ w + b`` with every output summed in one fixed order (input 0, 1, ..., then the bias),
+  each product and sum rounded once (no fused multiply-add: numba compiles without ``fastmath``, and
+  LLVM does not contract separate multiplies and adds without it);
+* `exp` and `tanh`: one implementation each, written here with additions, multiplications and
+  divisions only (whose results IEEE 754 fixes), so no libm or SIMD variant enters;
+* `softmax`: rows of `exp` summed in order; `column_means` and `dot` likewise.
+
+The loops are compiled with numba (`cloudsim.kernels`, ``cache=True``: compiled once per installation and
+processor, then loaded from ``__pycache__``; numba is imported on first use). The engine's time averages
+use `dot` too, so that a summary is the same bits everywhere as well. Their accuracy, against the correctly rounded values: `exp` within 2
+units in the last place, `tanh` within 3 (tests/test_arithmetic.py checks both on a million points).
+Training keeps torch's fast kernels; a trained network's decisions go through here, so they are the
+same wherever the checkpoint is loaded. It is part of the engine so that the engine's metrics and the
+brokers (`agents/`) share one implementation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["column_means", "dense", "dot", "exp", "mlp", "softmax", "tanh"]
+
+
+def _kernels():
+    """`cloudsim.kernels`, imported on first use: numba costs a fraction of a second to import."""
+    from cloudsim import kernels
+
+    return kernels
+
+
+def dot(a, b) -> float:
+    """The sum of ``a[i] * b[i]`` over two vectors of the same length, in index order."""
+    x, y = _float64(a).reshape(-1), _float64(b).reshape(-1)
+    if x.shape != y.shape:
+        raise ValueError(f"dot: vectors of lengths {len(x)} and {len(y)}")
+    return float(_kernels().dot(x, y))
+
+
+def _float64(values) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
+def exp(values) -> np.ndarray:
+    """e to the power of each value (float64, the shape of ``values``)."""
+    kernels = _kernels()
+    array = _float64(values)
+    out = np.empty_like(array)
+    kernels.map_exp(array.reshape(-1), out.reshape(-1))
+    return out
+
+
+def tanh(values) -> np.ndarray:
+    """The hyperbolic tangent of each value (float64, the shape of ``values``)."""
+    kernels = _kernels()
+    array = _float64(values)
+    out = np.empty_like(array)
+    kernels.map_tanh(array.reshape(-1), out.reshape(-1))
+    return out
+
+
+def dense(x, w, b=None) -> np.ndarray:
+    """``x @ w + b`` for ``x`` of shape (n, k) or (k,), ``w`` (k, m) and ``b`` (m,), summed in a fixed order.
+
+    Returns float64 of shape (n, m) (or (m,) for a single row).
+    """
+    rows = _float64(x)
+    single = rows.ndim == 1
+    rows = rows.reshape(1, -1) if single else rows.reshape(-1, rows.shape[-1])
+    weights = _float64(w)
+    if weights.ndim != 2 or weights.shape[0] != rows.shape[1]:
+        raise ValueError(f"dense: inputs of width {rows.shape[1]} do not fit weights of shape {weights.shape}")
+    bias = np.zeros(weights.shape[1]) if b is None else _float64(b).reshape(-1)
+    out = np.empty((rows.shape[0], weights.shape[1]))
+    kernels = _kernels()
+    kernels.dense(rows, weights, bias, out)
+    return out[0] if single else out.reshape(*np.shape(x)[:-1], weights.shape[1])
+
+
+def mlp(layers, x, activation: str = "relu") -> np.ndarray:
+    """A feed-forward network's output: `dense` per (w, b) layer (w as inputs x outputs), ``activation``
+    ("relu" or "tanh") after every layer but the last."""
+    if activation not in ("relu", "tanh"):
+        raise ValueError(f"mlp: activation {activation!r} is not relu or tanh")
+    h = _float64(x)
+    for i, (w, b) in enumerate(layers):
+        h = dense(h, w, b)
+        if i < len(layers) - 1:
+            h = np.maximum(h, 0.0) if activation == "relu" else tanh(h)
+    return h
+
+
+def column_means(x) -> np.ndarray:
+    """The mean of each column of ``x`` (n, m), summed in row order (float64, shape (m,))."""
+    rows = _float64(x)
+    if rows.ndim != 2 or rows.shape[0] == 0:
+        raise ValueError(f"column_means: expected a non-empty matrix, got shape {rows.shape}")
+    out = np.empty(rows.shape[1])
+    kernels = _kernels()
+    kernels.column_means(rows, out)
+    return out
+
+
+def softmax(logits) -> np.ndarray:
+    """Each row's softmax, ``exp(l - max) / sum``, summed in column order (float64, shape (n, m))."""
+    rows = _float64(logits)
+    if rows.ndim != 2:
+        raise ValueError(f"softmax: expected rows of logits (2 dimensions), got shape {rows.shape}")
+    out = np.empty_like(rows)
+    kernels = _kernels()
+    kernels.softmax(rows, out)
+    return out
