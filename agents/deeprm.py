@@ -33,6 +33,7 @@ from torch import nn
 from agents.deeprm_config import DeepRMConfig
 from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, returns_to_go, rng_state,
                         save_checkpoint, trim_log)
+from cloudsim import arithmetic
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
 __all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "make_net", "load_policy",
@@ -196,19 +197,26 @@ class DeepRMPolicy:
     action; that can loop for ever: once arrivals stop, a state in which the
     network prefers to hold its jobs never changes, so the same choice repeats
     until the time cap (at 70 % load, 68 of 100 held-out jobsets).
+
+    It acts as the broker of the core does (`agents.deeprm_broker.NumpyDeepRM`: the network's weights,
+    copied when the policy is made, in float64 through `cloudsim.arithmetic`; one draw per episode
+    from the softmax by inverse transform with numpy's generator), so an action is the same bits on
+    every processor. Training keeps torch's forward (`rollout`).
     """
 
     name = AGENT
 
     def __init__(self, net: DeepRMNet, *, sample: bool = True, seed: int | None = 0) -> None:
-        if not isinstance(net, DeepRMNet):
+        from agents.deeprm_broker import NumpyDeepRM
+
+        dense = isinstance(net, DeepRMNet)
+        if not dense:
             self.name = "deeprm-plus"
-        self.net = net.eval()
         self.params = net.params
         self.sample = sample
-        self.generator = torch.Generator().manual_seed(0 if seed is None else seed)
-        with torch.no_grad():
-            self.tables = self.net.prefix_tables()
+        self.rng = np.random.default_rng(0 if seed is None else seed)
+        weights = {k: v.detach().cpu().numpy().astype(np.float64) for k, v in net.state_dict().items()}
+        self.network = NumpyDeepRM(net.params, weights, "dense" if dense else "cnn")
 
     def check_params(self, params: DeepRMParams) -> None:
         """Refuse an environment whose slots or image differ from the training's."""
@@ -219,11 +227,12 @@ class DeepRMPolicy:
 
     def __call__(self, batch: DeepRMBatch) -> np.ndarray:
         self.check_params(batch.params)
-        with torch.no_grad():
-            logits = self.net.logits_snapshot(snapshot_tensors(batch.snapshot()), self.tables)
-        if self.sample:
-            return torch.multinomial(torch.softmax(logits, 1), 1, generator=self.generator)[:, 0].numpy()
-        return logits.argmax(1).numpy()
+        logits = self.network.logits(batch.snapshot())
+        if not self.sample:
+            return logits.argmax(1)
+        probs = arithmetic.softmax(logits)
+        drawn = (probs.cumsum(axis=1) < self.rng.random(len(probs))[:, None]).sum(axis=1)
+        return np.minimum(drawn, probs.shape[1] - 1)
 
 
 def make_net(config: DeepRMConfig) -> nn.Module:

@@ -84,34 +84,20 @@ class NumpyDeepRM:
         """(B, slots + 1) logits of the images a snapshot (`DeepRMBatch.snapshot`) draws."""
         w = self.weights
         if self.network == "cnn":
-            x = _avg_pool(np.maximum(_conv(render_image(snap, self.params)[:, None].astype(np.float64),
-                                           w["features.0.weight"], w["features.0.bias"]), 0))
-            x = _avg_pool(np.maximum(_conv(x, w["features.3.weight"], w["features.3.bias"]), 0))
+            image = render_image(snap, self.params)[:, None]
+            x = _avg_pool(np.maximum(arithmetic.conv2d(image, w["features.0.weight"], w["features.0.bias"]), 0))
+            x = _avg_pool(np.maximum(arithmetic.conv2d(x, w["features.3.weight"], w["features.3.bias"]), 0))
             h = arithmetic.tanh(arithmetic.dense(x.reshape(len(x), -1), w["hidden.weight"].T, w["hidden.bias"]))
             return arithmetic.dense(h, w["out.weight"].T, w["out.bias"])
         t, p = self._tables, self.params
         rows, slots = np.arange(p.horizon), np.arange(p.slots)
         h = np.broadcast_to(w["hidden.bias"], (len(snap["used"]), len(w["hidden.bias"]))).copy()
-        for i in range(p.resources):  # sums in a fixed order: row by row, then slot by slot
-            for row in rows:
-                h += t["canvas"][i][row, snap["used"][:, row, i]]
-            for slot in slots:
-                h += t["blocks"][i][slot, snap["slot_len"][:, slot], snap["slot_size"][:, slot, i]]
+        for i in range(p.resources):  # cumsum(...)[:, -1]: a sum in row (slot) order, whatever numpy's version
+            h += t["canvas"][i][rows[None, :], snap["used"][:, :, i]].cumsum(1)[:, -1]
+            h += t["blocks"][i][slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].cumsum(1)[:, -1]
         h += t["backlog"][snap["backlog_n"]]
         h += (snap["since_new"] / p.max_track_since_new)[:, None] * t["since"][None, :]
         return arithmetic.dense(np.maximum(h, 0), w["out.weight"].T, w["out.bias"])
-
-
-def _conv(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """A 2-d convolution of (N, C, H, W) with (O, C, k, k) weights, zero padding k // 2 (torch's Conv2d),
-    as one matrix product over the image's k x k patches."""
-    n, c, h, w = x.shape
-    k = weight.shape[-1]
-    padded = np.pad(x, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
-    patches = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))  # (N, C, H, W, k, k)
-    patches = patches.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * w, c * k * k)
-    out = arithmetic.dense(patches, weight.reshape(len(weight), -1).T, bias)  # (N * H * W, O)
-    return out.reshape(n, h, w, -1).transpose(0, 3, 1, 2)
 
 
 def _avg_pool(x: np.ndarray) -> np.ndarray:

@@ -7,7 +7,8 @@ It needs no GPU: it exists so that another processor and library stack can be ch
 committed digest whenever one is at hand (copy the checkout and the data folder there, install the
 project, run this). It prints the processor, its SIMD extensions and the versions of every library a
 result could depend on, then each difference: the run, the table, the first differing row and both
-values. Exit status 0 when the digest is identical, 1 when it differs. About 10 s on 2 cores.
+values. Exit status 0 when the digest is identical, 1 when it differs, 2 when it cannot be checked (no
+digest file, a damaged one, a run whose data is absent). About 10 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -57,25 +58,43 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from cloudsim.run import digest
 
+    committed = None
+    if args.file.exists():
+        try:
+            committed = digest.read(args.file)
+            committed["runs"]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            if not args.write:
+                print(f"{args.file}: not a digest ({type(err).__name__}: {err}); write one with --write",
+                      file=sys.stderr)
+                return 2
+            committed = None
+    elif not args.write:
+        print(f"{args.file}: no such file; write the digest with --write (or give --file)", file=sys.stderr)
+        return 2
+    if args.write and not args.file.parent.is_dir():
+        print(f"{args.file.parent}: no such folder for --file", file=sys.stderr)
+        return 2
     for line in machine():
         print(line, flush=True)
     started = time.perf_counter()
     computed = digest.compute(args.data, on_run=lambda name, why: print(f"  {name}" + (f": left out, {why}" if why
                                                                                       else ""), flush=True))
-    print(f"{len(computed['runs'])} run(s) in {time.perf_counter() - started:.1f} s"
-          + (f"; {len(computed['missing'])} left out (their data is absent)" if computed["missing"] else ""))
-    committed = digest.read(args.file) if args.file.is_file() else {"runs": {}}
-    changes = digest.differences(committed, computed, limit=200)
+    print(f"{len(computed['runs'])} run(s) in {time.perf_counter() - started:.1f} s")
+    if computed["missing"]:
+        print(f"{len(computed['missing'])} run(s) left out: their data is absent (first: "
+              f"{next(iter(computed['missing'].values()))}); give the samples' folder with --data or $CLOUDSIM_DATA",
+              file=sys.stderr)
+        return 2
+    changes = digest.differences(committed or {"runs": {}}, computed, limit=200)
     if args.write:
         digest.write(computed, args.file)
-        print(f"wrote {args.file}; " + (f"{len(changes)} difference(s) from the one before:" if changes
+        print(f"wrote {args.file}; " + ("no digest before" if committed is None else
+                                         f"{len(changes)} difference(s) from the one before:" if changes
                                          else "identical to the one before"))
-        for line in changes:
+        for line in changes if committed is not None else ():
             print(f"  {line}")
         return 0
-    if not args.file.is_file():
-        print(f"{args.file}: no digest to compare with; write one with --write", file=sys.stderr)
-        return 2
     if changes:
         print(f"DIFFERENT from {args.file}:")
         for line in changes:

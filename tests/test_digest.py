@@ -22,7 +22,8 @@ def computed():
 def test_the_digest_covers_every_loader_and_broker_family():
     names = [run.name for run in digest.DIGEST_RUNS]
     assert sorted(COMMITTED["runs"]) == sorted(names)
-    for family in ("cloudsimpy", "v2017", "v2018", "swf", "openb-replay", "openb-fill", "deeprm", "deepk8s", "rlsk"):
+    for family in ("cloudsimpy", "v2017", "v2018", "swf", "openb-replay", "openb-fill", "deeprm", "deeprm-env",
+                   "deepk8s", "rlsk"):
         assert any(name.startswith(family) for name in names), family
     for broker in ("first-fit", "tetris", "easy", "sjf", "fgd", "gpu-best-fit", "deepjs", "deeprm", "deeprm-plus",
                    "deepk8s", "rlsk"):

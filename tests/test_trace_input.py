@@ -292,3 +292,15 @@ def test_machine_rows_not_used_as_written_are_counted(tmp_path):
     assert v2018.events == [MachineEvent(50, 1, "down"), MachineEvent(70, 1, "up")]
     assert v2018.skipped == {"missing_status": 1, "missing_time": 1}
     assert v2018.notes == {"before_window": 1, "unknown_status_OFFLINE": 1}
+
+
+def test_a_row_cut_short_names_its_line_in_the_text_tables(tmp_path):
+    from traces.openb import load_openb
+
+    with pytest.raises(TraceFormatError, match=r"cut.csv: line 4 has 4 of 9 columns \(truncated\?\)"):
+        load_cloudsimpy(write(tmp_path, "cut.csv", CLOUDSIMPY_HEADER + CLOUDSIMPY + "2,30,1.0,0.5\n"))
+    pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,100,0,0\np1,1000\n"
+    with pytest.raises(TraceFormatError, match=r"pods.csv: line 3 has 2 of 5 columns \(truncated\?\)"):
+        load_openb(write(tmp_path, "pods.csv", pods))
+    with pytest.raises(TraceFormatError, match=r"twice.csv: the header names column\(s\) 'cpu' more than once"):
+        load_cloudsimpy(write(tmp_path, "twice.csv", CLOUDSIMPY_HEADER.rstrip("\n") + ",cpu\n0,10,4.0,1.0,0.02,3,1,1,0,1\n"))

@@ -46,8 +46,9 @@ class DigestRun:
 
     ``workload``, ``cluster``, ``simulation`` and ``compare`` are the keyword options of the run's
     `WorkloadConfig`, `ClusterConfig`, `SimulationConfig` and `CompareConfig` (its paths relative to
-    the data folder); ``needs``: the files the run reads; ``fill``: the fill experiment's (pods,
-    nodes, seed, factor).
+    the data folder); with ``compare={"env": "deeprm", ...}`` the run is `compare --env deeprm` (the
+    policy in DeepRM's own environment), whose table is its rows; ``needs``: the files the run reads;
+    ``fill``: the fill experiment's (pods, nodes, seed, factor).
     """
 
     name: str
@@ -112,6 +113,9 @@ def _runs() -> tuple[DigestRun, ...]:
                                                               "synthetic_jobs": 60}),
         _replay("deepk8s-80-deepk8s", "deepk8s", {"generator": "deepk8s", "synthetic_jobs": 80}, needs=(V2017,)),
         _replay("rlsk-60-rlsk", "rlsk", {"generator": "rlsk", "synthetic_jobs": 60}, compare={"env": "rlsk"}),
+        # The policies in DeepRM's own environment (the code's job sizes, which their images were trained on).
+        *[_replay(f"deeprm-env-load1.3-{b}", b, {"generator": "deeprm", "load": 1.3},
+                  compare={"env": "deeprm", "sizes": "code", "seeds": (0, 3)}) for b in ("deeprm", "deeprm-plus")],
         # Machine failures: faults drawn with the run's seed, failed instances re-queued.
         _replay("cloudsimpy-jobs35-37-first-fit-faults", "first-fit", chunk, cluster=five,
                 simulation={"tick": 1.0, "mtbf": 150.0, "mttr": 40.0}, needs=(CLOUDSIMPY,)),
@@ -148,6 +152,11 @@ def _compute_one(run: DigestRun, data: Path) -> dict:
         row = run_fill(FillSpec(str(data / pods), str(data / nodes), run.broker, seed, factor))
         return {"summary": _exact({k: v for k, v in row.items() if k not in TIMING})}
     config = run.config(data)
+    if getattr(config, "env", None) == "deeprm":
+        from cloudsim.run.compare_deeprm import compare_deeprm
+
+        runs = compare_deeprm(config).runs
+        return {"summary": {}, "groups": _table(runs[[c for c in runs.columns if c not in TIMING]])}
     resolved = resolve(config)
     if len(resolved.episodes) != 1 or len(resolved.brokers) != 1:
         raise ValueError(f"digest run {run.name}: expected one episode and one broker, got "
