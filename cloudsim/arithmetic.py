@@ -49,22 +49,21 @@ def _float64(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.float64)
 
 
-def exp(values) -> np.ndarray:
-    """e to the power of each value (float64, the shape of ``values``)."""
-    kernels = _kernels()
+def _elementwise(values, kernel) -> np.ndarray:
     array = _float64(values)
     out = np.empty_like(array)
-    kernels.map_exp(array.reshape(-1), out.reshape(-1))
+    kernel(array.reshape(-1), out.reshape(-1))
     return out
+
+
+def exp(values) -> np.ndarray:
+    """e to the power of each value (float64, the shape of ``values``)."""
+    return _elementwise(values, _kernels().map_exp)
 
 
 def tanh(values) -> np.ndarray:
     """The hyperbolic tangent of each value (float64, the shape of ``values``)."""
-    kernels = _kernels()
-    array = _float64(values)
-    out = np.empty_like(array)
-    kernels.map_tanh(array.reshape(-1), out.reshape(-1))
-    return out
+    return _elementwise(values, _kernels().map_tanh)
 
 
 def dense(x, w, b=None) -> np.ndarray:
