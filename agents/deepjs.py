@@ -49,7 +49,6 @@ import torch
 from torch import nn
 
 from agents import kit
-from cloudsim import arithmetic
 from agents.deepjs_config import (
     FEATURES,
     PAPER_FEATURES,
@@ -62,6 +61,7 @@ from agents.deepjs_config import (
 )
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
+from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.runner import Runner
 

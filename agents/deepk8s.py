@@ -39,7 +39,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from cloudsim import arithmetic
 from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from agents.heuristics import ShortestJobFirst, Windowed
 from agents.kit import (
@@ -51,6 +50,7 @@ from agents.kit import (
     save_checkpoint,
     trim_log,
 )
+from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec
 from cloudsim.broker import as_plan
 from cloudsim.envs import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster

@@ -37,10 +37,10 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from cloudsim import arithmetic
 from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
                         trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
+from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, JobSpec
 from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, cluster_bounds, federation_cluster
 
