@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from agents.deeprm_config import DeepRMConfig
+from agents.deeprm_numpy import NumpyDeepRM
 from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, returns_to_go, rng_state,
                         save_checkpoint, trim_log)
 from cloudsim import arithmetic
@@ -198,7 +199,7 @@ class DeepRMPolicy:
     network prefers to hold its jobs never changes, so the same choice repeats
     until the time cap (at 70 % load, 68 of 100 held-out jobsets).
 
-    It acts as the broker of the core does (`agents.deeprm_broker.NumpyDeepRM`: the network's weights,
+    It acts as the broker of the core does (`agents.deeprm_numpy.NumpyDeepRM`: the network's weights,
     copied when the policy is made, in float64 through `cloudsim.arithmetic`; one draw per episode
     from the softmax by inverse transform with numpy's generator), so an action is the same bits on
     every processor. Training keeps torch's forward (`rollout`).
@@ -207,8 +208,6 @@ class DeepRMPolicy:
     name = AGENT
 
     def __init__(self, net: DeepRMNet, *, sample: bool = True, seed: int | None = 0) -> None:
-        from agents.deeprm_broker import NumpyDeepRM
-
         dense = isinstance(net, DeepRMNet)
         if not dense:
             self.name = "deeprm-plus"

@@ -32,78 +32,18 @@ placed one decision each, and the core's clock is continuous between DeepRM's st
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from agents.deeprm_numpy import NumpyDeepRM
 from cloudsim import arithmetic
 from cloudsim.broker import ClusterView, Decision
-from cloudsim.envs.deeprm import DeepRMParams, render_image
 from cloudsim.specs import ClusterSpec
 
 __all__ = ["DeepRMBroker", "NumpyDeepRM", "load_numpy_policy"]
 
 _ROUNDING = 1e-9  # a quantity a hair above a whole number of units is that number (float sums)
-
-
-@dataclass(frozen=True)
-class NumpyDeepRM:
-    """A trained DeepRM or DeepRM_Plus network as numpy arrays: ``logits(snapshot)`` is the network's
-    ``logits_snapshot`` (`agents.deeprm.DeepRMNet`, `agents.deeprm_plus.DeepRMPlusNet`) without torch.
-
-    Brokers run in worker processes forked from the one that loaded them; torch's thread pool does not
-    survive a fork (a worker's first parallel torch operation can hang), so decisions use numpy only.
-    """
-
-    params: DeepRMParams
-    weights: dict[str, np.ndarray]
-    network: str  # "dense" (DeepRM) or "cnn" (DeepRM_Plus)
-
-    @functools.cached_property
-    def _tables(self) -> dict:
-        """DeepRM's hidden layer as prefix sums over each part of the image (`DeepRMNet.prefix_tables`)."""
-        p = self.params
-        T, R, M, S, C = p.horizon, p.resources, p.slots, p.max_job_size, p.res_slot
-        W = self.weights["hidden.weight"]
-        H = W.shape[0]
-        W = W.reshape(H, T, -1)
-        width = C + M * S
-        canvas, blocks = [], []
-        for i in range(R):
-            part = W[:, :, i * width:i * width + C].transpose(1, 2, 0)  # (T, C, H)
-            canvas.append(np.concatenate([np.zeros((T, 1, H)), part.cumsum(1)], 1))
-            block = W[:, :, i * width + C:(i + 1) * width].reshape(H, T, M, S).transpose(2, 1, 3, 0)  # (M, T, S, H)
-            blocks.append(np.pad(block.cumsum(1).cumsum(2), ((0, 0), (1, 0), (1, 0), (0, 0))))
-        bw = p.backlog_width
-        backlog = W[:, :, R * width:R * width + bw].reshape(H, T * bw).T
-        return {"canvas": canvas, "blocks": blocks, "backlog": np.concatenate([np.zeros((1, H)), backlog.cumsum(0)]),
-                "since": W[:, :, -1].cumsum(1)[:, -1]}  # cumsum: a sum in order
-
-    def logits(self, snap: dict[str, np.ndarray]) -> np.ndarray:
-        """(B, slots + 1) logits of the images a snapshot (`DeepRMBatch.snapshot`) draws."""
-        w = self.weights
-        if self.network == "cnn":
-            image = render_image(snap, self.params)[:, None]
-            x = _avg_pool(np.maximum(arithmetic.conv2d(image, w["features.0.weight"], w["features.0.bias"]), 0))
-            x = _avg_pool(np.maximum(arithmetic.conv2d(x, w["features.3.weight"], w["features.3.bias"]), 0))
-            h = arithmetic.tanh(arithmetic.dense(x.reshape(len(x), -1), w["hidden.weight"].T, w["hidden.bias"]))
-            return arithmetic.dense(h, w["out.weight"].T, w["out.bias"])
-        t, p = self._tables, self.params
-        rows, slots = np.arange(p.horizon), np.arange(p.slots)
-        h = np.broadcast_to(w["hidden.bias"], (len(snap["used"]), len(w["hidden.bias"]))).copy()
-        for i in range(p.resources):  # cumsum(...)[:, -1]: a sum in row (slot) order, whatever numpy's version
-            h += t["canvas"][i][rows[None, :], snap["used"][:, :, i]].cumsum(1)[:, -1]
-            h += t["blocks"][i][slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].cumsum(1)[:, -1]
-        h += t["backlog"][snap["backlog_n"]]
-        h += (snap["since_new"] / p.max_track_since_new)[:, None] * t["since"][None, :]
-        return arithmetic.dense(np.maximum(h, 0), w["out.weight"].T, w["out.bias"])
-
-
-def _avg_pool(x: np.ndarray) -> np.ndarray:
-    """2 x 2 average pooling with stride 2, a trailing odd row or column dropped (torch's AvgPool2d(2))."""
-    h, w = x.shape[2] // 2 * 2, x.shape[3] // 2 * 2
-    return (x[:, :, 0:h:2, 0:w:2] + x[:, :, 1:h:2, 0:w:2] + x[:, :, 0:h:2, 1:w:2] + x[:, :, 1:h:2, 1:w:2]) / 4
 
 
 @functools.lru_cache(maxsize=8)
