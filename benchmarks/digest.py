@@ -45,8 +45,10 @@ def machine() -> list[str]:
             versions.append(f"{name} {importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{name} (absent)")
+    code = code_version()
     return [f"machine: {model}, {platform.machine()}, SIMD {' '.join(simd) or 'unknown'}",
-            f"python {platform.python_version()}; " + ", ".join(versions), f"code: {code_version()}"]
+            f"python {platform.python_version()}; " + ", ".join(versions),
+            f"code: {code if len(code) < 300 else code[:300] + ' ...'}"]
 
 
 def main(argv: list[str] | None = None) -> int:
