@@ -92,8 +92,16 @@ def _deepk8s(algo: str) -> Callable[..., object]:
     def deepk8s(checkpoint: str | None = None) -> object:
         """A trained Deepk8s policy (None: the checkpoint shipped for its algorithm)."""
         from agents.deepk8s import Deepk8sBroker, load_policy  # torch only when asked for
+        from agents.kit import CheckpointMismatchError
 
-        return Deepk8sBroker(load_policy(checkpoint, algo))
+        policy = load_policy(checkpoint, algo)
+        held = policy.config.algo
+        if held != algo:  # a run is labelled by the broker it names: the checkpoint must be that broker's
+            raise CheckpointMismatchError(
+                f"{policy.path}: holds a Deepk8s {held} policy, not {algo}; give it to its broker: "
+                f"--brokers {DEEPK8S_BROKERS[held]} --checkpoint {DEEPK8S_BROKERS[held]}={policy.path}",
+                path=policy.path)
+        return Deepk8sBroker(policy)
 
     return deepk8s
 

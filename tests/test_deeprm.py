@@ -376,7 +376,7 @@ def test_compare_in_deeprms_environment_prints_one_row_per_broker_load_and_seed(
 @pytest.mark.parametrize("argv,message", [
     (["compare", "deeprm", "--env", "deeprm", "--brokers", "first-fit"], "cannot act in DeepRM's environment"),
     (["compare", "alibaba-like", "--env", "deeprm"], "runs the deeprm workload"),
-    (["compare", "deeprm", "--env", "deeprm", "--load", "1.3"], "out of reach in mode 'paper'"),
+    (["compare", "deeprm", "--env", "deeprm", "--sizes", "paper", "--load", "1.3"], "out of reach in mode 'paper'"),
     (["compare", "deeprm", "--knobs", "0.3"], "add --env deeprm"),
     (["compare", "deeprm", "--env", "deeprm", "--brokers", "tetris-star", "--knobs", "2"], "in \\[0, 1\\]"),
     (["train", "deeprm", "--load", "0"], "out of reach"),

@@ -19,7 +19,7 @@ import pandas as pd
 from cloudsim.version import __version__
 from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
 from cloudsim.run.comparison import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
-from cloudsim.run.config import CompareConfig
+from cloudsim.run.config import CompareConfig, ConfigError
 from cloudsim.run.output import ResultFolder
 from cloudsim.run.resolve import RunWarning, broker_plans
 
@@ -60,10 +60,20 @@ def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Call
                    ) -> CompareResult:
     """Every broker on every (load, seed) jobset of DeepRM's environment; one row per (broker, knob, load, seed)."""
     policies = [(name, knob, factory()) for name, knob, factory in _policies(config)]  # checkpoints checked first
-    for _, _, policy in policies:  # a learned policy refuses another environment before any run
+    checkpoints = dict(config.brokers.checkpoint)
+    for name, _, policy in policies:  # a learned policy refuses another environment before any run
         check = getattr(policy, "check_params", None)
         if check is not None:
-            check(config.deeprm_params())
+            try:
+                check(config.deeprm_params())
+            except ValueError as err:
+                from agents.deeprm import shipped_checkpoint
+
+                source = checkpoints.get(name) or shipped_checkpoint(agent=name)
+                raise ConfigError("--sizes" if config.sizes else "--slots" if config.slots else "--env", (
+                    config.sizes or config.slots or "deeprm"), f"{source}: {err} (--sizes code or paper and "
+                    f"--slots M set the environment's images; or give a checkpoint trained for these with "
+                    f"--checkpoint {name}=PATH)") from None
     seeds = list(config.seed_list)
     rows = []
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:

@@ -88,6 +88,7 @@ def run_one(spec: RunSpec) -> RunOutcome:
             raise
         raise ConfigError(*place.cluster_option, str(err)) from None
     summary = dict(result.summary)
+    summary["broker"] = spec.broker.name  # one name for a broker in every output of a run: the one it was asked by
     if sampler is not None:
         summary.update(sampler.summary(result.summary["makespan"]))
     if spec.broker.federated:  # RLSK's numbers, over clusters (each pooled over its nodes)

@@ -5,6 +5,12 @@ renamed to its name only when the run completes, so a folder under that name is
 always a complete run. A run that fails or is interrupted after some episodes
 finished keeps them in ``<name>.incomplete`` (with a note saying why) rather than
 throwing them away; a run that finished nothing leaves nothing behind.
+
+An output folder is refused before any work (`folder_problem`) when it is the
+current folder or one above it (``--out .``, ``--out ..``), when it is inside the
+results of another command (a folder marked with `RESULTS_MARK`), and when it
+holds, or lies inside, anything the command reads (its workload, machine table,
+checkpoints, data folder...): ``--overwrite`` would delete the inputs.
 """
 
 from __future__ import annotations
@@ -15,18 +21,49 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["ResultFolder", "folder_problem", "parent_problem", "jsonable", "pyplot", "save_figure", "strict_json",
-           "write_text_atomically"]
+__all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "mark_results", "parent_problem", "place_problem", "jsonable", "pyplot",
+           "save_figure", "strict_json", "write_text_atomically"]
+
+RESULTS_MARK = ".cloudsim-results"
+"""The file every result folder of a command holds (its cloudsim version): a later output is never put inside it."""
 
 
-def folder_problem(path: str | Path, overwrite: bool) -> str | None:
-    """Why results cannot go into folder ``path`` (None when they can)."""
+def place_problem(path: str | Path, reads: Mapping[str, object] | None = None) -> str | None:
+    """Why an output folder may not be at ``path`` whatever it holds (None when it may): the current
+    folder or one above it, a place inside another command's results, or a folder that holds or lies
+    inside an input, ``reads`` mapping each input's option to its path (or paths; None: not given)."""
     if str(path).strip() == "":
         return "is empty; give a folder (it is created)"
+    here, target = Path.cwd().resolve(), Path(path).resolve()
+    if target == here or target in here.parents:
+        return ("is the current folder or one above it: the results would mix with what is there, and "
+                "--overwrite would delete it; name a new folder, such as --out results")
+    marked = next((p for p in target.parents if (p / RESULTS_MARK).is_file()), None)
+    if marked is not None:
+        return f"is inside {marked}, the results of another command; choose a folder outside it"
+    for option, given in (reads or {}).items():
+        for each in (given if isinstance(given, (list, tuple)) else [given]):
+            if each is None or str(each).strip() == "":
+                continue
+            source = Path(each).resolve()
+            if source == target or target in source.parents:
+                return (f"holds {option} {each}, which this command reads (--overwrite would delete it); "
+                        "write the results elsewhere")
+            if source in target.parents:
+                return f"is inside {option} {each}, which this command reads; write the results elsewhere"
+    return None
+
+
+def folder_problem(path: str | Path, overwrite: bool, reads: Mapping[str, object] | None = None) -> str | None:
+    """Why results cannot go into folder ``path`` (None when they can): `place_problem`, a file there,
+    a parent that cannot be written, or files there without ``overwrite``."""
+    problem = place_problem(path, reads)
+    if problem is not None:
+        return problem
     path = Path(path)
     if path.exists() and not path.is_dir():
         return "is a file; give a folder (it is created)"
@@ -80,6 +117,13 @@ def write_text_atomically(path: str | Path, text: str) -> Path:
     finally:
         partial.unlink(missing_ok=True)
     return path
+
+
+def mark_results(folder: str | Path) -> None:
+    """Mark ``folder`` as a command's results (`RESULTS_MARK`), so that no later output goes inside it."""
+    from cloudsim.version import __version__
+
+    (Path(folder) / RESULTS_MARK).write_text(f"cloudsim {__version__}\n")
 
 
 def parent_problem(path: str | Path) -> str | None:
@@ -154,6 +198,7 @@ class ResultFolder:
 
     def commit(self) -> Path:
         """Move the complete results into place; an old folder (``overwrite``) is replaced whole."""
+        mark_results(self.staging)
         old = None
         if self.path.exists():
             old = self.path.with_name(f".{self.path.name}.old-{os.getpid()}")

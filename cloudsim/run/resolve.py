@@ -120,8 +120,8 @@ def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = 
     """
     resolved = resolve_workload(config, load=load, seed=seed)
     runs = episodes(config, resolved)
-    messages = check_episodes(config, resolved.cluster, runs)
     place = workplace(config, resolved.cluster, resolved.workload.jobs)
+    messages = check_episodes(config, place.cluster, runs)  # the machines brokers place on (RLSK's --nodes split)
     plans = broker_plans(config)
     if place.target is not None:  # FGD measures against the run's own workload
         plans = tuple(dataclasses.replace(plan, options=(*plan.options,

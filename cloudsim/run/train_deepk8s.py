@@ -68,7 +68,7 @@ class Deepk8sTrainConfig:
             if not Path(self.init).is_file():
                 raise ConfigError("--init", self.init, "no such file; give a policy.pt from cloudsim train deepk8s")
         state = Path(self.out) / ("dagger.pt" if self.algo == "dagger" else "model.zip")
-        check_training_folder(self.out, resume=self.resume, state=state, what=self.algo)
+        check_training_folder(self.out, resume=self.resume, state=state, what=self.algo, reads={"--init": self.init})
         if self.resume:
             check_resumed_settings(self.given, self.saved_agent, self)
 

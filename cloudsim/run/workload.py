@@ -267,6 +267,9 @@ def episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
 
 def cluster_option_of(config: RunConfig, cluster: ClusterSpec) -> tuple[str, str]:
     """(the option that set the machines, its value): where a task too large for them is fixed."""
+    nodes = getattr(config, "nodes", None)
+    if config.federated and nodes is not None and nodes > 1:  # RLSK's clusters split into --nodes
+        return "--nodes", str(nodes)
     if config.workload.machine_table is not None:
         return "--machine-table", config.workload.machine_table
     return "--capacity", ",".join(f"{r}={c:g}" for r, c in zip(cluster.resources, cluster.capacities[0]))

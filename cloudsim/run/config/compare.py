@@ -18,6 +18,8 @@ from cloudsim.run.config.sections import (
 ENVIRONMENTS = ("cloudsim", "deeprm", "rlsk")
 """Where `cloudsim compare` runs: the event-driven simulator, DeepRM's own environment, or RLSK's
 federation (the simulator with each job dispatched to a cluster's queue)."""
+MAX_NODES = 10_000
+"""The most nodes a cluster of RLSK's federation may be split into (--nodes)."""
 MAX_FILL = 10.0
 """The largest --fill factor: a fill run offers pods up to this many times the cluster's GPUs."""
 RLSK_DEFAULT_BROKERS = ("first-fit", "random", "round-robin", "least-load", "rlsk")
@@ -52,7 +54,8 @@ class CompareConfig(RunConfig):
         metavar="N")
     sizes: str | None = option(
         None, "--sizes", "--env deeprm: job sizes, paper (section 4.1: loads up to 92 %%) or code (the published "
-        "code's: loads up to 184 %%) (default paper)", choices=("paper", "code"))
+        "code's: loads up to 184 %%) (default paper; code with --arrivals poisson or when deeprm or deeprm-plus runs, "
+        "as they were trained on it)", choices=("paper", "code"))
     slots: int | None = option(None, "--slots", "--env deeprm: M, the visible job slots (default 10)", parse=whole,
                                metavar="M")
     knobs: tuple[float, ...] | None = option(
@@ -144,6 +147,8 @@ class CompareConfig(RunConfig):
             require(len(self.knobs) > 0 and all(is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
                      self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
             require("tetris-star" in self.brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
+            require(len(set(self.knobs)) == len(self.knobs), cls, "knobs", self.knobs,
+                    "names a knob twice (a doubled sample); give each once")
         from cloudsim.envs.deeprm import arrival_rate
 
         params = self.deeprm_params()
@@ -170,6 +175,8 @@ class CompareConfig(RunConfig):
                  "arrives")
         if self.nodes is not None:
             check_positive_whole(cls, "nodes", self.nodes, "nodes per cluster")
+            require(self.nodes <= MAX_NODES, cls, "nodes", self.nodes, f"at most {MAX_NODES:,} nodes per cluster "
+                    "(each gets 1/N of its cluster's capacity, so RLSK's jobs fit none long before)")
 
     @property
     def federated(self) -> bool:
@@ -185,8 +192,14 @@ class CompareConfig(RunConfig):
         sets only the jobsets (`cloudsim.envs.deeprm.jobsets_at_load`)."""
         from cloudsim.envs.deeprm import DeepRMParams
 
-        default_sizes = "code" if self.deeprm_arrivals == "poisson" else "paper"
-        return DeepRMParams(slots=self.slots or 10, mode=self.sizes or default_sizes)
+        return DeepRMParams(slots=self.slots or 10, mode=self.sizes or self.default_sizes)
+
+    @property
+    def default_sizes(self) -> str:
+        """--sizes when not given: the code's for Poisson arrivals and whenever a learned DeepRM policy runs
+        (`cloudsim train deeprm` trains on them, and so were the shipped checkpoints), else the paper's."""
+        learned = any(b in ("deeprm", "deeprm-plus") for b in self.brokers.brokers)
+        return "code" if self.deeprm_arrivals == "poisson" or learned else "paper"
 
     @property
     def seed_list(self) -> range:
@@ -203,6 +216,13 @@ class CompareConfig(RunConfig):
 
 
 @dataclass(frozen=True)
+class BenchReportConfig(ReportConfig):
+    """bench's outputs: --overwrite replaces a non-empty --out DIR or --plots DIR."""
+
+    overwrite_needs_out = False
+
+
+@dataclass(frozen=True)
 class BenchConfig(RunConfig):
     """`cloudsim bench`: a candidate broker's makespan against baselines, chunk by chunk (DeepJS Table 2)."""
 
@@ -210,11 +230,11 @@ class BenchConfig(RunConfig):
 
     simulation: SimulationConfig = field(default_factory=TickedSimulationConfig)
     brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(("first-fit", "tetris", "deepjs")))
-    report: ReportConfig = field(default_factory=ReportConfig)
+    report: ReportConfig = field(default_factory=BenchReportConfig)
     candidate: str | None = option(
         None, "--candidate", "the broker compared with the others (default: deepjs if listed, else the last)")
-    plots: str | None = option(None, "--plots", "write the makespan-difference plots (PNG) into DIR",
-                               metavar="DIR")
+    plots: str | None = option(None, "--plots", "write the makespan-difference plots (PNG) into DIR (a folder "
+                               "that already holds files needs --overwrite)", metavar="DIR")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -226,8 +246,10 @@ class BenchConfig(RunConfig):
                  f"must be one of --brokers {','.join(names)}")
         require(self.workload.chunk_size is not None, WorkloadConfig, "chunk_size", None,
                  "bench compares chunks: give --chunk-size N (and --chunks A:B)")
+        require(not self.report.overwrite or self.report.out is not None or self.plots is not None, ReportConfig,
+                "overwrite", True, "needs --out DIR or --plots DIR")
         if self.plots is not None:
-            problem = folder_problem(self.plots, overwrite=True)
+            problem = folder_problem(self.plots, self.report.overwrite, self.reads)
             require(problem is None, cls, "plots", self.plots, problem)
 
     @property

@@ -21,6 +21,8 @@ class ConfigError(ValueError):
 
 
 def show_value(value: object) -> str:
+    if isinstance(value, str) and value.strip() == "":
+        return f'"{value}"'  # an empty option, as typed
     if isinstance(value, (tuple, list)):
         return ",".join(_number(v) for v in value)
     if isinstance(value, Mapping):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import BROKERS, GPU_VARIANTS
-from cloudsim.run.output import parent_problem
+from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig
 from traces.data import data_folder
@@ -39,7 +39,12 @@ class LeaderboardConfig:
     def __post_init__(self) -> None:
         cls = type(self)
         require(self.out is not None, cls, "out", None, "give the report folder: --out DIR")
-        problem = parent_problem(self.out)
+        if self.data is not None:
+            data = Path(self.data)
+            require(data.is_dir(), cls, "data", self.data, "is a file; give the folder that holds cloudsimpy/, alibaba/ "
+                    "and swf/" if data.exists() else "no such folder; give the folder that holds cloudsimpy/, alibaba/ "
+                    "and swf/")
+        problem = place_problem(self.out, {"--data": str(self.data_folder)}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)
         require(not Path(self.out).exists() or Path(self.out).is_dir(), cls, "out", self.out,
                  "is a file; give a folder for the report")
@@ -52,9 +57,6 @@ class LeaderboardConfig:
             require(len(set(names)) == len(names), cls, name, names, "names one twice; give each once")
         check_positive_whole(cls, "seeds", self.seeds, "seeds of the generated workloads")
         require(self.seeds <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS}")
-        if self.data is not None:
-            require(Path(self.data).is_dir(), cls, "data", self.data, "no such folder; give the folder that holds "
-                     "cloudsimpy/, alibaba/ and swf/")
 
     @property
     def data_folder(self) -> Path:

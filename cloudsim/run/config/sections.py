@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Mapping
 
 from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
-from cloudsim.run.output import folder_problem
+from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS
 from cloudsim.simulation import FAILURE_POLICIES
@@ -145,6 +145,8 @@ class WorkloadConfig:
             require(is_real(start) and is_real(end) and start < end, cls, "window", span_text(self.window),
                      "need finite START < END (seconds of trace time)")
         if self.cache is not None:
+            require(str(self.cache).strip() != "", cls, "cache", self.cache,
+                    "is empty; give a folder for the cache, or leave --cache out for the default")
             require(not Path(self.cache).exists() or Path(self.cache).is_dir(), cls, "cache", self.cache,
                      "is a file, not a folder; give a folder for the cache")
         if self.chunk_size is not None:
@@ -306,9 +308,12 @@ class ReportConfig:
         "(cloudsim.streaming; no utilisation table, no imbalance numbers); the workload itself is still loaded "
         "whole", switch=True)
 
+    overwrite_needs_out = True  # bench's --overwrite also covers its --plots DIR (`BenchConfig` checks it)
+
     def __post_init__(self) -> None:
         cls = type(self)
-        require(not self.overwrite or self.out is not None, cls, "overwrite", True, "needs --out DIR")
+        require(not self.overwrite or self.out is not None or not self.overwrite_needs_out, cls, "overwrite", True,
+                "needs --out DIR")
         require(not self.stream or self.out is not None, cls, "stream", True,
                  "writes the tables under --out DIR as the run goes: add --out DIR")
         if self.out is not None:
@@ -397,7 +402,8 @@ class BrokerConfig:
             check_file(cls, "checkpoint", path, f"a {name} checkpoint (cloudsim train {TRAINED_BY[name]})")
             pairs.append((name, path))
         names = [name for name, _ in pairs]
-        require(len(set(names)) == len(names), cls, "checkpoint", self.checkpoint,
+        require(len(set(names)) == len(names), cls, "checkpoint", ",".join(f"{n}={p}" if n else p
+                                                                            for n, p in self.checkpoint),
                  "names a broker twice; give one checkpoint per broker")
         object.__setattr__(self, "checkpoint", tuple(pairs))
         if self.window is not None:
@@ -425,9 +431,21 @@ class RunConfig:
         """Whether --out holds each run's tables (replay), which --stream writes as the run goes."""
         return True
 
+    @property
+    def reads(self) -> dict[str, object]:
+        """What the command reads, by option: the trace and its tables, the cache, the checkpoints (an output
+        folder is kept apart from them, `cloudsim.run.output.place_problem`)."""
+        workload = self.workload
+        return {"WORKLOAD": None if workload.is_generator else workload.source,
+                "--machine-table": workload.machine_table, "--instances": workload.instances,
+                "--cache": workload.cache, "--checkpoint": [path for _, path in self.brokers.checkpoint]}
+
     def __post_init__(self) -> None:
         require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
                  "applies to replay, whose --out holds each run's tables; leave it out")
+        if self.report.out is not None:
+            problem = place_problem(self.report.out, self.reads)
+            require(problem is None, ReportConfig, "out", self.report.out, problem)
         if self.workload.machine_table is not None:
             for name in ("machines", "capacity"):
                 value = getattr(self.cluster, name)

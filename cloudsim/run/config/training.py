@@ -8,7 +8,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from cloudsim.run.output import parent_problem
+from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import ConfigError, is_whole
 
 def check_training_numbers(save_every: object, seed: object) -> None:
@@ -57,10 +57,13 @@ def check_agent_settings(command: Any) -> None:
         raise ConfigError(f"--{name.replace('_', '-')}", getattr(command, name, None), str(err)) from None
 
 
-def check_training_folder(out: str, *, resume: bool, state: Path, what: str) -> None:
-    """Refuse an --out that cannot hold a training: a bad parent or a file; with --resume, a folder without
-    the ``state`` file of ``what`` training; without it, a folder that already holds a trained policy."""
-    problem = parent_problem(out)
+def check_training_folder(out: str, *, resume: bool, state: Path, what: str,
+                          reads: Mapping[str, object] | None = None) -> None:
+    """Refuse an --out that cannot hold a training: the current folder or one above it, a place inside
+    another command's results or around an input (``reads``: option -> path, `place_problem`), a bad
+    parent or a file; with --resume, a folder without the ``state`` file of ``what`` training; without it,
+    a folder that already holds a trained policy."""
+    problem = place_problem(out, reads) or parent_problem(out)
     if problem:
         raise ConfigError("--out", out, problem)
     if Path(out).exists() and not Path(out).is_dir():

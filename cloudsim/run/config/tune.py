@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.deepk8s_config import shipped_checkpoint
-from cloudsim.run.output import parent_problem
+from cloudsim.run.output import parent_problem, place_problem
 from traces.deepk8s import DEFAULT_TASKS
 from cloudsim.run.config.fields import check_positive_whole, index_range, option, require, span_text, whole
 from cloudsim.run.config.sections import RunnerConfig
@@ -50,7 +50,7 @@ class TuneConfig:
     def __post_init__(self) -> None:
         cls = type(self)
         require(self.out is not None, cls, "out", None, "give the search folder: --out DIR")
-        problem = parent_problem(self.out)
+        problem = place_problem(self.out, {"--init": self.init}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)
         require(not Path(self.out).is_file(), cls, "out", self.out, "is a file; give a folder for the search")
         check_positive_whole(cls, "trials", self.trials, "trials")
@@ -59,7 +59,8 @@ class TuneConfig:
         require(start >= 0 and stop is not None and stop > start, cls, "seeds", span_text(self.seeds),
                  "give A:B with 0 <= A < B")
         require(self.init is None or Path(self.init).is_file(), cls, "init", self.init,
-                 "no such file; give a DAgger policy.pt from cloudsim train deepk8s --algo dagger")
+                 ("is a folder; give the policy.pt file in it" if self.init is not None and Path(self.init).is_dir()
+                  else "no such file; give a DAgger policy.pt from cloudsim train deepk8s --algo dagger"))
 
     @property
     def init_path(self) -> str:
