@@ -594,7 +594,9 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     state_file = out / "dagger.pt"
     if resume:
         saved = read_checkpoint(state_file, agent=AGENT + "-dagger", title="Deepk8s DAgger",
-                                keys=("iteration", "states", "masks", "labels"))
+                                keys=("iteration", "states", "masks", "labels"),
+                                fix=f"the training in {out} cannot be resumed; start it afresh in another folder "
+                                    "(cloudsim train deepk8s --algo dagger --out NEW)")
         net.load_state_dict(saved["model"])
         optimiser.load_state_dict(saved["optimizer"])
         restore_rng(saved, rng)

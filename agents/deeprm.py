@@ -282,7 +282,9 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     policy_file = out / POLICY_FILE
     if resume:
         saved = read_checkpoint(policy_file, agent=AGENT, title="DeepRM", config_type=DeepRMConfig,
-                                keys=("iteration", "sampler"))
+                                keys=("iteration", "sampler"),
+                                fix=f"the training in {out} cannot be resumed; start it afresh in another folder "
+                                    f"(cloudsim train {'deeprm-plus' if config.network == 'cnn' else 'deeprm'} --out NEW)")
         if saved["config"] != config:
             changed = [f.name for f in dataclasses.fields(config)
                        if getattr(saved["config"], f.name) != getattr(config, f.name) and f.name != "iterations"]

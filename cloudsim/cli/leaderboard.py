@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from cloudsim.cli.sections import add_runner_sections, build_runner_config
 from cloudsim.run import LeaderboardConfig, leaderboard
@@ -26,10 +27,15 @@ def run(namespace: argparse.Namespace) -> int:
     result = leaderboard(config, lambda cell: print(
         f"{cell['workload']} {cell['broker']} seed {cell['seed']}: "
         + (f"{len(cell['rows'])} run(s), {cell['wall_s']:.1f} s" if cell["status"] == "ok"
-           else f"not run: {cell['reason']}"), flush=True))
+           else f"{cell['status']}: {cell['reason']}"), flush=True))
     print()
     print(result.ranking.to_string(float_format=lambda v: f"{v:.2f}", na_rep="-"))
     for name, why in result.skipped_workloads.items():
         print(f"workload {name} not run: {why}")
     print(f"\n{result.ran} cell(s) run now, {result.kept} kept from before; report: {result.out / 'leaderboard.md'}")
+    if result.failed:
+        first, reason = next(iter(result.failed.items()))
+        print(f"cloudsim: {len(result.failed)} cell(s) failed and are not kept ({', '.join(result.failed)}); the first: "
+              f"{reason}. Fix the cause and run the same command again to run them", file=sys.stderr)
+        return 1
     return 0

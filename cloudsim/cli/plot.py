@@ -6,6 +6,7 @@ import argparse
 
 from cloudsim.cli.options import add_section, parse_given
 from cloudsim.run import PlotConfig, plot_run, run_folders
+from cloudsim.run.plots import read_run
 
 __all__ = ["add_parser", "run"]
 
@@ -25,7 +26,8 @@ def run(namespace: argparse.Namespace) -> int:
     if not folders:
         raise ValueError(f"{config.folder}: holds no run (no groups.parquet below it); give the folder of a "
                          f"cloudsim replay --out")
-    for folder in folders:
-        for path in plot_run(folder, config.max_machines):
+    runs = [(folder, read_run(folder)) for folder in folders]  # every run read first: a damaged one draws nothing
+    for folder, tables in runs:
+        for path in plot_run(folder, config.max_machines, tables):
             print(path, flush=True)
     return 0

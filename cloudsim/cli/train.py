@@ -10,6 +10,7 @@ from tqdm.auto import tqdm
 
 from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
+from cloudsim.run.output import resumable_or_nothing
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
 from cloudsim.run.config import TRAINING_RUN_FIELDS
 from cloudsim.run.train_deepk8s import Deepk8sTrainConfig, train_deepk8s
@@ -91,7 +92,9 @@ def training_command(section: type, key: str, train, describe):
         config = dataclasses.replace(build(namespace, key, section()), given=chosen)
         print(f"training {describe(config.agent)} into {config.out}{' (resumed)' if config.resume else ''}",
               file=sys.stderr)
-        print(strict_json(train(config)), flush=True)
+        with resumable_or_nothing(config.out, config.state_file):  # stopped early: resumable, or nothing left
+            summary = train(config)
+        print(strict_json(summary), flush=True)
         return 0
 
     return run

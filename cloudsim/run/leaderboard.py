@@ -19,6 +19,7 @@ import dataclasses
 import html
 import json
 import shutil
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from cloudsim.run.fill import FILL_CURVES
 from cloudsim.run.output import pyplot, save_figure, strict_json, write_text_atomically
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
+from traces.rawcsv import TraceFormatError
 
 __all__ = ["LEADERBOARD_WORKLOADS", "LeaderboardResult", "leaderboard"]
 
@@ -46,6 +48,10 @@ GPU_FILL_METRICS = (f"unallocated_gpu_pct_at_{AT}", f"fragmentation_gpu_pct_at_{
 GPU_REPLAY_METRICS = ("gpu_fragmentation_pct_mean", "gpu_allocated_pct_mean", "avg_job_slowdown", "makespan")
 GPU_DATA = "alibaba/gpu-v2023"
 STATE = "leaderboard.json"
+FAILED = "failed"
+"""A cell's status when its run failed (damaged or missing data, an internal error): it is not kept as done,
+so the next run of the board runs it again, and the board exits non-zero naming it."""
+CELL_KEYS = ("workload", "broker", "seed", "status", "reason", "rows", "wall_s")
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,8 @@ class Cell:
 
 @dataclass
 class LeaderboardResult:
-    """The per-workload tables, the ranking, the cells that ran now and those kept from before."""
+    """The per-workload tables, the ranking, the cells that ran now and those kept from before, and the cells
+    that failed (``"workload broker seed N"`` -> reason; not kept, so the next run of the board runs them)."""
 
     tables: dict[str, pd.DataFrame]
     ranking: pd.DataFrame
@@ -138,6 +145,7 @@ class LeaderboardResult:
     kept: int
     skipped_workloads: dict[str, str]
     out: Path
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def run_cell(cell: Cell) -> dict:
@@ -156,7 +164,9 @@ def run_cell(cell: Cell) -> dict:
                                              runner=RunnerConfig(workers=1))
                 rows = replay(config).rows
             status, reason = "ok", ""
-        except (ValueError, OSError, RuntimeError) as error:  # ConfigError, a checkpoint for other machines, ...
+        except (TraceFormatError, OSError, RuntimeError) as error:  # damaged or missing data: not a result
+            rows, status, reason = [], FAILED, str(error).splitlines()[0]
+        except ValueError as error:  # ConfigError, a checkpoint for other machines, ...: the broker refuses
             rows, status, reason = [], "not run", str(error).splitlines()[0]
     return {**dataclasses.asdict(cell), "status": status, "reason": reason, "rows": rows,
             "warnings": sorted({str(w.message) for w in said}), "wall_s": round(time.perf_counter() - started, 3)}
@@ -184,17 +194,27 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
     if not workloads:
         raise ConfigError("--workloads", ",".join(config.workloads), "none of them can run: " +
                           "; ".join(f"{k} {v}" for k, v in skipped.items()))
+    idle = [b for b in config.brokers if not any(b in LEADERBOARD_WORKLOADS[name].brokers((b,)) for name in workloads)]
+    if idle:
+        raise ConfigError("--brokers", ",".join(config.brokers), f"{', '.join(idle)} is a GPU policy, which runs on the "
+                          f"GPU workloads only (gpu-fill, gpu-replay), and none of --workloads {','.join(workloads)} "
+                          "has GPUs; add a GPU workload, or leave it out")
     out = _open_folder(config)
     cells = [Cell(name, broker, seed, str(data)) for name in workloads
              for broker in LEADERBOARD_WORKLOADS[name].brokers(config.brokers)
              for seed in (range(config.seeds) if LEADERBOARD_WORKLOADS[name].seeded else (0,))]
-    done = {path.stem: json.loads(path.read_text()) for path in (out / "cells").glob("*.json")}
+    done = {}
+    for path in sorted((out / "cells").glob("*.json")):
+        cell = _read_cell(path)
+        if cell is not None and cell["status"] != FAILED:
+            done[path.stem] = cell
     todo = [cell for cell in cells if cell.key not in done]
     runner = config.runner
     try:
         with Runner(runner.executor, runner.workers, runner.address) as pool:
             for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell")):
-                write_text_atomically(out / "cells" / f"{cell.key}.json", strict_json(result) + "\n")
+                if result["status"] != FAILED:  # a failed cell runs again next time
+                    write_text_atomically(out / "cells" / f"{cell.key}.json", strict_json(result) + "\n")
                 done[cell.key] = result
                 if on_cell is not None:
                     on_cell(result)
@@ -208,7 +228,22 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
               for name in workloads}
     ranking = _ranking(tables)
     _write_report(out, config, tables, ranking, skipped, results)
-    return LeaderboardResult(tables, ranking, len(todo), len(cells) - len(todo), skipped, out)
+    failed = {f"{r['workload']} {r['broker']} seed {r['seed']}": r["reason"] for r in results if r["status"] == FAILED}
+    return LeaderboardResult(tables, ranking, len(todo), len(cells) - len(todo), skipped, out, failed)
+
+
+def _read_cell(path: Path) -> dict | None:
+    """A kept cell, or None (after a note on stderr) when its file is damaged: the cell is run again."""
+    try:
+        cell = json.loads(path.read_text())
+        if not isinstance(cell, dict) or any(key not in cell for key in CELL_KEYS):
+            raise ValueError(f"it lacks {', '.join(k for k in CELL_KEYS if not isinstance(cell, dict) or k not in cell)}")
+        return cell
+    except (OSError, ValueError) as err:  # ValueError: JSON, UTF-8 and shape alike
+        print(f"cloudsim: leaderboard cell {path} is damaged ({type(err).__name__}: {str(err).splitlines()[0][:120]}); "
+              "running that cell again", file=sys.stderr, flush=True)
+        path.unlink(missing_ok=True)
+        return None
 
 
 def _table(results: list[dict], brokers: tuple[str, ...], metrics: tuple[str, ...]) -> pd.DataFrame:
@@ -217,7 +252,8 @@ def _table(results: list[dict], brokers: tuple[str, ...], metrics: tuple[str, ..
     for broker in brokers:
         mine = [r for r in results if r["broker"] == broker]
         runs = [row for r in mine for row in r["rows"]]
-        refused = next((r["reason"] for r in mine if r["status"] != "ok"), "")
+        refused = next(((r["reason"] if r["status"] != FAILED else f"failed: {r['reason']}") for r in mine
+                        if r["status"] != "ok"), "")
         row: dict = {"broker": broker, "runs": len(runs), "not_run": refused}
         for metric in metrics:
             values = np.array([np.nan if run.get(metric) is None else run[metric] for run in runs], dtype=float)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "mark_results", "parent_problem", "place_problem", "jsonable", "pyplot",
+__all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "mark_results", "resumable_or_nothing", "parent_problem", "place_problem", "jsonable", "pyplot",
            "save_figure", "strict_json", "write_text_atomically"]
 
 RESULTS_MARK = ".cloudsim-results"
@@ -117,6 +117,29 @@ def write_text_atomically(path: str | Path, text: str) -> Path:
     finally:
         partial.unlink(missing_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def resumable_or_nothing(folder: str | Path, state: str | Path):
+    """Around a command that fills ``folder`` and saves its resumable ``state`` file there (a training, a
+    search): when it stops early (an error, Ctrl-C) before ``state`` exists, what it wrote is removed, the
+    folder too when it made it. What an interrupted command leaves can then always be resumed, or is gone."""
+    folder, state = Path(folder), Path(state)
+    existed = folder.exists()
+    before = {p for p in folder.rglob("*")} if existed else set()
+    try:
+        yield
+    except BaseException:
+        if not state.exists():
+            if not existed:
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                for path in sorted(set(folder.rglob("*")) - before, key=lambda p: len(p.parts), reverse=True):
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path, ignore_errors=True)
+                    else:
+                        path.unlink(missing_ok=True)
+        raise
 
 
 def mark_results(folder: str | Path) -> None:

@@ -90,6 +90,9 @@ def read_run(folder: str | Path) -> RunTables:
             raise ValueError(f"{path}: cannot be read as Parquet ({type(error).__name__}: {error}); "
                              f"run the replay again") from None
     groups, tasks, capacity = frames["groups"], frames["tasks"], frames["capacity"]
+    if groups.empty:
+        raise ValueError(f"{folder / 'groups.parquet'}: holds no instance group (nothing ran in this run), so there "
+                         f"is nothing to draw; run the replay again or leave this folder out")
     resources = tuple(c for c in capacity.columns if c != "machine_id")
     needed = {"groups": ["job_id", "task_id", "machine", "instances", "start", "end", "outcome"],
               "tasks": ["job_id", "task_id", *(f"demand_{r}" for r in resources)]}
@@ -289,10 +292,11 @@ def plot_utilisation(run: RunTables, path: str | Path, title: str = "") -> Path:
     return save_figure(fig, path)
 
 
-def plot_run(folder: str | Path, max_machines: int = GANTT_MACHINES) -> list[Path]:
-    """Draw ``folder``'s Gantt chart and utilisation (`FIGURES`) into it; returns their paths."""
+def plot_run(folder: str | Path, max_machines: int = GANTT_MACHINES, run: RunTables | None = None) -> list[Path]:
+    """Draw ``folder``'s Gantt chart and utilisation (`FIGURES`) into it (from ``run``, its tables, when they
+    were read already); returns their paths."""
     folder = Path(folder)
-    run = read_run(folder)
+    run = read_run(folder) if run is None else run
     title = "/".join(folder.parts[-2:])
     return [plot_gantt(run, folder / FIGURES[0], max_machines, title),
             plot_utilisation(run, folder / FIGURES[1], title)]

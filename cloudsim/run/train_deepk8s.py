@@ -67,10 +67,15 @@ class Deepk8sTrainConfig:
                 raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")
             if not Path(self.init).is_file():
                 raise ConfigError("--init", self.init, "no such file; give a policy.pt from cloudsim train deepk8s")
-        state = Path(self.out) / ("dagger.pt" if self.algo == "dagger" else "model.zip")
-        check_training_folder(self.out, resume=self.resume, state=state, what=self.algo, reads={"--init": self.init})
+        check_training_folder(self.out, resume=self.resume, state=self.state_file, what=self.algo,
+                              reads={"--init": self.init})
         if self.resume:
             check_resumed_settings(self.given, self.saved_agent, self)
+
+    @property
+    def state_file(self) -> Path:
+        """The file a resumed training starts from; until it exists the folder holds nothing to resume."""
+        return Path(self.out) / ("dagger.pt" if self.algo == "dagger" else "model.zip")
 
     @property
     def saved_agent(self) -> Deepk8sConfig:

@@ -78,12 +78,22 @@ class DeepRMTrainConfig:
                 if "load" in text and "out of reach" in text:
                     flag, name = "--load", "load"
                 raise ConfigError(flag, getattr(self, name, None), text) from None
-        check_training_folder(self.out, resume=self.resume, state=Path(self.out) / "policy.pt", what="DeepRM")
+        check_training_folder(self.out, resume=self.resume, state=self.state_file, what="DeepRM")
         if self.resume:
+            network = self.saved_agent.network
+            if network != self.agent_defaults.network:  # deeprm's folder resumed as deeprm-plus, or the reverse
+                held = "deeprm-plus" if network == "cnn" else "deeprm"
+                raise ConfigError("--resume", self.out, f"holds a {held} training, not {self.agent_name}; resume it "
+                                  f"with `cloudsim train {held} --out {self.out} --resume`, or give another folder")
             check_resumed_settings(self.given, self.saved_agent, self, FLAGS)
 
     agent_defaults = AGENT_DEFAULTS  # class attribute, not a field: the agent this command trains
     agent_name = "deeprm"
+
+    @property
+    def state_file(self) -> Path:
+        """The file a resumed training starts from; until it exists the folder holds nothing to resume."""
+        return Path(self.out) / "policy.pt"
 
     @property
     def saved_agent(self) -> DeepRMConfig:

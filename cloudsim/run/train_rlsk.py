@@ -81,9 +81,14 @@ class RLSKTrainConfig:
         if not 1 <= low <= high:
             raise ConfigError("--postpone", f"{low}:{high}", "write LOW:HIGH, whole steps with 1 <= LOW <= HIGH")
         check_agent_settings(self)
-        check_training_folder(self.out, resume=self.resume, state=Path(self.out) / "model.zip", what="RLSK")
+        check_training_folder(self.out, resume=self.resume, state=self.state_file, what="RLSK")
         if self.resume:
             check_resumed_settings(self.given, self.saved_agent, self, length="timesteps")
+
+    @property
+    def state_file(self) -> Path:
+        """The file a resumed training starts from; until it exists the folder holds nothing to resume."""
+        return Path(self.out) / "model.zip"
 
     @property
     def saved_agent(self) -> RLSKConfig:

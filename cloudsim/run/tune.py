@@ -111,6 +111,17 @@ def _finished(out: Path, config: TuneConfig) -> list[dict]:
     return done
 
 
+def _check_init(config: TuneConfig) -> None:
+    """The policy every trial starts from must be a Deepk8s checkpoint (refused naming --init)."""
+    from agents.deepk8s import load_policy
+    from agents.kit import CheckpointError
+
+    try:
+        load_policy(config.init_path, "dagger")
+    except CheckpointError as error:
+        raise ConfigError("--init", config.init_path, str(error)) from None
+
+
 def tune(config: TuneConfig) -> TuneResult:
     """Run the trials not run yet (through the runner, ``workers`` at a time), then write the report."""
     try:
@@ -118,6 +129,7 @@ def tune(config: TuneConfig) -> TuneResult:
     except ImportError:
         raise RuntimeError("cloudsim tune needs Optuna: pip install -e '.[tune]'") from None
 
+    _check_init(config)  # before the folder is made: a refused search leaves nothing
     out = _open_folder(config)
     done = _finished(out, config)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
