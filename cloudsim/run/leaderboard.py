@@ -35,7 +35,7 @@ from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, Leade
                                  RunnerConfig, SimulationConfig, WorkloadConfig)
 from cloudsim.run.compare_fill import AT, FillSpec, run_fill
 from cloudsim.run.fill import FILL_CURVES
-from cloudsim.run.output import pyplot, save_figure, strict_json, write_text_atomically
+from cloudsim.run.output import mark_results, pyplot, save_figure, strict_json, write_text_atomically
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
 from traces.rawcsv import TraceFormatError
@@ -181,6 +181,7 @@ def _open_folder(config: LeaderboardConfig) -> Path:
         raise ConfigError("--out", config.out, "holds files that are not a leaderboard's; give a new folder, or "
                           "--overwrite to replace it")
     (out / "cells").mkdir(parents=True, exist_ok=True)
+    mark_results(out)
     return out
 
 

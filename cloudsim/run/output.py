@@ -30,6 +30,8 @@ __all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "mark_results", "re
 
 RESULTS_MARK = ".cloudsim-results"
 """The file every result folder of a command holds (its cloudsim version): a later output is never put inside it."""
+RESULT_FILES = (RESULTS_MARK, "episodes.csv", "runs.parquet", "leaderboard.json")
+"""Files that make a folder a command's results (the mark, and what folders written before it hold)."""
 
 
 def place_problem(path: str | Path, reads: Mapping[str, object] | None = None) -> str | None:
@@ -42,7 +44,7 @@ def place_problem(path: str | Path, reads: Mapping[str, object] | None = None) -
     if target == here or target in here.parents:
         return ("is the current folder or one above it: the results would mix with what is there, and "
                 "--overwrite would delete it; name a new folder, such as --out results")
-    marked = next((p for p in target.parents if (p / RESULTS_MARK).is_file()), None)
+    marked = next((p for p in target.parents if any((p / name).is_file() for name in RESULT_FILES)), None)
     if marked is not None:
         return f"is inside {marked}, the results of another command; choose a folder outside it"
     for option, given in (reads or {}).items():
