@@ -94,3 +94,15 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
 def cache(tmp_path: Path) -> Path:
     """A fresh Parquet cache folder for one test."""
     return tmp_path / "cache"
+
+
+def cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """Run the command line in this process: (exit status, stdout, stderr); argparse's usage errors too."""
+    from cloudsim.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as done:
+        code = done.code
+    out, err = capsys.readouterr()
+    return code, out, err

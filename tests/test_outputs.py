@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cloudsim.cli import main
+from conftest import cli
+
 from cloudsim.run.output import RESULTS_MARK, resumable_or_nothing
 
 JOBS = ",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n" \
@@ -30,15 +31,6 @@ def here(tmp_path, monkeypatch):
     Path("inputs").mkdir()
     Path("inputs/jobs.csv").write_text(JOBS)
     return tmp_path
-
-
-def cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as done:
-        code = done.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def refused(argv, capsys, *words) -> None:

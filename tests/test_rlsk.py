@@ -8,6 +8,8 @@ import json
 import gymnasium
 import numpy as np
 import pytest
+
+from conftest import cli
 from gymnasium.utils.env_checker import check_env
 
 import cloudsim  # noqa: F401  (registers the environments)
@@ -216,17 +218,6 @@ def test_the_shipped_agents_load_and_dispatch_every_job(checkpoint):
     assert broker.federation.dispatched == 300  # each job sent to a cluster once, postponed or not
     with pytest.raises(CheckpointError, match="trained for 3 clusters"):
         make_federated_broker("rlsk", clusters=2).check_cluster(federation_cluster(2))
-
-
-def cli(argv, capsys):
-    from cloudsim.cli import main
-
-    try:
-        code = main(argv)
-    except SystemExit as exit:
-        code = exit.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_train_resume_and_compare_from_the_command_line(tmp_path, capsys):

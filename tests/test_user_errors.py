@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from cloudsim.cli import main
+from conftest import cli
+
 
 JOBS = ",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n" \
        "0,10,3.0,1.0,0.1,7,1,2,0\n1,12,2.0,1.0,0.1,8,1,1,0\n2,15,4.0,2.0,0.1,9,1,1,0\n"
@@ -36,15 +37,6 @@ def files(tmp_path, monkeypatch):
     Path("full").mkdir()
     Path("full/old.txt").write_text("an earlier run\n")
     return tmp_path
-
-
-def cli(argv, capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as done:  # argparse's own usage errors
-        code = done.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 TRACE = ["jobs.csv", *CLUSTER]
