@@ -49,6 +49,7 @@ from agents.kit import (
     rng_state,
     save_checkpoint,
     trim_log,
+    unusable_checkpoint,
 )
 from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec
@@ -490,26 +491,30 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     # Rewards are divided by a running estimate of the return's spread (returns reach -thousands while
     # the policy still waits a lot); the logged rewards are the environment's own.
     statistics = out / "reward_scale.pkl"
-    if resume:
-        envs = VecNormalize.load(str(statistics), envs)
-    else:
-        envs = VecNormalize(envs, norm_obs=False, norm_reward=True, gamma=config.gamma)
     algorithm = MaskablePPO if config.algo == "ppo" else A2C
     saved = out / "model.zip"
     resources = len(cluster.resources)
     policy_class, policy_kwargs = _sb3_policy(config, resources)
     if resume:
-        model = algorithm.load(saved, env=envs, device="cpu")
-    elif config.algo == "ppo":
-        model = MaskablePPO(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
-                            batch_size=config.minibatch, n_epochs=config.epochs, gamma=config.gamma,
-                            gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
-                            policy_kwargs=policy_kwargs, seed=config.seed, device="cpu")
+        try:
+            envs = VecNormalize.load(str(statistics), envs)
+            model = algorithm.load(saved, env=envs, device="cpu")
+        except Exception as err:  # SB3 raises what zipfile, pickle or torch raise for a damaged file
+            raise unusable_checkpoint(out, f"its {config.algo.upper()} state (model.zip, reward_scale.pkl) cannot be "
+                                      f"read ({type(err).__name__}: {err})", agent=AGENT, title="Deepk8s training",
+                                      fix="start a new training in another folder") from None
     else:
-        model = A2C(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.a2c_steps,
-                    gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy,
-                    normalize_advantage=False, policy_kwargs=policy_kwargs, seed=config.seed,
-                    device="cpu")
+        envs = VecNormalize(envs, norm_obs=False, norm_reward=True, gamma=config.gamma)
+        if config.algo == "ppo":
+            model = MaskablePPO(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
+                                batch_size=config.minibatch, n_epochs=config.epochs, gamma=config.gamma,
+                                gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
+                                policy_kwargs=policy_kwargs, seed=config.seed, device="cpu")
+        else:
+            model = A2C(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.a2c_steps,
+                        gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy,
+                        normalize_advantage=False, policy_kwargs=policy_kwargs, seed=config.seed,
+                        device="cpu")
     if config.init is not None and not resume:
         to_sb3(load_policy(config.init), model.policy, config)
     model.set_logger(Logger(folder=None, output_formats=[]))  # losses are read from it; TrainingLog writes them
