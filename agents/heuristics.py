@@ -60,6 +60,7 @@ class FirstFit:
     """
 
     name = "first-fit"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
 
     def decide(self, view: ClusterView) -> Plan | None:
         """The round's decisions as one (final) plan: machine by machine in order, each task in order with
@@ -142,6 +143,7 @@ class RandomFit:
     (the Random baseline of DeepRM_Plus, Deepk8s and RLSK)."""
 
     name = "random"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
 
     def __init__(self, seed: int | None = 0) -> None:
         self.rng = np.random.default_rng(seed)
@@ -172,6 +174,7 @@ class PairScore(ABC):
     """
 
     name = "pair-score"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
     incremental = True
     incremental_from = INCREMENTAL_FROM
     best_pairs: BestPairs | None = None  # what it keeps between decisions, once it keeps anything
@@ -329,6 +332,7 @@ class QueuePolicy:
     """
 
     name = "queue"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
     strict = False
     repeats = True
 
@@ -420,6 +424,7 @@ class EasyBackfilling:
     """
 
     name = "easy"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
 
     def decide(self, view: ClusterView) -> list[Decision] | None:
         """The round's decisions as one plan, each chosen as one at a time (`agents.planning`)."""

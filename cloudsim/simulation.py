@@ -191,6 +191,7 @@ class Simulation:
     ) -> None:
         if broker is not None and not callable(getattr(broker, "decide", None)):
             raise TypeError(f"broker {broker!r} has no decide(view) method")
+        self._skip_empty_rounds = False  # set by run() for a broker that declares empty_rounds = False
         if tick is not None and not (math.isfinite(tick) and tick > 0):
             raise ValueError(f"tick must be a positive number or None, got {tick!r}")
         if on_failure not in FAILURE_POLICIES:
@@ -377,6 +378,8 @@ class Simulation:
         # A broker may ask to be woken after waiting even if nothing happens (event-driven mode);
         # its wake_after is read each time it waits, so it may change during the run.
         wakes = self.tick is None and hasattr(broker, "wake_after")
+        # A broker that declares ``empty_rounds = False`` is not asked when nothing waits (event-driven mode).
+        self._skip_empty_rounds = self.tick is None and getattr(broker, "empty_rounds", True) is False
         try:
             while (view := next_decision()) is not None:
                 decision = decide(view)
@@ -541,8 +544,11 @@ class Simulation:
 
     def _event_round(self, _event: Event) -> None:
         self._round_requested = False
-        if not self._over():
-            self._open_round()
+        if self._over():
+            return
+        if self._skip_empty_rounds and not len(self.tasks.ready) and not self._timeline.pending:
+            return  # nothing waits and no reservation is held: a round would hand the broker nothing to do
+        self._open_round()
 
     def _count_idle_round(self, started: int) -> None:
         """Declare the run stalled after too many rounds in which the broker started

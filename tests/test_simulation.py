@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from agents import FirstFit, Tetris
@@ -325,3 +326,50 @@ def test_equal_submit_times_that_floating_point_time_has_passed_by_an_ulp_arrive
     result = simulate(ClusterSpec.uniform(1, {"cpu": 4}), jobs, FirstFit())
     assert result.summary["makespan"] == pytest.approx(49.744959)
     assert result.jobs.submit_time.tolist() == pytest.approx(times)
+
+
+class _AskedEveryRound:
+    """A broker as it is, but asked at every round, empty ones too (the default for any broker)."""
+
+    empty_rounds = True
+
+    def __init__(self, broker) -> None:
+        self.broker = broker
+        self.asked = 0
+
+    def decide(self, view):
+        self.asked += 1
+        return self.broker.decide(view)
+
+
+@pytest.mark.parametrize("name", ["first-fit", "tetris", "sjf", "easy", "random", "round-robin", "drf", "best-fit"])
+@pytest.mark.parametrize("faults", [False, True])
+def test_a_broker_needing_no_empty_round_is_asked_less_with_the_same_results(name, faults):
+    from agents import make_broker
+    from cloudsim.faults import RandomFaults
+    from traces import alibaba_like
+
+    jobs, cluster = alibaba_like(25, seed=3, max_instances=40), ClusterSpec.uniform(40, {"cpu": 64, "memory": 1})
+    runs = []
+    for broker in (make_broker(name, seed=0), _AskedEveryRound(make_broker(name, seed=0))):
+        counting = broker if isinstance(broker, _AskedEveryRound) else _Counting(broker)
+        sim = Simulation(cluster, jobs, counting, faults=RandomFaults(300.0, 50.0, seed=1) if faults else None)
+        result = sim.run()
+        runs.append((result.groups, result.summary, counting.asked))
+    (quiet, quiet_summary, quiet_asked), (every, every_summary, every_asked) = runs
+    pd.testing.assert_frame_equal(quiet, every)
+    assert {k: v for k, v in quiet_summary.items() if k not in ("sim_wall_s", "broker")} == \
+        {k: v for k, v in every_summary.items() if k not in ("sim_wall_s", "broker")}
+    assert quiet_asked < every_asked  # completions with nothing waiting opened no round
+
+
+class _Counting:
+    """The broker as it is (its empty_rounds too), counting how often it is asked."""
+
+    def __init__(self, broker) -> None:
+        self.broker, self.asked = broker, 0
+        self.empty_rounds = getattr(broker, "empty_rounds", True)
+
+    def decide(self, view):
+        self.asked += 1
+        return self.broker.decide(view)
