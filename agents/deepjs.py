@@ -224,6 +224,7 @@ class DeepJS:
     """
 
     name = "deepjs"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
     incremental_from = INCREMENTAL_FROM
     """Clusters of at least this many machines keep each machine's best pairs between decisions
     (`agents.incremental.BestPairs`, ranking by `score`) when the greedy policy reads only machines'

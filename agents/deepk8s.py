@@ -263,6 +263,8 @@ class Deepk8sBroker:
     its largest machine); a flat one only its training cluster's shape.
     """
 
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
+
     def __init__(self, policy: Deepk8sPolicy) -> None:
         self.policy = policy
         self.name = policy.config.broker_name

@@ -61,6 +61,8 @@ def load_numpy_policy(path: str | Path) -> NumpyDeepRM:
 class DeepRMBroker:
     """A DeepRM (or DeepRM_Plus) policy choosing machine, task and start time for the core (see the module)."""
 
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
+
     def __init__(self, policy: NumpyDeepRM, name: str = "deeprm", seed: int | None = 0) -> None:
         self.policy = policy
         self.params = policy.params

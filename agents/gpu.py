@@ -50,6 +50,7 @@ class NodeScorer(ABC):
     """
 
     name = "node-scorer"
+    empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
 
     def __init__(self, seed: int | None = 0) -> None:
         self.seed = 0 if seed is None else seed

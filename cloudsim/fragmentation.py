@@ -160,6 +160,8 @@ class GpuSampler:
     broker); `summary` gives the run's time-weighted means and peak.
     """
 
+    empty_rounds = True  # its samples are taken at rounds: every round, whatever the wrapped broker needs
+
     def __init__(self, broker, cluster: ClusterSpec, target: TargetWorkload) -> None:
         self.broker, self.cluster, self.target = broker, cluster, target
         self.name = getattr(broker, "name", type(broker).__name__)

@@ -373,3 +373,12 @@ class _Counting:
     def decide(self, view):
         self.asked += 1
         return self.broker.decide(view)
+
+
+def test_the_gpu_sampler_keeps_every_round_whatever_its_broker_needs():
+    """Its time-weighted GPU numbers are sampled at rounds: skipping the empty ones would change them."""
+    from agents import make_broker
+    from cloudsim.fragmentation import GpuSampler
+
+    broker = make_broker("first-fit")
+    assert broker.empty_rounds is False and GpuSampler(broker, None, None).empty_rounds is True
