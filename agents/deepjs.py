@@ -117,10 +117,11 @@ class NumpyFitness:
                          np.asarray(state[f"{k}.bias"], dtype=np.float64)) for k in linear]
         self.mean = np.asarray(config.feature_mean or [0.0] * len(config.features))
         self.std = np.asarray(config.feature_std or [1.0] * len(config.features))
+        self.network = arithmetic.Network(self.weights, activation="tanh")
 
     def __call__(self, raw: np.ndarray) -> np.ndarray:
         """The fitness of each row of raw (unnormalised) features, shape (pairs,)."""
-        return arithmetic.mlp(self.weights, (raw - self.mean) / self.std, activation="tanh")[:, 0]
+        return self.network((raw - self.mean) / self.std)[:, 0]
 
 
 def segment_log_softmax(scores: torch.Tensor, segments: torch.Tensor, count: int) -> torch.Tensor:

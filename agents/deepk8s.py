@@ -184,8 +184,8 @@ class _NumpyPairs:
         self.slot = weight["slot_in"].copy()
         self.slot[:resources] -= weight["left_in"]
         self.context = weight["context_in"], state["context_in.bias"].numpy()
-        self.pair = _numpy_layers(state, "pair")
-        self.wait = _numpy_layers(state, "wait")
+        self.pair = arithmetic.Network(_numpy_layers(state, "pair"))
+        self.wait = arithmetic.Network(_numpy_layers(state, "wait"))
 
     def logits(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """The actor's logits; with ``mask``, only the machines with an allowed pair are scored (-inf else)."""
@@ -201,9 +201,9 @@ class _NumpyPairs:
             weights, bias = self.context
             first = arithmetic.dense(distinct, self.machine)[:, None, :] + \
                 (arithmetic.dense(slots, self.slot) + arithmetic.dense(context, weights, bias))[None]
-            scores = arithmetic.mlp(self.pair, np.maximum(first, 0))[..., 0]
+            scores = self.pair(np.maximum(first, 0))[..., 0]
             logits[:-1].reshape(machines, self.window)[rows] = scores[inverse]
-        logits[-1] = arithmetic.mlp(self.wait, context)[0]
+        logits[-1] = self.wait(context)[0]
         return logits
 
 
@@ -227,7 +227,7 @@ class Deepk8sPolicy:
         if config.network == "pairs":
             self.pairs = _NumpyPairs(state, self.resources, config.window)
         else:
-            self.layers = _numpy_layers(state, "trunk") + _numpy_layers(state, "pi")
+            self.layers = arithmetic.Network(_numpy_layers(state, "trunk") + _numpy_layers(state, "pi"))
 
     @property
     def any_machines(self) -> bool:
@@ -245,7 +245,7 @@ class Deepk8sPolicy:
     def logits(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         if self.any_machines:
             return self.pairs.logits(obs, mask)
-        return arithmetic.mlp(self.layers, obs)
+        return self.layers(obs)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The most likely action among those the mask allows."""

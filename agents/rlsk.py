@@ -60,6 +60,7 @@ class RLSKPolicy:
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], config: RLSKConfig, cluster: ClusterSpec,
                  path: Path | None = None, preprocess: dict | None = None) -> None:
         self.layers = layers
+        self.network = arithmetic.Network(layers)
         self.preprocess = preprocess
         self.config = config
         self.cluster = cluster
@@ -70,7 +71,7 @@ class RLSKPolicy:
         if self.preprocess is not None:  # phi: the training's standardisation, frozen
             p = self.preprocess
             x = np.clip((x - p["mean"]) / np.sqrt(p["var"] + p["epsilon"]), -p["clip"], p["clip"])
-        return arithmetic.mlp(self.layers, x)
+        return self.network(x)
 
     def __call__(self, federation: Federation, view: ClusterView, task: int) -> int:
         return int(np.argmax(self.q_values(federation.observe(view, task))))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["column_means", "conv2d", "dense", "dot", "exp", "mlp", "softmax", "tanh"]
+__all__ = ["Network", "column_means", "conv2d", "dense", "dot", "exp", "mlp", "softmax", "tanh"]
 
 
 def _kernels():
@@ -99,27 +99,45 @@ def conv2d(x, weight, bias) -> np.ndarray:
     return out
 
 
-def mlp(layers, x, activation: str = "relu") -> np.ndarray:
-    """A feed-forward network's output: `dense` per (w, b) layer (w as inputs x outputs), ``activation``
-    ("relu" or "tanh") after every layer but the last; ``x`` (..., inputs), the result (..., outputs).
+class Network:
+    """A trained feed-forward network for `mlp`'s compiled forward, its layers (w as inputs x outputs, b)
+    checked and converted once: a broker that asks it at every decision pays only the forward.
 
-    Computed row by row in one compiled call (the same sums and functions as `dense` and `tanh`)."""
-    if activation not in ("relu", "tanh"):
-        raise ValueError(f"mlp: activation {activation!r} is not relu or tanh")
-    rows = _float64(x)
-    shape = rows.shape
-    rows = rows.reshape(-1, shape[-1]) if rows.ndim != 1 else rows.reshape(1, -1)
-    weights = tuple(_float64(w) for w, _ in layers)
-    biases = tuple(_float64(b).reshape(-1) for _, b in layers)
-    width = rows.shape[1]
-    for w, b in zip(weights, biases):
-        if w.ndim != 2 or w.shape[0] != width or b.shape[0] != w.shape[1]:
-            raise ValueError(f"mlp: a layer of weights {w.shape} and bias {b.shape} does not take inputs of width "
-                             f"{width}")
-        width = w.shape[1]
-    out = np.empty((rows.shape[0], width))
-    _kernels().mlp(rows, weights, biases, activation == "tanh", out)
-    return out.reshape(*shape[:-1], width)
+    ``network(x)``: ``x`` (..., inputs) -> (..., outputs), ``activation`` ("relu" or "tanh") after every
+    layer but the last, the same sums and functions as `dense` and `tanh`, row by row in one compiled call.
+    """
+
+    def __init__(self, layers, activation: str = "relu") -> None:
+        if activation not in ("relu", "tanh"):
+            raise ValueError(f"mlp: activation {activation!r} is not relu or tanh")
+        self.weights = tuple(_float64(w) for w, _ in layers)
+        self.biases = tuple(_float64(b).reshape(-1) for _, b in layers)
+        if not self.weights:
+            raise ValueError("mlp: a network needs one layer or more")
+        width = self.inputs = self.weights[0].shape[0] if self.weights[0].ndim == 2 else -1
+        for w, b in zip(self.weights, self.biases):
+            if w.ndim != 2 or w.shape[0] != width or b.shape[0] != w.shape[1]:
+                raise ValueError(f"mlp: a layer of weights {w.shape} and bias {b.shape} does not take inputs of "
+                                 f"width {width}")
+            width = w.shape[1]
+        self.outputs = width
+        self.tanh = activation == "tanh"
+
+    def __call__(self, x) -> np.ndarray:
+        rows = _float64(x)
+        shape = rows.shape
+        rows = rows.reshape(-1, shape[-1]) if rows.ndim != 1 else rows.reshape(1, -1)
+        if rows.shape[1] != self.inputs:
+            raise ValueError(f"mlp: inputs of width {rows.shape[1]} do not fit a network of {self.inputs} inputs")
+        out = np.empty((rows.shape[0], self.outputs))
+        _kernels().mlp(rows, self.weights, self.biases, self.tanh, out)
+        return out.reshape(*shape[:-1], self.outputs)
+
+
+def mlp(layers, x, activation: str = "relu") -> np.ndarray:
+    """A feed-forward network's output, ``Network(layers, activation)(x)``: `dense` per (w, b) layer (w as
+    inputs x outputs), ``activation`` ("relu" or "tanh") after every layer but the last."""
+    return Network(layers, activation)(x)
 
 
 def column_means(x) -> np.ndarray:
