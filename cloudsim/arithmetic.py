@@ -37,12 +37,17 @@ def _kernels():
     return kernels
 
 
-def dot(a, b) -> float:
-    """The sum of ``a[i] * b[i]`` over two vectors of the same length, in index order."""
-    x, y = _float64(a).reshape(-1), _float64(b).reshape(-1)
-    if x.shape != y.shape:
-        raise ValueError(f"dot: vectors of lengths {len(x)} and {len(y)}")
-    return float(_kernels().dot(x, y))
+def dot(a, b) -> float | np.ndarray:
+    """The sum of ``a[..., i] * b[i]`` in index order: one number for a vector ``a``, one per row for a
+    matrix. ``np.add.accumulate`` adds in order by its definition, so no compiled kernel is needed (and
+    the engine's metrics, which use it, import no numba)."""
+    x, y = _float64(a), _float64(b).reshape(-1)
+    if x.shape[-1:] != y.shape:
+        raise ValueError(f"dot: vectors of lengths {x.shape[-1]} and {len(y)}")
+    if not len(y):
+        return 0.0 if x.ndim == 1 else np.zeros(x.shape[:-1])
+    sums = np.add.accumulate(x * y, axis=-1)[..., -1]
+    return float(sums) if x.ndim == 1 else sums
 
 
 def _float64(values) -> np.ndarray:

@@ -22,9 +22,8 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["check_starts", "column_means", "conv2d", "dense", "dot", "exp1", "fragmentation", "map_exp", "map_tanh", "mlp",
-           "softmax",
-           "state_fragmentation", "tanh1"]
+__all__ = ["check_starts", "column_means", "conv2d", "dense", "exp1", "fragmentation", "map_exp", "map_tanh", "mlp",
+           "softmax", "state_fragmentation", "tanh1"]
 
 
 @numba.njit(cache=True)
@@ -248,12 +247,3 @@ def column_means(x, out):
             out[j] += x[i, j]
     for j in range(x.shape[1]):
         out[j] /= x.shape[0]
-
-
-@numba.njit(cache=True)
-def dot(a, b):
-    """The sum of ``a[i] * b[i]`` in index order."""
-    total = 0.0
-    for i in range(a.shape[0]):
-        total += a[i] * b[i]
-    return total

@@ -172,7 +172,7 @@ class EpisodeResult:
         if counted > 1:  # one machine has no pair: 0
             for start, stop, u in _step_blocks(instant[keep], column[machine[keep]], mean, len(times), counted):
                 u.sort(axis=1)
-                between_machines[start:stop] = arithmetic.dense(u, weights[:, None])[:, 0]
+                between_machines[start:stop] = arithmetic.dot(u, weights)
         return pd.DataFrame(dict(zip(("time", *IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
 
     def usage_changes(self) -> pd.DataFrame:

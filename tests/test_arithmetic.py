@@ -24,6 +24,15 @@ def test_dense_sums_in_input_order_then_adds_the_bias():
     assert arithmetic.dense(x[:, ::-1], np.ones((3, 1)))[0, 0] == 0.0  # -1e16 + 1 -> -1e16, + 1e16 -> 0
 
 
+def test_dot_sums_in_index_order_for_a_vector_and_each_row_of_a_matrix():
+    assert arithmetic.dot([1e16, 1.0, -1e16], [1.0, 1.0, 1.0]) == 0.0  # in order: (1e16 + 1) rounds to 1e16
+    assert arithmetic.dot([-1e16, 1e16, 1.0], [1.0, 1.0, 1.0]) == 1.0
+    assert arithmetic.dot(np.array([[1e16, 1.0, -1e16], [1.0, 2.0, 3.0]]), [1.0, 1.0, 1.0]).tolist() == [0.0, 6.0]
+    assert arithmetic.dot([], []) == 0.0
+    with pytest.raises(ValueError, match="vectors of lengths 2 and 3"):
+        arithmetic.dot([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
 def test_dense_is_the_plain_loop_bit_for_bit_and_a_row_does_not_depend_on_its_batch():
     rng = np.random.default_rng(0)
     x, w, b = rng.normal(size=(37, 13)), rng.normal(size=(13, 5)), rng.normal(size=5)

@@ -259,13 +259,18 @@ def test_a_fill_needs_an_openb_pod_list_and_its_node_list(tmp_path):
     assert done.returncode != 0 and "add --machine-table with its node list" in done.stderr
 
 
-def test_a_fill_counts_pods_no_node_can_hold_as_failures(tmp_path):
+def _small_fill(tmp_path, pod_rows: str, *args: str):
+    """compare --fill 0.1 --brokers fgd of these pods on one node of 8 T4 GPUs."""
     pods, node_list = tmp_path / "pods.csv", tmp_path / "nodes.csv"
-    pods.write_text(POD_HEADER + "p0,1000,1024,9,1000,,LS,Running,0,100,0\np1,1000,1024,1,500,A100,LS,Running,0,100,0\n"
-                    "p2,1000,1024,1,500,,LS,Running,0,100,0\n")
+    pods.write_text(POD_HEADER + pod_rows)
     node_list.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,8,T4\n")
-    done = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
-                "--brokers", "fgd", "--json")
+    return _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
+                "--brokers", "fgd", *args)
+
+
+def test_a_fill_counts_pods_no_node_can_hold_as_failures(tmp_path):
+    done = _small_fill(tmp_path, "p0,1000,1024,9,1000,,LS,Running,0,100,0\np1,1000,1024,1,500,A100,LS,Running,0,100,0\n"
+                       "p2,1000,1024,1,500,,LS,Running,0,100,0\n", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["pods_no_node_holds"] == 2 and summary["pods"] == 3
@@ -317,19 +322,15 @@ def test_fgd_without_a_target_counts_each_waiting_pod_once():
 
 
 def test_a_fill_counts_the_rows_it_skips_as_a_replay_does(tmp_path):
-    pods, node_list = tmp_path / "pods.csv", tmp_path / "nodes.csv"
-    pods.write_text(POD_HEADER + "p0,1000,1024,1,500,,LS,Running,0,100,0\np1,lots,1024,1,500,,LS,Running,0,100,0\n"
-                    "p2,-5,1024,1,500,,LS,Running,0,100,0\np3,1000,1024,1,1500,,LS,Running,0,100,0\n"
-                    "p4,1000,1024,2,500,,LS,Running,0,100,0\n")
-    node_list.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,65536,8,T4\n")
-    done = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
-                "--brokers", "fgd", "--json")
+    rows = ("p0,1000,1024,1,500,,LS,Running,0,100,0\np1,lots,1024,1,500,,LS,Running,0,100,0\n"
+            "p2,-5,1024,1,500,,LS,Running,0,100,0\np3,1000,1024,1,1500,,LS,Running,0,100,0\n"
+            "p4,1000,1024,2,500,,LS,Running,0,100,0\n")
+    done = _small_fill(tmp_path, rows, "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.splitlines()[-1])
     assert summary["pods"] == 1 and summary["skipped"] == {
         "gpu_milli outside 0..1000": 1, "negative or non-whole resources": 2, "several GPUs shared": 1}
-    table = _cli("compare", str(pods), "--format", "openb", "--machine-table", str(node_list), "--fill", "0.1",
-                 "--brokers", "fgd")
+    table = _small_fill(tmp_path, rows)
     assert "skipped while loading (not offered), by reason: {'gpu_milli outside 0..1000': 1" in table.stdout
 
 

@@ -237,8 +237,11 @@ def _read_cell(path: Path) -> dict | None:
     """A kept cell, or None (after a note on stderr) when its file is damaged: the cell is run again."""
     try:
         cell = json.loads(path.read_text())
-        if not isinstance(cell, dict) or any(key not in cell for key in CELL_KEYS):
-            raise ValueError(f"it lacks {', '.join(k for k in CELL_KEYS if not isinstance(cell, dict) or k not in cell)}")
+        if not isinstance(cell, dict):
+            raise ValueError("it is not a JSON object")
+        missing = [key for key in CELL_KEYS if key not in cell]
+        if missing:
+            raise ValueError(f"it lacks {', '.join(missing)}")
         return cell
     except (OSError, ValueError) as err:  # ValueError: JSON, UTF-8 and shape alike
         print(f"cloudsim: leaderboard cell {path} is damaged ({type(err).__name__}: {str(err).splitlines()[0][:120]}); "

@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "mark_results", "resumable_or_nothing", "parent_problem", "place_problem", "jsonable", "pyplot",
-           "save_figure", "strict_json", "write_text_atomically"]
+__all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "jsonable", "mark_results", "parent_problem",
+           "place_problem", "pyplot", "resumable_or_nothing", "save_figure", "strict_json", "write_text_atomically"]
 
 RESULTS_MARK = ".cloudsim-results"
 """The file every result folder of a command holds (its cloudsim version): a later output is never put inside it."""
@@ -128,7 +128,7 @@ def resumable_or_nothing(folder: str | Path, state: str | Path):
     folder too when it made it. What an interrupted command leaves can then always be resumed, or is gone."""
     folder, state = Path(folder), Path(state)
     existed = folder.exists()
-    before = {p for p in folder.rglob("*")} if existed else set()
+    before = set(folder.rglob("*")) if existed else set()
     try:
         yield
     except BaseException:
