@@ -40,6 +40,10 @@ COMMANDS = {
     "fgd": ["compare", str(GPU / "openb_pod_list_default.csv"), "--format", "openb", "--machine-table",
             str(GPU / "openb_node_list_gpu_node.csv"), "--fill", "1.3", "--brokers", "fgd", "--seeds", "1"],
     "tetris": [*CHUNKS, "--brokers", "tetris"],
+    "first-fit-4034": ["replay", "alibaba-like", "--synthetic-jobs", "1000", "--machines", "4034", "--capacity",
+                       "cpu=96,memory=1", "--brokers", "first-fit"],
+    "tetris-4034": ["replay", "alibaba-like", "--synthetic-jobs", "1000", "--machines", "4034", "--capacity",
+                    "cpu=96,memory=1", "--brokers", "tetris"],
 }
 
 
