@@ -63,6 +63,7 @@ from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
+from cloudsim.broker import Plan
 from cloudsim.runner import Runner
 
 __all__ = [
@@ -232,6 +233,8 @@ class DeepJS:
     free resources and tasks' fixed attributes and waiting counts (the paper's features); smaller
     ones score every pair at every decision, as the committed results were made."""
     scaled = False
+    compiled_rounds = True
+    """False: one decision per call from the kept best pairs, even where `fitness_round` could plan the round."""
 
     def __init__(self, policy: tuple[NumpyFitness, DeepJSConfig], *, sample: bool = False, seed: int | None = 0,
                  record: bool = False) -> None:
@@ -305,8 +308,12 @@ class DeepJS:
         incremental scoring ranks."""
         return self.fitness(self.features(view, machines, tasks))
 
-    def decide(self, view: ClusterView) -> Decision | None:
+    def decide(self, view: ClusterView) -> Plan | Decision | None:
+        """The fittest pair (one decision); on a cluster where it keeps best pairs, with the paper's
+        features, the whole round as one plan (`fitness_round`)."""
         if keeps_best_pairs(self, view):
+            if self.compiled_rounds and self.config.features == PAPER_FEATURES:
+                return self.fitness_round(view)
             return best_decision(self, view)
         machines, tasks = view.fit_pairs
         if len(tasks) == 0:
@@ -325,6 +332,29 @@ class DeepJS:
         if self.trajectory is not None:
             self._record(raw, pick, 0.0)
         return Decision(int(machines[pick]), int(tasks[pick]))
+
+    def fitness_round(self, view: ClusterView) -> Plan | None:
+        """The round the one-decision path makes (the fittest pair, one instance, until none fits) as one
+        final plan, computed by machine state in one compiled call (`agents.kernels.fitness_round`):
+        machines with equal free resources score a task alike, so a start rescores its task over the
+        distinct states (tens), not over every machine."""
+        from agents import kernels  # numba: loaded when a large cluster is first scheduled
+
+        up = np.flatnonzero(view.up)
+        free = view.free
+        order = up[np.lexsort(free[up].T)]  # machines with equal free vectors side by side
+        resources = view.resources
+        network = self.fitness.network
+        machines, tasks, counts, nan = kernels.fitness_round(
+            free.copy(), view.up, view.demand, view.duration, view.waiting.copy(), order, resources.index("cpu"),
+            resources.index("memory"), self.fitness.mean, self.fitness.std, network.weights, network.biases)
+        if nan:
+            raise ValueError(f"broker {self.name!r} at t={view.time}: a pair's score is NaN; scores must be numbers "
+                             "(check the checkpoint's weights and feature normaliser)")
+        if len(machines) == 0:
+            return None
+        return Plan([Decision(*fields) for fields in zip(machines.tolist(), tasks.tolist(), counts.tolist())],
+                    final=True)
 
     def _record(self, raw: np.ndarray | None, pick: int, reward: float) -> None:
         t = self.trajectory

@@ -21,10 +21,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from cloudsim.kernels import state_fragmentation
+from cloudsim.kernels import mlp, state_fragmentation
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["best_pair_round", "drop_kept", "fgd_deltas", "insert_kept"]
+__all__ = ["best_pair_round", "drop_kept", "fgd_deltas", "fitness_round", "insert_kept"]
 
 
 @numba.njit(cache=True)
@@ -166,6 +166,242 @@ def best_pair_round(free, up, demand, waiting, columns, capacity, shares, until_
             else:
                 _replay(tree, leaves, row_task, row_score)
     return plan_machine[:k], plan_task[:k], plan_count[:k], False
+
+
+# ------------------------------------------------------------------ DeepJS's round, by machine state
+# DeepJS's fitness of a pair reads the machine's free cpu and memory and the task's demand, duration and
+# waiting count: machines with the same free vector (and up) score every task alike. At any instant a large
+# cluster's machines fall into a few such states (every idle machine of a size is one), so the round keeps
+# one score row per distinct state, not per machine: a start rescores its task over the states (tens), not
+# over the machines (thousands).
+_NO_FIT = -1
+
+
+@numba.njit(cache=True)
+def _same_free(states, s, free, m):
+    for r in range(free.shape[1]):
+        if states[s, r] != free[m, r]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _state_fits(states, demand, s, t):
+    for r in range(demand.shape[1]):
+        if demand[t, r] > states[s, r]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _features(states, s, demand, duration, waiting, t, cpu, memory, mean, std, x, row):
+    """Row ``row`` of ``x``: the pair (state ``s``, task ``t``)'s six features, normalised as
+    `agents.deepjs.NumpyFitness` normalises them ((raw - mean) / std)."""
+    raw = (states[s, cpu], states[s, memory], demand[t, cpu], demand[t, memory], duration[t], float(waiting[t]))
+    for k in range(6):
+        x[row, k] = (raw[k] - mean[k]) / std[k]
+
+
+@numba.njit(cache=True)
+def _rescan(scores, fits, s, tasks):
+    """State ``s``'s best task (the first on ties) and its score; -1 when none fits."""
+    best, best_score = _NO_FIT, -np.inf
+    for t in range(tasks):
+        if fits[s, t] and (best == _NO_FIT or scores[s, t] > best_score):
+            best, best_score = t, scores[s, t]
+    return best, best_score
+
+
+@numba.njit(cache=True)
+def _score_state(states, s, demand, duration, waiting, cpu, memory, mean, std, weights, biases, scores, fits,
+                 x, out):
+    """Score every waiting task that fits state ``s`` (one compiled forward over them); whether a score is NaN."""
+    tasks = demand.shape[0]
+    n = 0
+    for t in range(tasks):
+        fits[s, t] = waiting[t] > 0 and _state_fits(states, demand, s, t)
+        if fits[s, t]:
+            _features(states, s, demand, duration, waiting, t, cpu, memory, mean, std, x, n)
+            n += 1
+    mlp(x[:n], weights, biases, True, out[:n])
+    n, nan = 0, False
+    for t in range(tasks):
+        if fits[s, t]:
+            scores[s, t] = out[n, 0]
+            nan |= np.isnan(out[n, 0])
+            n += 1
+    return nan
+
+
+@numba.njit(cache=True)
+def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean, std, weights, biases):
+    """DeepJS's round: start one instance of the fittest pair, again and again, until no pair fits.
+
+    A pair's fitness is the network (``weights``, ``biases``; tanh between layers) of its six features
+    (`agents.deepjs_config.PAPER_FEATURES`: the machine's free ``cpu`` and ``memory`` columns, the task's
+    demand of both, its duration and its waiting count), normalised by ``mean`` and ``std``. ``free`` and
+    ``waiting`` are updated in place; ``order`` lists the up machines with equal free vectors next to each
+    other (a lexicographic sort). Returns the plan as (machine, task, count) arrays, one instance a
+    decision, as the one-decision path decides (the fittest pair, the first machine, then the first
+    task, on ties), and whether a pair's fitness was NaN (the round stops there: the caller refuses it).
+
+    Machines with equal free vectors form a state; each state keeps its score of every task and its best
+    task. A start moves its machine to another state (found by comparison, or made and scored) and
+    changes its task's waiting count, which rescores that task over the states.
+    """
+    machines, tasks = free.shape[0], demand.shape[0]
+    resources = free.shape[1]
+    capacity = 16
+    states = np.empty((capacity, resources))
+    scores = np.empty((capacity, tasks))
+    fits = np.zeros((capacity, tasks), dtype=np.bool_)
+    best = np.full(capacity, _NO_FIT, dtype=np.int64)
+    best_score = np.full(capacity, -np.inf)
+    members = np.zeros(capacity, dtype=np.int64)
+    first = np.zeros(capacity, dtype=np.int64)  # each state's lowest machine
+    spare = np.empty(capacity, dtype=np.int64)  # states left without machines, to reuse
+    spares = 0
+    live = 0  # states made so far (some may be spare)
+    state_of = np.full(machines, -1, dtype=np.int64)
+    rows = max(tasks, machines)
+    x = np.empty((rows, 6))
+    out = np.empty((rows, 1))
+    for i in range(len(order)):
+        m = order[i]
+        if i == 0 or not _same_free(states, live - 1, free, m):
+            if live == capacity:
+                capacity *= 2
+                states, scores, fits, best, best_score, members, first, spare = _grown(
+                    capacity, states, scores, fits, best, best_score, members, first, spare)
+            for r in range(resources):
+                states[live, r] = free[m, r]
+            members[live], first[live] = 0, m
+            live += 1
+        s = live - 1
+        state_of[m] = s
+        members[s] += 1
+        if m < first[s]:
+            first[s] = m
+    nan = False
+    for s in range(live):
+        nan |= _score_state(states, s, demand, duration, waiting, cpu, memory, mean, std, weights, biases, scores,
+                            fits, x, out)
+        best[s], best_score[s] = _rescan(scores, fits, s, tasks)
+    total = 0
+    for t in range(tasks):
+        total += waiting[t]
+    plan_machine = np.empty(total, dtype=np.int64)
+    plan_task = np.empty(total, dtype=np.int64)
+    k = 0
+    while not nan:
+        # The fittest pair: the state with the highest best score, its lowest machine on ties.
+        chosen = -1
+        for s in range(live):
+            if members[s] == 0 or best[s] == _NO_FIT:
+                continue
+            if chosen == -1 or best_score[s] > best_score[chosen] or (
+                    best_score[s] == best_score[chosen] and first[s] < first[chosen]):
+                chosen = s
+        if chosen == -1:
+            break
+        m, t = first[chosen], best[chosen]
+        for r in range(resources):
+            free[m, r] -= demand[t, r]
+        waiting[t] -= 1
+        plan_machine[k], plan_task[k] = m, t
+        k += 1
+        # The machine leaves its state...
+        s = chosen
+        members[s] -= 1
+        if members[s] == 0:
+            spare[spares] = s
+            spares += 1
+        else:
+            n = m + 1
+            while state_of[n] != s:
+                n += 1
+            first[s] = n
+        # ... for the state of its new free vector: one that exists, or a new one.
+        target = -1
+        for u in range(live):
+            if members[u] > 0 and _same_free(states, u, free, m):
+                target = u
+                break
+        if target == -1:
+            if spares:
+                spares -= 1
+                target = spare[spares]
+            else:
+                if live == capacity:
+                    capacity *= 2
+                    states, scores, fits, best, best_score, members, first, spare = _grown(
+                        capacity, states, scores, fits, best, best_score, members, first, spare)
+                target = live
+                live += 1
+            for r in range(resources):
+                states[target, r] = free[m, r]
+            members[target], first[target] = 0, m
+            nan |= _score_state(states, target, demand, duration, waiting, cpu, memory, mean, std, weights,
+                                biases, scores, fits, x, out)
+            best[target], best_score[target] = _rescan(scores, fits, target, tasks)
+        state_of[m] = target
+        members[target] += 1
+        if m < first[target]:
+            first[target] = m
+        # The task's waiting count changed: its score on every state it fits.
+        n = 0
+        for u in range(live):
+            if members[u] > 0 and fits[u, t]:
+                if waiting[t] == 0:
+                    fits[u, t] = False
+                else:
+                    _features(states, u, demand, duration, waiting, t, cpu, memory, mean, std, x, n)
+                    n += 1
+        mlp(x[:n], weights, biases, True, out[:n])
+        n = 0
+        for u in range(live):
+            if members[u] == 0:
+                continue
+            if waiting[t] > 0 and fits[u, t]:
+                was = scores[u, t]
+                scores[u, t] = out[n, 0]
+                n += 1
+                nan |= np.isnan(scores[u, t])
+                if best[u] == t:
+                    if not scores[u, t] >= was:  # it fell: another task may lead now
+                        best[u], best_score[u] = _rescan(scores, fits, u, tasks)
+                    else:
+                        best_score[u] = scores[u, t]
+                elif best[u] == _NO_FIT or scores[u, t] > best_score[u] or (
+                        scores[u, t] == best_score[u] and t < best[u]):
+                    best[u], best_score[u] = t, scores[u, t]
+            elif best[u] == t:  # it ran out
+                best[u], best_score[u] = _rescan(scores, fits, u, tasks)
+    count = np.ones(k, dtype=np.int64)
+    return plan_machine[:k], plan_task[:k], count, nan
+
+
+@numba.njit(cache=True)
+def _grown(capacity, states, scores, fits, best, best_score, members, first, spare):
+    """The state arrays with room for ``capacity`` states, the existing ones copied."""
+    n = states.shape[0]
+    s2 = np.empty((capacity, states.shape[1]))
+    s2[:n] = states
+    sc2 = np.empty((capacity, scores.shape[1]))
+    sc2[:n] = scores
+    f2 = np.zeros((capacity, fits.shape[1]), dtype=np.bool_)
+    f2[:n] = fits
+    b2 = np.full(capacity, _NO_FIT, dtype=np.int64)
+    b2[:n] = best
+    bs2 = np.full(capacity, -np.inf)
+    bs2[:n] = best_score
+    m2 = np.zeros(capacity, dtype=np.int64)
+    m2[:n] = members
+    fi2 = np.zeros(capacity, dtype=np.int64)
+    fi2[:n] = first
+    sp2 = np.empty(capacity, dtype=np.int64)
+    sp2[:n] = spare
+    return s2, sc2, f2, b2, bs2, m2, fi2, sp2
 
 
 # ------------------------------------------------------------------ kept best pairs (agents.incremental)

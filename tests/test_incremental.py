@@ -192,6 +192,33 @@ def test_a_compiled_round_starts_what_scoring_every_pair_starts_one_at_a_time(na
     assert runs[0].summary["decisions"] == runs[1].summary["decisions"]
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(episode=episodes(), tick=st.sampled_from([None, 1.0]))
+def test_deepjs_plans_its_round_by_machine_state_as_it_decides_pair_by_pair(episode, tick):
+    """`agents.kernels.fitness_round` scores each distinct machine state once and plans the whole round;
+    the reference scores every fit pair at every decision. Same instance groups and decisions, ties,
+    failures and repairs included."""
+    cluster, jobs, events = episode
+    compiled = make_broker("deepjs")
+    compiled.incremental_from = 1
+    runs = [Simulation(cluster, jobs, broker, tick=tick, machine_events=events, max_idle_ticks=50).run()
+            for broker in (compiled, ScoreEveryPair(make_broker("deepjs")))]
+    assert groups_of(runs[0]).equals(groups_of(runs[1]))
+    assert runs[0].summary["decisions"] == runs[1].summary["decisions"]
+
+
+def test_deepjs_round_with_a_nan_fitness_is_refused_with_the_broker_named():
+    deepjs = make_broker("deepjs")
+    deepjs.incremental_from = 1
+    weights = list(deepjs.fitness.network.weights)
+    weights[0] = np.full_like(weights[0], np.nan)
+    deepjs.fitness.network.weights = tuple(weights)
+    sim = Simulation(ClusterSpec.uniform(2, {"cpu": 2, "memory": 2}),
+                     [JobSpec(1, 0.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))])
+    with pytest.raises(ValueError, match="broker 'deepjs' at t=0.0: a pair's score is NaN"):
+        deepjs.decide(sim.next_decision())
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(episode=episodes(), size=st.integers(1, 4))
 def test_a_compiled_round_in_a_task_window_stops_where_a_backlog_task_would_enter(episode, size):
