@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
-import pandas as pd
 
 from cloudsim import arithmetic
 from cloudsim.version import __version__
 
 
 if TYPE_CHECKING:
+    import pandas as pd
     from cloudsim.record import EpisodeRecord
     from cloudsim.tasks import TaskTable
 
@@ -132,6 +132,7 @@ class EpisodeResult:
         time then machine; a machine's usage holds until its next row, and before its
         first row it is idle (0 from time 0).
         """
+        import pandas as pd
         machine, time, util = self._machine_steps()
         frame = pd.DataFrame(util, columns=list(self.resources))
         frame.insert(0, "time", time)
@@ -147,6 +148,7 @@ class EpisodeResult:
         until the next row; before the first row both are 0 (every machine idle). See the
         module docstring for machines and resources with zero capacity.
         """
+        import pandas as pd
         machine, time, util = self._machine_steps()
         times, instant = np.unique(time, return_inverse=True)
         # Eq. 7 is a sum of one step function per machine, each depending on that machine
@@ -184,6 +186,7 @@ class EpisodeResult:
 
     def _usage_changes(self, rows: slice | np.ndarray) -> pd.DataFrame:
         """`usage_changes` of the groups of ``rows`` (positions in ``groups``), in the same order."""
+        import pandas as pd
         g = self.groups
         task = g.task.to_numpy()[rows]
         demand = self.tasks[[f"demand_{r}" for r in self.resources]].to_numpy()[task]
@@ -254,6 +257,7 @@ class EpisodeResult:
 def task_frame(table: "TaskTable", resources: tuple[str, ...], stop: int | None = None) -> pd.DataFrame:
     """One row per task of the task table's first ``stop`` rows (default all): the ``tasks``
     frame of `EpisodeResult`."""
+    import pandas as pd
     stop = len(table.task_ids) if stop is None else stop
     task_job = table.task_job[:stop] - table.job_base
     job_ids = [job.id for job in table.jobs]
@@ -281,6 +285,7 @@ def task_frame(table: "TaskTable", resources: tuple[str, ...], stop: int | None 
 def job_frame(table: "TaskTable", stop: int | None = None) -> pd.DataFrame:
     """One row per job of the task table's first ``stop`` job rows (default all): the ``jobs``
     frame of `EpisodeResult`."""
+    import pandas as pd
     stop = len(table.jobs) if stop is None else stop
     firsts = table.job_first_task[:stop] - table.task_base
     end = int(table.job_first_task[stop]) - table.task_base
@@ -312,6 +317,7 @@ def job_frame(table: "TaskTable", stop: int | None = None) -> pd.DataFrame:
 def group_frame(columns: dict[str, np.ndarray], table: "TaskTable") -> pd.DataFrame:
     """The ``groups`` frame of `EpisodeResult` from `GroupTable.columns`; every group's task
     must still be in ``table``."""
+    import pandas as pd
     groups = pd.DataFrame(columns, columns=_GROUP_COLUMNS)  # the columns' own dtypes
     rows = table.rows(groups.task.to_numpy())
     job_ids = [job.id for job in table.jobs]
@@ -325,6 +331,7 @@ RESERVATION_COLUMNS = ["made", "machine", "job_id", "task_id", "instances", "sta
 
 def reservation_frame(rows: list[list]) -> pd.DataFrame:
     """The reservations of `EpisodeRecord.reservations` as a table (no rows: the same columns)."""
+    import pandas as pd
     frame = pd.DataFrame(rows, columns=RESERVATION_COLUMNS)
     return frame.astype({"made": float, "machine": np.int64, "instances": np.int64, "start": float,
                          "outcome": str})
@@ -332,6 +339,7 @@ def reservation_frame(rows: list[list]) -> pd.DataFrame:
 
 def capacity_frame(record: "EpisodeRecord") -> pd.DataFrame:
     """One row per machine: its id and its capacity, a column per resource."""
+    import pandas as pd
     capacity = pd.DataFrame(record.state.capacity, columns=list(record.cluster.resources))
     capacity.insert(0, "machine_id", list(record.cluster.machine_ids))
     return capacity

@@ -35,14 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from cloudsim.metrics import (IMBALANCE_COLUMNS, TaskTotals, capacity_frame, group_frame, job_frame,
                               reservation_frame, stringify_ids, summarise, task_frame, used_resources, write_summary)
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow.parquet as pq
     from cloudsim.record import EpisodeRecord
 
 __all__ = ["ResultWriter", "StreamedResult", "check_stream_folder"]
@@ -78,6 +77,7 @@ class StreamedResult:
         return self.summary["makespan"]
 
     def _read(self, name: str) -> pd.DataFrame:
+        import pandas as pd
         return pd.read_parquet(self.folder / f"{name}.parquet")
 
     def tasks(self) -> pd.DataFrame:
@@ -97,6 +97,7 @@ class ResultWriter:
     """Writes a streamed episode's finished rows as Parquet row groups (see the module docstring)."""
 
     def __init__(self, folder: str | Path, record: "EpisodeRecord") -> None:
+        import pyarrow.parquet as pq
         self.folder = check_stream_folder(folder)
         self.record = record
         self._partial = self.folder.parent / f".{self.folder.name}.partial-{os.getpid()}-{id(self)}"
@@ -127,6 +128,8 @@ class ResultWriter:
             table.retire(jobs)
 
     def _append(self, name: str, frame: pd.DataFrame) -> None:
+        import pyarrow.parquet as pq
+        import pyarrow as pa
         if not len(frame):
             return
         data = pa.Table.from_pandas(stringify_ids(frame), preserve_index=False)
@@ -136,6 +139,7 @@ class ResultWriter:
 
     def finish(self, wall_s: float) -> StreamedResult:
         """Write what is left, the summary and the capacity, and move the files into the folder."""
+        import pandas as pd
         self.write_finished()
         for writer in self._writers.values():
             writer.close()

@@ -68,3 +68,18 @@ def test_the_check_reads_imports_inside_functions_and_skips_type_checking_ones()
     assert "cloudsim.run.compare_deeprm" in imports_of("cloudsim.run.compare")
     assert "agents.deeprm_config" not in imports_of("agents.deeprm_plus")
     assert "agents.deeprm_plus" in imports_of("agents.deeprm")  # make_net, inside a function
+
+
+def test_start_up_imports_no_table_library_or_learning_framework():
+    """`import cloudsim` and `cloudsim --help` load what they need, not pandas, torch or numba: a command
+    imports those when it first needs them (about 0.2 s of pandas alone; docs/scale.md)."""
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "torch", "numba")
+    for code in ("import cloudsim", "import sys; sys.argv = ['cloudsim', '--help']\n"
+                                    "from cloudsim.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass"):
+        probe = f"{code}\nimport sys\nprint('loaded:', *(m for m in {heavy!r} if m in sys.modules))"
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1] == "loaded:", f"{code!r}: {done.stdout.splitlines()[-1]}"

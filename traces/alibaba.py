@@ -83,10 +83,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -108,6 +107,9 @@ from traces.rawcsv import (
 )
 from traces.workload import Workload
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "MachineTable",
     "Workload",
@@ -120,7 +122,6 @@ __all__ = [
 ]
 
 STATUSES = frozenset({"Ready", "Waiting", "Running", "Terminated", "Failed", "Cancelled", "Interrupted"})
-_KNOWN_STATUSES = pa.array(sorted(STATUSES))
 STATUS_POLICIES = ("drop", "keep")
 MACHINE_STATUSES_V2018 = {"USING": "up", "IMPORT_INSTALLING": "down"}
 I64, F64, STR = pa.int64(), pa.float64(), pa.string()
@@ -228,7 +229,7 @@ def _check_values(path: Path, frame: pd.DataFrame, column: str, bad: pd.Series, 
 
 def _check_statuses(path: Path, first_line: int, status: pa.Array) -> None:
     """Empty or one of `STATUSES` on every row of a batch whose first row is file line ``first_line``."""
-    unknown = pc.and_(pc.is_valid(status), pc.invert(pc.is_in(status, value_set=_KNOWN_STATUSES)))
+    unknown = pc.and_(pc.is_valid(status), pc.invert(pc.is_in(status, value_set=pa.array(sorted(STATUSES)))))
     if pc.any(unknown).as_py():
         bad = pc.indices_nonzero(unknown).to_pylist()
         raise _bad_rows(path, "status", f"is not one of {sorted(STATUSES)}", [first_line + i for i in bad],
@@ -236,6 +237,7 @@ def _check_statuses(path: Path, first_line: int, status: pa.Array) -> None:
 
 
 def _convert_tasks(path: Path, spec: TableSpec, rename: dict, cpu_scale: float, memory_scale: float):
+    import pandas as pd
     def convert(write: Callable[[pa.Table], None]) -> dict:
         rows = 0
         for frame in stream_table(path, spec):
@@ -709,6 +711,7 @@ def _load_once(batch_task: Path, batch_instance: Path | None, task_spec: TableSp
 def _read_instances(batch_instance: Path, spec: TableSpec, rename: dict, task_index: pa.Table, task_rows: pa.Table,
                     names: list[str], notes: Counter, cache) -> pd.DataFrame:
     """Terminated instance rows of jobs ``names``; counts the rows no batch_task row explains."""
+    import pandas as pd
     target, _ = cached_parquet(batch_instance, "instances", {"spec": spec.name},
                                _convert_instances(batch_instance, spec, rename), _INSTANCE_SCHEMA, cache)
     with reading(target):
@@ -837,6 +840,7 @@ def _events_from_states(times: Sequence[float], machines: Sequence[int], states:
 
 
 def _read_machine_table(path: Path, spec: TableSpec) -> pd.DataFrame:
+    import pandas as pd
     return pd.concat(list(stream_table(path, spec)), ignore_index=True)
 
 
@@ -910,6 +914,7 @@ def machines_v2018(machine_meta: str | Path) -> MachineTable:
     is not USING (being installed, say) is out of service from t=0. Skipped
     rows and notes (unknown statuses among them): see the module docstring.
     """
+    import pandas as pd
     path = Path(machine_meta)
     frame = _read_machine_table(path, V2018_MACHINE_META)
     skipped: Counter = Counter()

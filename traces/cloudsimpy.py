@@ -28,11 +28,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from cloudsim.specs import EXACT_BOUND, JobSpec, TaskSpec
 from traces.rawcsv import (BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, exact_floats, first_row, is_number,
                            read_text_table)
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CLOUDSIMPY_COLUMNS", "EmptyWorkloadError", "TraceFormatError", "load_cloudsimpy"]
 
@@ -58,6 +62,7 @@ def _is_header(first: list[str]) -> bool:
 
 def _read(path: Path) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The file's columns as text (a frame) and the numbers of `CLOUDSIMPY_COLUMNS` (NaN where not one)."""
+    import pandas as pd
     first = first_row(path)
     header = _is_header(first)
     names = {len(CLOUDSIMPY_COLUMNS): list(CLOUDSIMPY_COLUMNS), len(CLOUDSIMPY_COLUMNS) + 1: ["", *CLOUDSIMPY_COLUMNS]}
@@ -79,6 +84,7 @@ def _read(path: Path) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
 
 def load_cloudsimpy(path: str | Path) -> list[JobSpec]:
     """Read a CloudSimPy jobs.csv into jobs in CloudSimPy's order (see the module docstring)."""
+    import pandas as pd
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such trace file")

@@ -83,10 +83,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -94,6 +93,9 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from cloudsim.specs import EXACT_BOUND
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CacheError",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
 
 from cloudsim.cli.replay import print_table
 from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
@@ -22,6 +21,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def run(namespace: argparse.Namespace) -> int:
+    import pandas as pd
     config = build_run_config(namespace, BenchConfig)
     result = bench(config, json_printer(config))
     if config.report.json:

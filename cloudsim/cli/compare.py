@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
 
 from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
 from cloudsim.run import CompareConfig, compare, strict_json
@@ -40,6 +39,7 @@ def run(namespace: argparse.Namespace) -> int:
 
 def _print_fill(config: CompareConfig, result) -> None:
     """The fill experiment's table at 100 % arrived and its summary line."""
+    import pandas as pd
     runs, table = result.runs, result.table
     with pd.option_context("display.max_rows", 500, "display.width", 200):
         print(table.to_string(float_format=lambda v: f"{v:.3f}"))
@@ -56,6 +56,7 @@ def _print_fill(config: CompareConfig, result) -> None:
 
 def _print_runs(config: CompareConfig, result) -> None:
     """The mean metrics per broker (and load) and the summary line."""
+    import pandas as pd
     runs, table = result.runs, result.table
     with pd.option_context("display.max_rows", 500, "display.width", 200):
         shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
 
 from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
 from cloudsim.run import RunConfig, replay, strict_json
@@ -34,6 +33,7 @@ def run(namespace: argparse.Namespace) -> int:
 
 def print_table(rows: list[dict], total: dict) -> None:
     """The rows as a table, the mean per broker when there are several episodes, and the accounting."""
+    import pandas as pd
     frame = pd.DataFrame(rows)
     if len(frame):
         key = frame.columns[0]

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-import pandas as pd
 
 from cloudsim.run.config import BenchConfig
 from cloudsim.run.output import pyplot, save_figure
 from cloudsim.run.replay import replay
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BenchResult", "bench", "makespan_table", "plot_makespan_differences"]
 
@@ -95,6 +97,7 @@ class BenchResult:
 
 def bench(config: BenchConfig, on_row: Callable[[dict], None] | None = None) -> BenchResult:
     """Every broker on every chunk, then the candidate's makespan against each baseline's."""
+    import pandas as pd
     result = replay(config, on_row)
     frame = pd.DataFrame(result.rows)
     candidate = config.candidate_name

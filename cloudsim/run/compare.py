@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-import pandas as pd
 
 from cloudsim.version import __version__
 from cloudsim.run.comparison import (REPORTED, RLSK_REPORTED, CompareResult, markdown_table, plot_broker_bars,
@@ -24,6 +23,9 @@ from cloudsim.run.output import ResultFolder
 from cloudsim.run.replay import check_accounted
 from cloudsim.run.resolve import resolve
 from cloudsim.runner import Runner
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "REPORTED",
@@ -51,6 +53,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
     command ``argv`` that made it), brokers.png, slowdown_vs_load.png (a load
     sweep) and utilisation.png; it appears only when complete.
     """
+    import pandas as pd
     if config.env == "deeprm":
         from cloudsim.run.compare_deeprm import compare_deeprm
 

@@ -14,7 +14,6 @@ import warnings
 from typing import Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from cloudsim.version import __version__
 from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
@@ -59,6 +58,7 @@ def run_jobsets(policy: Callable, params, lengths: np.ndarray, sizes: np.ndarray
 def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
                    ) -> CompareResult:
     """Every broker on every (load, seed) jobset of DeepRM's environment; one row per (broker, knob, load, seed)."""
+    import pandas as pd
     policies = [(name, knob, factory()) for name, knob, factory in _policies(config)]  # checkpoints checked first
     checkpoints = dict(config.brokers.checkpoint)
     for name, _, policy in policies:  # a learned policy refuses another environment before any run

@@ -18,10 +18,9 @@ import functools
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from agents import make_broker
 from agents.gpu import target_options
@@ -32,6 +31,9 @@ from cloudsim.run.fill import FILL_CURVES, fill_run
 from cloudsim.run.output import ResultFolder, pyplot, save_figure
 from cloudsim.runner import Runner
 from cloudsim.specs import unholdable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["AT", "FillSpec", "compare_fill", "curves_frame", "plot_fill_bars", "plot_fill_curves", "run_fill"]
 
@@ -67,6 +69,7 @@ def run_fill(spec: FillSpec) -> dict:
 
 def curves_frame(rows: Sequence[dict]) -> pd.DataFrame:
     """The rows' curves in long form: broker, seed, curve, arrived_pct, value."""
+    import pandas as pd
     records = [(row["broker"], row["seed"], curve, int(x), value)
                for row in rows for curve in FILL_CURVES for x, value in row[curve].items()]
     return pd.DataFrame(records, columns=["broker", "seed", "curve", "arrived_pct", "value"])
@@ -108,6 +111,7 @@ def plot_fill_bars(table: pd.DataFrame, path: str | Path, title: str) -> Path:
 def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
                  ) -> CompareResult:
     """Every broker's fill runs, one per seed; the table compares them at 100 % arrived workload."""
+    import pandas as pd
     source = config.workload
     cluster, workload, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
     jobs = workload.jobs

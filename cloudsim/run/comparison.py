@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import pandas as pd
 
 from cloudsim.run.output import pyplot, save_figure
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["REPORTED", "RLSK_REPORTED", "CompareResult", "markdown_table", "plot_broker_bars", "plot_metric_vs_load",
            "plot_utilisation_curves", "summarise"]

@@ -22,16 +22,18 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
-import pandas as pd
 
 from cloudsim.run.config import (BrokerConfig, ClusterConfig, CompareConfig, RunConfig, SimulationConfig,
                                  WorkloadConfig)
 from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.resolve import resolve
 from cloudsim.version import __version__
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DIGEST_RUNS", "DigestRun", "compute", "differences", "read", "write"]
 

@@ -24,10 +24,9 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 
 from agents import GPU_POLICIES, GPU_VARIANTS
 from cloudsim.version import __version__
@@ -39,6 +38,9 @@ from cloudsim.run.output import mark_results, pyplot, save_figure, strict_json, 
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
 from traces.rawcsv import TraceFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LEADERBOARD_WORKLOADS", "LeaderboardResult", "leaderboard"]
 
@@ -252,6 +254,7 @@ def _read_cell(path: Path) -> dict | None:
 
 def _table(results: list[dict], brokers: tuple[str, ...], metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per broker: mean and standard deviation of each metric over its episodes and seeds."""
+    import pandas as pd
     rows = []
     for broker in brokers:
         mine = [r for r in results if r["broker"] == broker]
@@ -272,6 +275,7 @@ def _ranking(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Each broker's rank on each workload by the workload's measure (``ranked_by``: mean job slowdown, or for
     the GPU workloads unallocated GPU and fragmentation; 1 is the lowest, ties share the best rank), and its
     mean rank over the workloads it ran."""
+    import pandas as pd
     ranks = pd.DataFrame({name: table[f"{LEADERBOARD_WORKLOADS[name].ranked_by}_mean"].rank(method="min")
                           for name, table in tables.items()})
     ranks["workloads_run"] = ranks.notna().sum(axis=1)
@@ -321,6 +325,7 @@ def _markdown(config: LeaderboardConfig, tables, ranking, skipped, results: list
 
 
 def _html(tables, ranking) -> str:
+    import pandas as pd
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>cloudsim leaderboard</title>",
              "<style>body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",

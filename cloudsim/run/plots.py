@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from cloudsim.run.output import pyplot, save_figure
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["GANTT_MACHINES", "RunTables", "lanes", "plot_gantt", "plot_run", "plot_utilisation", "read_run",
            "run_folders", "usage_steps"]
@@ -78,6 +82,7 @@ def run_folders(root: str | Path) -> list[Path]:
 
 def read_run(folder: str | Path) -> RunTables:
     """The tables of run folder ``folder``; a missing or damaged table is a ValueError naming it."""
+    import pandas as pd
     folder = Path(folder)
     frames = {}
     for name in _TABLES:
@@ -211,6 +216,7 @@ def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHI
     lanes; above, consecutive machines share a row and the colour is the mean share of the first
     resource in use. A group a machine failure ended is marked with a red x at its end; a reservation
     is a line from when it was made to its start."""
+    import pandas as pd
     plt = pyplot()
     g = run.groups
     machines = len(run.capacity)

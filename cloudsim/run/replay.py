@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
 
 from cloudsim.run.config import RunConfig
 from cloudsim.run.episode import RunSpec, run_one
@@ -95,6 +94,7 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
     with ``config.report.plots`` each run's pictures (`cloudsim.run.plots`) are
     drawn beside its tables before the folder appears.
     """
+    import pandas as pd
     plots = getattr(config.report, "plots", False)  # a replay's report (`ReplayReportConfig`) has them
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         run = resolve(config)

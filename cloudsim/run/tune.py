@@ -27,11 +27,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 
 from cloudsim.run.config import ConfigError, TuneConfig
 from cloudsim.run.output import strict_json, write_text_atomically
 from cloudsim.runner import Runner
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TuneResult", "tune"]
 
@@ -163,6 +167,7 @@ def tune(config: TuneConfig) -> TuneResult:
 
 def _write_report(out: Path, config: TuneConfig, done: list[dict]) -> pd.DataFrame:
     """trials.csv (one row per trial, best first), best.json (its full agent config) and search.md."""
+    import pandas as pd
     table = pd.DataFrame([{"trial": t["number"], "validation": t["value"], **t["params"], "wall_s": t["wall_s"]}
                           for t in done]).sort_values(["validation", "trial"]).reset_index(drop=True)
     write_text_atomically(out / "trials.csv", table.to_csv(index=False))
