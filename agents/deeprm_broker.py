@@ -75,6 +75,7 @@ class DeepRMBroker:
         self._last_arrival = -np.inf
         self._time = None
         self._used: np.ndarray | None = None  # (machines, T, R) units in use, for the instant ``_time``
+        self._slots: tuple[bytes, np.ndarray, np.ndarray] | None = None  # the window's tasks, their blocks
         self._changes = 0
         self._touched: int | None = None  # the machine of the last decision (a reservation moves no counter)
         self._profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # free profiles of unchanged machines
@@ -138,7 +139,7 @@ class DeepRMBroker:
             self._profiles.pop(machine, None)
         if self._used is None or view.time != self._time or len(self._used) != machines:
             self._time = view.time
-            self._used = np.zeros((machines, self.params.horizon, self.params.resources))
+            self._used = np.zeros((machines, self.params.horizon, self.params.resources), dtype=np.int64)
             busy = np.flatnonzero((view.free < view.capacity).any(axis=1) | ~view.up)
             stale, redrawn = np.union1d(busy, [r.machine for r in view.reservations]).astype(np.int64), None
         else:
@@ -155,19 +156,23 @@ class DeepRMBroker:
         p = self.params
         R, M = p.resources, p.slots
         machines = view.capacity.shape[0]
-        k = window.num_tasks
-        unit = np.where(view.capacity[:, :R] > 0, view.capacity[:, :R] / p.res_slot, 1.0)  # (machines, R)
-        slot_len = np.zeros((machines, M), dtype=np.int64)
-        slot_size = np.zeros((machines, M, R), dtype=np.int64)
-        if k:
-            slot_len[:, :k] = np.clip(np.ceil(window.duration - _ROUNDING), 1, p.max_job_len).astype(np.int64)
-            size = np.ceil(window.demand[None, :, :R] / unit[:, None, :] - _ROUNDING)
-            slot_size[:, :k] = np.clip(size, 0, p.max_job_size).astype(np.int64)
+        slots = window.task_index.tobytes()
+        if self._slots is None or self._slots[0] != slots:  # the window's tasks (and so their blocks) changed
+            k = window.num_tasks
+            unit = np.where(view.capacity[:, :R] > 0, view.capacity[:, :R] / p.res_slot, 1.0)  # (machines, R)
+            slot_len = np.zeros((machines, M), dtype=np.int64)
+            slot_size = np.zeros((machines, M, R), dtype=np.int64)
+            if k:
+                slot_len[:, :k] = np.clip(np.ceil(window.duration - _ROUNDING), 1, p.max_job_len).astype(np.int64)
+                size = np.ceil(window.demand[None, :, :R] / unit[:, None, :] - _ROUNDING)
+                slot_size[:, :k] = np.clip(size, 0, p.max_job_size).astype(np.int64)
+            self._slots = (slots, slot_len, slot_size)
+        _, slot_len, slot_size = self._slots
         if view.num_tasks:
             self._last_arrival = max(self._last_arrival, float(view.arrival_time.max()))
         since = np.floor(view.time - self._last_arrival) if np.isfinite(self._last_arrival) else p.max_track_since_new
         used, redrawn = self._images(view)
-        return {"used": used.astype(np.int64), "slot_len": slot_len, "slot_size": slot_size,
+        return {"used": used, "slot_len": slot_len, "slot_size": slot_size,
                 "backlog_n": np.full(machines, min(window.backlog, p.backlog), dtype=np.int64),
                 "since_new": np.full(machines, int(min(max(since, 0), p.max_track_since_new)), dtype=np.int64)}, redrawn
 

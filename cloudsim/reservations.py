@@ -93,6 +93,9 @@ class Timeline:
         self.pending: list[Reservation] = []
         """Reservations not yet started, by start time (then in the order made)."""
         self._machines_reserved: dict[int, int] = {}  # machine -> pending reservations on it
+        # machine -> (now, the machine's change count, times, free): its profile, until the time moves, the
+        # machine changes (a start, an end, a failure) or a reservation on it is made or starts.
+        self._profiles: dict[int, tuple[float, int, np.ndarray, np.ndarray]] = {}
 
     # ------------------------------------------------------------- queries
     def released(self, start, end):
@@ -118,6 +121,19 @@ class Timeline:
         plan): the free vector now after their starts, and their ``(start, end, demand)``
         holdings, those starting now counted in ``free_now`` already.
         """
+        if free_now is None and not held:  # the machine as it is: its profile is kept until it changes
+            kept = self._profiles.get(machine)
+            change = int(self._state.machine_change[machine])
+            if kept is not None and kept[0] == now and kept[1] == change:
+                return kept[2], kept[3]
+            times, free = self._profile(machine, now, None, ())
+            times.flags.writeable = free.flags.writeable = False
+            self._profiles[machine] = (now, change, times, free)
+            return times, free
+        return self._profile(machine, now, free_now, held)
+
+    def _profile(self, machine: int, now: float, free_now: np.ndarray | None,
+                 held: Sequence[tuple[float, float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         width = self._state.free.shape[1]
         # The changes in the order the free vector takes them: the plan's holdings, the running groups', the
         # reservations' (a start takes, a release gives back).
@@ -192,6 +208,7 @@ class Timeline:
         self.pending.insert(int(np.searchsorted(starts, reservation.start, side="right")), reservation)
         m = reservation.machine
         self._machines_reserved[m] = self._machines_reserved.get(m, 0) + 1
+        self._profiles.pop(m, None)
 
     def pop_due(self, now: float) -> list[Reservation]:
         """The reservations whose start has come, removed from the pending ones, in start order.
@@ -204,4 +221,5 @@ class Timeline:
         popped, self.pending = self.pending[:due], self.pending[due:]
         for r in popped:
             self._machines_reserved[r.machine] -= 1
+            self._profiles.pop(r.machine, None)
         return popped

@@ -48,6 +48,26 @@ def test_a_reserved_task_leaves_the_queue_and_starts_at_its_time():
     assert sim.result().makespan == 15.0
 
 
+def test_a_machine_profile_follows_every_start_and_reservation_of_its_instant():
+    """Profiles are kept between the decisions of an instant (the DeepRM brokers ask for them
+    again and again) and must follow each start and reservation made on the machine meanwhile."""
+    sim = Simulation(ONE_MACHINE, [job("A", 2, 10.0), job("B", 3, 5.0), job("C", 1, 4.0)])
+    view = sim.next_decision()
+    assert view.free_profile(0)[1][:, 0].tolist() == [4.0]  # idle: 4 cpu for ever
+    sim.apply(Decision(0, position(view, "A")))
+    view = sim.next_decision()
+    profile_times, free = view.free_profile(0)
+    assert (profile_times.tolist(), free[:, 0].tolist()) == ([0.0, 10.0], [2.0, 4.0])
+    sim.apply(Decision(0, position(view, "B"), at=10.0))
+    view = sim.next_decision()
+    profile_times, free = view.free_profile(0)
+    assert (profile_times.tolist(), free[:, 0].tolist()) == ([0.0, 10.0, 15.0], [2.0, 1.0, 4.0])
+    sim.apply(Decision(0, position(view, "C")))
+    view = sim.next_decision()
+    profile_times, free = view.free_profile(0)  # C holds 1 cpu from 0 to 4
+    assert (profile_times.tolist(), free[:, 0].tolist()) == ([0.0, 4.0, 10.0, 15.0], [1.0, 2.0, 1.0, 4.0])
+
+
 def reserved_b_then(sim):
     """A (2 cpu) runs 0-10; B (3 cpu, 5 s) is reserved for 10-15; return the view after."""
     view = sim.next_decision()
