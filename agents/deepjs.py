@@ -63,7 +63,7 @@ from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
-from cloudsim.broker import Plan
+from cloudsim.broker import ArrayPlan
 from cloudsim.runner import Runner
 
 __all__ = [
@@ -308,7 +308,7 @@ class DeepJS:
         incremental scoring ranks."""
         return self.fitness(self.features(view, machines, tasks))
 
-    def decide(self, view: ClusterView) -> Plan | Decision | None:
+    def decide(self, view: ClusterView) -> ArrayPlan | Decision | None:
         """The fittest pair (one decision); on a cluster where it keeps best pairs, with the paper's
         features, the whole round as one plan (`fitness_round`)."""
         if keeps_best_pairs(self, view):
@@ -333,7 +333,7 @@ class DeepJS:
             self._record(raw, pick, 0.0)
         return Decision(int(machines[pick]), int(tasks[pick]))
 
-    def fitness_round(self, view: ClusterView) -> Plan | None:
+    def fitness_round(self, view: ClusterView) -> ArrayPlan | None:
         """The round the one-decision path makes (the fittest pair, one instance, until none fits) as one
         final plan, computed by machine state in one compiled call (`agents.kernels.fitness_round`):
         machines with equal free resources score a task alike, so a start rescores its task over the
@@ -351,10 +351,7 @@ class DeepJS:
         if nan:
             raise ValueError(f"broker {self.name!r} at t={view.time}: a pair's score is NaN; scores must be numbers "
                              "(check the checkpoint's weights and feature normaliser)")
-        if len(machines) == 0:
-            return None
-        return Plan([Decision(*fields) for fields in zip(machines.tolist(), tasks.tolist(), counts.tolist())],
-                    final=True)
+        return ArrayPlan(machines, tasks, counts, final=True) if len(machines) else None
 
     def _record(self, raw: np.ndarray | None, pick: int, reward: float) -> None:
         t = self.trajectory

@@ -271,6 +271,7 @@ class Deepk8sBroker:
         self.wake_after = policy.config.max_wait
         self._encoding = policy.encoding
         self._capacity: np.ndarray | None = None
+        self._last: tuple[tuple[bytes, bytes] | None, int] = (None, 0)  # (observation, mask) -> the action taken
 
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
         """Refuse a cluster the network cannot read; say what differs from the training cluster."""
@@ -324,7 +325,13 @@ class Deepk8sBroker:
             # When nothing runs, a wait could end only at an arrival, and after the last one never (the training
             # environment cuts such an episode short as stalled): an idle cluster takes the best pair.
             mask[-1] = False
-        return encoding.decode(self.policy.act(encoding.observe(view), mask), view)
+        obs = encoding.observe(view)
+        # The action is a function of the observation and the mask alone (the greedy choice): after a wait
+        # that nothing changed (woken by ``wake_after``), they are the same, and so is the action.
+        key = (obs.tobytes(), mask.tobytes())
+        if key != self._last[0]:
+            self._last = (key, self.policy.act(obs, mask))
+        return encoding.decode(self._last[1], view)
 
 
 def _cluster_entry(cluster: ClusterSpec) -> dict:

@@ -80,6 +80,7 @@ class DeepRMBroker:
         self._touched: int | None = None  # the machine of the last decision (a reservation moves no counter)
         self._profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # free profiles of unchanged machines
         self._probs: np.ndarray | None = None  # (machines, slots + 1): the policy's softmax per machine, for ``_key``
+        self._seen: dict[bytes, np.ndarray] = {}  # image key -> its softmax row, for ``_key``
         self._key: tuple | None = None
         self._waiting = False
 
@@ -177,15 +178,30 @@ class DeepRMBroker:
                 "since_new": np.full(machines, int(min(max(since, 0), p.max_track_since_new)), dtype=np.int64)}, redrawn
 
     @staticmethod
-    def _distinct(snap: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """(one machine of each distinct image, each machine's row among them): machines whose images are
-        equal (idle machines of one capacity, busy ones running alike) share one forward."""
+    def _image_keys(snap: dict[str, np.ndarray]) -> np.ndarray:
+        """One bytes key per machine of the snapshot, equal where the machines' images are (the rest of an
+        image, the backlog and the time since the last arrival, is the same for every machine)."""
         machines = len(snap["used"])
         rows = np.ascontiguousarray(np.concatenate([snap["used"].reshape(machines, -1),
                                                     snap["slot_size"].reshape(machines, -1)], axis=1), dtype=np.int16)
-        keys = rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()  # one bytes key per machine
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
+
+    def _distinct(self, snap: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(one machine of each distinct image, each machine's row among them): machines whose images are
+        equal (idle machines of one capacity, busy ones running alike) share one forward."""
+        _, first, inverse = np.unique(self._image_keys(snap), return_index=True, return_inverse=True)
         return first, inverse.ravel()
+
+    def _redrawn_probs(self, snap: dict[str, np.ndarray], redrawn: np.ndarray) -> np.ndarray:
+        """The softmax rows of the machines ``redrawn`` at the same instant, slots and backlog: an image met
+        before at this instant (machines go through the same states as they fill) is not drawn again."""
+        keys = self._image_keys({k: snap[k][redrawn] for k in ("used", "slot_size")}).tolist()
+        new = [i for i, key in enumerate(keys) if key not in self._seen]
+        if new:
+            rows = redrawn[np.array(new)]
+            for i, probs in zip(new, self._softmax({k: v[rows] for k, v in snap.items()})):
+                self._seen[keys[i]] = probs
+        return np.array([self._seen[key] for key in keys])
 
     def _softmax(self, snap: dict[str, np.ndarray]) -> np.ndarray:
         return arithmetic.softmax(self.policy.logits(snap))
@@ -204,10 +220,13 @@ class DeepRMBroker:
         if key == self._key and self._probs is not None:
             # Same instant, slots and backlog: only the machines redrawn since the last decision changed.
             if len(redrawn):
-                self._probs[redrawn] = self._softmax({k: v[redrawn] for k, v in snap.items()})
+                self._probs[redrawn] = self._redrawn_probs(snap, redrawn)
         else:
             first, inverse = self._distinct(snap)
-            self._probs = self._softmax({k: v[first] for k, v in snap.items()})[inverse]
+            distinct = self._softmax({k: v[first] for k, v in snap.items()})
+            self._probs = distinct[inverse]
+            self._seen = dict(zip(self._image_keys({k: snap[k][first] for k in ("used", "slot_size")}).tolist(),
+                                  distinct))
         self._key = key
         probs = self._probs
         # One draw per machine from its softmax (inverse transform sampling), with the broker's seeded stream.

@@ -54,13 +54,13 @@ class NumpyDeepRM:
 
     def logits(self, snap: dict[str, np.ndarray]) -> np.ndarray:
         """(B, slots + 1) logits of the images a snapshot (`DeepRMBatch.snapshot`) draws."""
-        w = self.weights
+        w, dense = self.weights, self._dense
         if self.network == "cnn":
             image = render_image(snap, self.params)[:, None]
             x = _avg_pool(np.maximum(arithmetic.conv2d(image, w["features.0.weight"], w["features.0.bias"]), 0))
             x = _avg_pool(np.maximum(arithmetic.conv2d(x, w["features.3.weight"], w["features.3.bias"]), 0))
-            h = arithmetic.tanh(arithmetic.dense(x.reshape(len(x), -1), w["hidden.weight"].T, w["hidden.bias"]))
-            return arithmetic.dense(h, w["out.weight"].T, w["out.bias"])
+            h = arithmetic.tanh(arithmetic.dense(x.reshape(len(x), -1), *dense["hidden"]))
+            return arithmetic.dense(h, *dense["out"])
         t, p = self._tables, self.params
         rows, slots = np.arange(p.horizon), np.arange(p.slots)
         h = np.broadcast_to(w["hidden.bias"], (len(snap["used"]), len(w["hidden.bias"]))).copy()
@@ -69,7 +69,14 @@ class NumpyDeepRM:
             h += t["blocks"][i][slots[None, :], snap["slot_len"], snap["slot_size"][:, :, i]].cumsum(1)[:, -1]
         h += t["backlog"][snap["backlog_n"]]
         h += (snap["since_new"] / p.max_track_since_new)[:, None] * t["since"][None, :]
-        return arithmetic.dense(np.maximum(h, 0), w["out.weight"].T, w["out.bias"])
+        return arithmetic.dense(np.maximum(h, 0), *dense["out"])
+
+    @functools.cached_property
+    def _dense(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The dense layers' (weights as inputs x outputs, bias), laid out once for `arithmetic.dense`."""
+        w = self.weights
+        return {name: (np.ascontiguousarray(w[f"{name}.weight"].T), np.ascontiguousarray(w[f"{name}.bias"]))
+                for name in ("hidden", "out") if f"{name}.weight" in w}
 
 
 def _avg_pool(x: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.planning import PlannedView, plan_of
-from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit
+from cloudsim.broker import ArrayPlan, ClusterView, Decision, Plan, sequential_fit
 
 __all__ = [
     "BestFit",
@@ -69,8 +69,9 @@ class FirstFit:
         as one at a time."""
         if view.num_tasks == 0:
             return None
-        machines = np.flatnonzero(view.machine_fits_some)
-        if len(machines) == 0:
+        fits_some = view.machine_fits_some
+        machine = int(np.argmax(fits_some))  # the first machine that fits a waiting task (argmax stops there)
+        if not fits_some[machine]:
             return None
         if view.constrained:  # devices and attributes: each decision on the view the earlier ones leave
             return plan_of(view, _first_fit_pair)
@@ -82,7 +83,8 @@ class FirstFit:
         exhausted = 0
         windowed = view.backlog > 0  # a task that runs out lets a backlog task in: only a new view shows it
         plan = []
-        for machine in machines.tolist():
+        machines = len(fits_some)
+        while machine < machines:
             free = view.free[machine]
             candidates = np.flatnonzero(fits[machine] & left)  # the tasks that fit what the machine has left
             while len(candidates):
@@ -109,6 +111,11 @@ class FirstFit:
                 candidates = np.flatnonzero(fit)
             if exhausted == view.num_tasks:
                 break
+            later = fits_some[machine + 1:]  # the next machine that fits a waiting task, found the same way
+            step = int(np.argmax(later)) if len(later) else 0
+            if not len(later) or not later[step]:
+                break
+            machine += 1 + step
         return Plan(plan, final=True)  # no machine after the last fits anything, as none before did
 
 
@@ -129,13 +136,12 @@ def _kernels():
     return agents.kernels
 
 
-def _plan(arrays: Sequence[np.ndarray], final: bool = True) -> Plan | None:
+def _plan(arrays: Sequence[np.ndarray], final: bool = True) -> ArrayPlan | None:
     """A kernel's (machine, task, count) arrays as a plan (``final``: the round's last decisions)."""
     machines, tasks, counts = arrays
     if len(machines) == 0:
         return None
-    return Plan([Decision(*fields) for fields in zip(machines.tolist(), tasks.tolist(), counts.tolist())],
-                final=final)
+    return ArrayPlan(machines, tasks, counts, final=final)
 
 
 class RandomFit:
@@ -186,7 +192,7 @@ class PairScore(ABC):
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
 
-    def decide(self, view: ClusterView) -> Plan | Decision | None:
+    def decide(self, view: ClusterView) -> ArrayPlan | Decision | None:
         """The round as one plan when `compiled` says how to score it (`agents.kernels.best_pair_round`);
         otherwise the best pair, one decision per call: from the kept best pairs on a cluster of
         ``incremental_from`` machines or more, every pair scored on a smaller one."""

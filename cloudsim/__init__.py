@@ -14,7 +14,7 @@ The same engine steps one decision at a time (`Simulation.next_decision` and
 (``gymnasium.make("cloudsim/Deepk8s-v0")``).
 """
 
-from cloudsim.broker import (Broker, ClusterView, Decision, InvalidDecisionError, Plan, sequential_fit,
+from cloudsim.broker import (ArrayPlan, Broker, ClusterView, Decision, InvalidDecisionError, Plan, sequential_fit,
                              sequential_fit_count)
 from cloudsim.metrics import EpisodeResult
 from cloudsim.simulation import Simulation, SimulationStalledError, simulate
@@ -26,6 +26,7 @@ from cloudsim.version import __version__
 
 __all__ = [
     "__version__",
+    "ArrayPlan",
     "Broker",
     "ClusterSpec",
     "ClusterView",

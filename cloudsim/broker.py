@@ -23,6 +23,7 @@ import math
 import operator
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 
 import numpy as np
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from cloudsim.tasks import TaskTable
 
 __all__ = [
+    "ArrayPlan",
     "Broker",
     "CheckedDecision",
     "ClusterView",
@@ -460,15 +462,58 @@ class ClusterView:
         return self._fit_counts[key]
 
 
+class ArrayPlan(Sequence):
+    """A plan given as arrays: ``count[k]`` instances of the view's task ``task[k]`` on ``machine[k]``, for
+    k in order; the same decisions as ``Decision(machine[k], task[k], count[k])`` one by one, checked the
+    same way, with the same messages. ``final``: as `Plan`'s.
+
+    A compiled broker answers a round of thousands of starts with one (Tetris, Packer and DeepJS do): the
+    engine checks and applies the arrays as they are, with no `Decision` object per start. It is a
+    sequence of `Decision` objects too, made on demand, for code that reads a plan decision by decision.
+    ``count`` defaults to one instance per decision.
+    """
+
+    def __init__(self, machine, task, count=None, final: bool = False) -> None:
+        fields = {"machine": machine, "task": task, "count": np.ones(len(task), dtype=np.int64) if count is None
+                  else count}
+        arrays = {}
+        for name, values in fields.items():
+            array = np.asarray(values)
+            if array.ndim != 1 or not (array.dtype.kind in "iu" or len(array) == 0):
+                raise ValueError(f"ArrayPlan: {name} must be a 1-d array of integers, got {array.dtype} of shape "
+                                 f"{array.shape}")
+            arrays[name] = np.array(array, dtype=np.int64)  # the plan's own copy: the caller may reuse its arrays
+        lengths = {len(a) for a in arrays.values()}
+        if len(lengths) != 1:
+            raise ValueError(f"ArrayPlan: machine, task and count must have one length, got "
+                             f"{', '.join(f'{n} {len(a)}' for n, a in arrays.items())}")
+        self.machine, self.task, self.count = arrays["machine"], arrays["task"], arrays["count"]
+        self.final = final
+
+    def __len__(self) -> int:
+        return len(self.machine)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        return Decision(int(self.machine[k]), int(self.task[k]), int(self.count[k]))
+
+    def __repr__(self) -> str:
+        return f"ArrayPlan({len(self)} decisions, final={self.final})"
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def as_plan(answer: object) -> list:
+def as_plan(answer: object) -> "list | ArrayPlan":
     """A broker's answer as a plan: None or an empty sequence is no decision, a `Decision` or a
-    ``(machine, task[, count])`` tuple is a plan of one, a list (or tuple) of them is a plan."""
+    ``(machine, task[, count])`` tuple is a plan of one, a list (or tuple) of them is a plan, and so is
+    an `ArrayPlan`."""
     if answer is None:
         return []
+    if isinstance(answer, ArrayPlan):
+        return answer  # a sequence of decisions already (made on demand)
     if isinstance(answer, Decision) or (isinstance(answer, tuple) and answer
                                         and not isinstance(answer[0], (Decision, tuple))):
         return [answer]
@@ -492,7 +537,7 @@ class Plan(list):
 
 def is_final(answer: object) -> bool:
     """Whether a broker's answer is a final `Plan`: the round ends after its decisions."""
-    return isinstance(answer, Plan) and answer.final
+    return isinstance(answer, (Plan, ArrayPlan)) and answer.final
 
 
 def ends_round(answer: object) -> bool:

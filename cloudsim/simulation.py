@@ -56,8 +56,8 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import (CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name, ends_round,
-                             is_final)
+from cloudsim.broker import (ArrayPlan, CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name,
+                             ends_round, is_final)
 from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -295,8 +295,12 @@ class Simulation:
         plan = as_plan(decision)
         if plan:
             long = len(plan) >= BULK_FROM and not self.state.constrained  # devices: one by one
-            compiled = long and (len(plan) >= COMPILED_CHECK_FROM or "numba" in sys.modules)
-            checked = self._checked_compiled(view, plan) if compiled else None
+            if isinstance(plan, ArrayPlan):  # arrays already: checked compiled as they are (a broker made them)
+                checked = self._checked_arrays(view, plan.machine, plan.task, plan.count) \
+                    if not self.state.constrained else None
+            else:
+                compiled = long and (len(plan) >= COMPILED_CHECK_FROM or "numba" in sys.modules)
+                checked = self._checked_compiled(view, plan) if compiled else None
             if checked is None:  # the reference checks, and their messages
                 check = PlanCheck(view, self.record.broker, self.tick, len(plan))
                 checked = [check.check(position, item) for position, item in enumerate(plan)]
@@ -349,10 +353,18 @@ class Simulation:
             if type(machine) is not int or type(task) is not int or type(count) is not int:
                 return None
             fields.append((machine, task, count))
+        machine, task, count = np.array(fields, dtype=np.int64).reshape(-1, 3).T
+        return self._checked_arrays(view, machine, task, count)
+
+    def _checked_arrays(self, view: ClusterView, machine: np.ndarray, task: np.ndarray,
+                        count: np.ndarray) -> "Starts | None":
+        """Starts now given as arrays, checked in one compiled call; None when reservations are held on the
+        cluster or a start cannot happen (`PlanCheck` then checks them one by one and names what is wrong)."""
+        if self._timeline.pending:
+            return None
         from cloudsim.kernels import check_starts  # numba: imported when a long plan first comes
 
-        machine, task, count = np.array(fields, dtype=np.int64).reshape(-1, 3).T
-        free_after = np.empty((len(fields), view.free.shape[1]))
+        free_after = np.empty((len(machine), view.free.shape[1]))
         if check_starts(view.free.copy(), view.up, view.demand, view.waiting.copy(), machine, task, count,
                         free_after) >= 0:
             return None

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agents import BROKERS, LEARNED, FirstFit, Windowed, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
-from cloudsim.broker import Plan, as_plan, ends_round
+from cloudsim.broker import ArrayPlan, Plan, as_plan, ends_round
 from cloudsim import simulation
 from cloudsim.faults import RandomFaults
 from test_properties import clusters, workloads
@@ -50,8 +50,8 @@ class Recorder:
 class Replayer:
     """Answers each round with the recorded round's decisions as one plan, then None."""
 
-    def __init__(self, rounds: list[list[tuple]], name: str) -> None:
-        self.rounds, self.name, self._planned = iter(rounds), name, False
+    def __init__(self, rounds: list[list[tuple]], name: str, arrays: bool = False) -> None:
+        self.rounds, self.name, self._planned, self.arrays = iter(rounds), name, False, arrays
 
     def decide(self, view):
         if self._planned:
@@ -62,6 +62,9 @@ class Replayer:
             return None
         self._planned = True
         position = {int(g): p for p, g in enumerate(view.task_index)}
+        if self.arrays and all(at is None for *_, at in plan):  # the same decisions as arrays
+            machine, task, count = zip(*[(m, position[g], count) for m, g, count, _ in plan])
+            return ArrayPlan(machine, task, count)
         return [Decision(m, position[g], count, at) for m, g, count, at in plan]
 
 
@@ -70,24 +73,26 @@ def groups(result):
     return frame[["task", "machine", "first_instance", "instances", "start", "end", "outcome"]].reset_index(drop=True)
 
 
-def one_by_one_then_as_plans(cluster, jobs, name, tick, faults_seed):
+def one_by_one_then_as_plans(cluster, jobs, name, tick, faults_seed, arrays=False):
     faults = (lambda: RandomFaults(40, 5, seed=faults_seed)) if faults_seed is not None else (lambda: None)
     recorder = Recorder(make_broker(name, seed=3))
     one = Simulation(cluster, jobs, recorder, tick=tick, faults=faults(), max_idle_ticks=200).run()
-    replayer = Replayer(recorder.rounds, recorder.name)
+    replayer = Replayer(recorder.rounds, recorder.name, arrays)
     planned = Simulation(cluster, jobs, replayer, tick=tick, faults=faults(), max_idle_ticks=200).run()
     return one, planned, recorder
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(data=st.data(), name=st.sampled_from(HEURISTICS), tick=st.sampled_from([None, 1.0]),
-       faulty=st.booleans())
-def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, tick, faulty):
+       faulty=st.booleans(), arrays=st.booleans())
+def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, tick, faulty, arrays):
+    # ``arrays``: the rounds without reservations answered as an ArrayPlan (checked compiled as it is)
     cluster = data.draw(clusters())
     jobs = data.draw(workloads(cluster))
     with pytest.MonkeyPatch.context() as patch:  # every plan of two or more checked compiled, too
         patch.setattr(simulation, "COMPILED_CHECK_FROM", 2)
-        one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, 7 if faulty else None)
+        one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, 7 if faulty else None,
+                                                          arrays)
     assert groups(planned).equals(groups(one))
     assert planned.summary["decisions"] == one.summary["decisions"] == sum(map(len, recorder.rounds))
 
@@ -358,3 +363,31 @@ def test_first_fit_answering_plans_runs_as_first_fit(two_machines, three_tasks):
 
     assert groups(Simulation(two_machines, three_tasks, FirstFitPlans()).run()).equals(
         groups(Simulation(two_machines, three_tasks, FirstFit()).run()))
+
+
+def test_an_array_plan_is_refused_as_its_decisions_would_be():
+    """An impossible start given as arrays is refused with the message the same plan as a list gets:
+    its position, the machine, the task and why; nothing of the plan is applied."""
+    cluster = ClusterSpec.uniform(2, {"cpu": 4.0})
+    jobs = [JobSpec("A", 0.0, (TaskSpec("a", 3, {"cpu": 2.0}, 1.0),))]
+    messages = []
+    for plan in ([Decision(0, 0, 2), Decision(1, 0, 2)], ArrayPlan([0, 1], [0, 0], [2, 2])):
+        sim = Simulation(cluster, jobs)
+        view = sim.next_decision()
+        with pytest.raises(InvalidDecisionError) as refused:
+            sim.apply(plan)
+        messages.append(str(refused.value))
+        assert sim.state.free.tolist() == [[4.0], [4.0]] and view.waiting.tolist() == [3]
+    assert messages[0] == messages[1]
+    assert "decision 1 of the plan (2 decisions)" in messages[0] and "count 2 not in 1..1" in messages[0]
+
+
+def test_an_array_plan_reads_as_its_decisions():
+    plan = ArrayPlan(np.array([3, 1]), np.array([0, 2]), final=True)
+    assert len(plan) == 2 and list(plan) == [Decision(3, 0, 1), Decision(1, 2, 1)] and plan[1:] == [plan[1]]
+    assert as_plan(plan) is plan and ends_round(plan) and not ends_round(ArrayPlan([0], [0]))
+    for bad, why in (((["a"], [0]), "machine must be a 1-d array of integers"),
+                     (([0, 1], [0]), "one length, got machine 2, task 1, count 1"),
+                     (([0], [0], [[1]]), "count must be a 1-d array")):
+        with pytest.raises(ValueError, match=why):
+            ArrayPlan(*bad)
