@@ -209,6 +209,29 @@ def test_a_dagger_policy_never_waits_while_a_task_fits_and_a_ppo_one_may(tmp_pat
     assert makespans == {"ppo": 12.0, "dagger": 10.0}
 
 
+def test_a_wake_that_finds_the_same_observation_takes_the_same_action_without_the_network(tmp_path):
+    # The PPO network above always waits while something runs. A (cpu 4, 10 long) starts at 0; B arrives at 1
+    # and fits but waits; the broker is woken every max_wait (2) time units until A ends at 10, each wake
+    # seeing what the one before saw. The network is asked once per distinct observation and mask.
+    jobs = [task_job("A", 0, 4, 10), task_job("B", 1, 4, 2)]
+    net = PairActorCritic(2, Deepk8sConfig(**TINY))
+    with torch.no_grad():
+        net.wait[-1].bias.fill_(1e3)
+    config = Deepk8sConfig(algo="ppo", max_wait=2.0, **TINY)
+    broker = make_broker(config.broker_name, checkpoint=str(save_policy(tmp_path / "ppo.pt", net, config,
+                                                                       deepk8s_cluster())))
+    asked, act = [], broker.policy.act
+    broker.policy.act = lambda obs, mask: asked.append(1) or act(obs, mask)
+    seen = []
+    decide = broker.decide
+    broker.decide = lambda view: seen.append(view.time) or decide(view)
+    result = simulate(ClusterSpec.uniform(1, {"cpu": 10, "memory": 64}), jobs, broker)
+    assert result.summary["makespan"] == 12.0
+    # A starts (then nothing waits: None); B waits, woken 4 times; A ends, B starts at 10 (then None)
+    assert seen == [0.0, 0.0, 1.0, 3.0, 5.0, 7.0, 9.0, 10.0, 10.0]
+    assert len(asked) == 3  # at 0 (A alone), at 1 (B waits: the same at 3, 5, 7 and 9) and at 10
+
+
 def test_a_checkpoint_written_before_the_network_setting_loads_as_the_flat_network(tmp_path):
     import dataclasses
 
