@@ -44,6 +44,13 @@ COMMANDS = {
                        "cpu=96,memory=1", "--brokers", "first-fit"],
     "tetris-4034": ["replay", "alibaba-like", "--synthetic-jobs", "1000", "--machines", "4034", "--capacity",
                     "cpu=96,memory=1", "--brokers", "tetris"],
+    "deepjs-100-4034": ["replay", "alibaba-like", "--synthetic-jobs", "100", "--machines", "4034", "--capacity",
+                        "cpu=96,memory=1", "--brokers", "deepjs"],
+    "tetris-100-4034": ["replay", "alibaba-like", "--synthetic-jobs", "100", "--machines", "4034", "--capacity",
+                        "cpu=96,memory=1", "--brokers", "tetris"],
+    **{f"{broker}-v2017": ["replay", str(DATA / "alibaba" / "v2017" / "batch_task.csv"), "--format", "alibaba-v2017",
+                           "--machine-table", str(DATA / "alibaba" / "v2017" / "server_event.csv"), "--jobs", "0:20",
+                           "--brokers", broker] for broker in ("deeprm", "deeprm-plus", "deepk8s")},
 }
 
 

@@ -390,8 +390,8 @@ class Simulation:
         # A broker may ask to be woken after waiting even if nothing happens (event-driven mode);
         # its wake_after is read each time it waits, so it may change during the run.
         wakes = self.tick is None and hasattr(broker, "wake_after")
-        # A broker that declares ``empty_rounds = False`` is not asked when nothing waits (event-driven mode).
-        self._skip_empty_rounds = self.tick is None and getattr(broker, "empty_rounds", True) is False
+        # A broker that declares ``empty_rounds = False`` is not asked when nothing waits.
+        self._skip_empty_rounds = getattr(broker, "empty_rounds", True) is False
         try:
             while (view := next_decision()) is not None:
                 decision = decide(view)
@@ -545,6 +545,12 @@ class Simulation:
     def _tick(self, _event: Event) -> None:
         if self._over():
             self.record.makespan = float(self.env.now)
+            return
+        if self._skip_empty_rounds and not len(self.tasks.ready) and not self._timeline.pending:
+            # Nothing waits: the round a broker would answer None in, without the broker. The next tick is
+            # made where that round's end would make it (no other event comes between), so events keep their order.
+            self._count_idle_round(0)
+            self.env.timeout(self.tick).callbacks.append(self._tick)
             return
         self._open_round()
 
