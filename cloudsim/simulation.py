@@ -654,8 +654,8 @@ class Simulation:
         same_machine[1:] = m[1:] == m[:-1]
         joins[1:] = same_machine[1:] & (t[1:] == t[:-1]) & (f[1:] == f[:-1] + n[:-1])
         # A machine's first start may join the machine's latest group of this round.
-        target = np.full(len(m), -1, dtype=np.int64)  # the earlier group a chain grows
-        for k in np.flatnonzero(~same_machine).tolist():
+        target = np.full(len(m), -1, dtype=np.int64)  # the earlier group a chain grows (none in a round's first plan)
+        for k in np.flatnonzero(~same_machine).tolist() if self._round_last_group else ():
             last = self._round_last_group.get(int(m[k]))
             if last is not None and groups.continues(last, int(t[k]), float(duration[order[k]]), int(f[k])):
                 target[k] = last
@@ -711,6 +711,16 @@ class Simulation:
                 self._finish_groups)
             queue.clear()
             return
+        if len(queue) >= BULK_FROM:  # the same grouping, as array operations
+            gids = np.array(queue, dtype=np.int64)
+            duration = np.frombuffer(groups.duration, dtype=np.float64)[gids - groups.base]  # (a copy)
+            _, first, which = np.unique(now + duration, return_index=True, return_inverse=True)  # SimPy's now + delay
+            members = np.split(gids[np.argsort(which, kind="stable")], np.cumsum(np.bincount(which))[:-1])
+            for k in np.argsort(first, kind="stable").tolist():  # end times in order of their first group
+                self.env.timeout(float(duration[first[k]]), value=members[k].tolist()).callbacks.append(
+                    self._finish_groups)
+            queue.clear()
+            return
         ends: dict[float, tuple[float, list[int]]] = {}  # end time -> (duration, groups in launch order)
         for gid in queue:
             duration = groups.duration[gid - groups.base]
@@ -720,10 +730,12 @@ class Simulation:
         queue.clear()
 
     def _finish_groups(self, event: Event) -> None:
-        running = self.record.groups.running
+        groups = self.record.groups
+        running = groups.running
         gids = event.value
         if len(gids) >= BULK_FROM:
-            gids = [gid for gid in gids if running(gid)]
+            ids = np.array(gids, dtype=np.int64)
+            gids = ids[np.frombuffer(groups.outcome, dtype=np.int8)[ids - groups.base] == 0].tolist()  # still running
             if len(gids) >= BULK_FROM and self._finish_all(gids):
                 return
         for gid in gids:
