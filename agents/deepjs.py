@@ -335,19 +335,12 @@ class DeepJS:
 
     def fitness_round(self, view: ClusterView) -> ArrayPlan | None:
         """The round the one-decision path makes (the fittest pair, one instance, until none fits) as one
-        final plan, computed by machine state in one compiled call (`agents.kernels.fitness_round`):
+        final plan, computed by machine state in one compiled call (`agents.kernels.state_round`):
         machines with equal free resources score a task alike, so a start rescores its task over the
         distinct states (tens), not over every machine."""
         from agents import kernels  # numba: loaded when a large cluster is first scheduled
 
-        up = np.flatnonzero(view.up)
-        free = view.free
-        order = up[np.lexsort(free[up].T)]  # machines with equal free vectors side by side
-        resources = view.resources
-        network = self.fitness.network
-        machines, tasks, counts, nan = kernels.fitness_round(
-            free.copy(), view.up, view.demand, view.duration, view.waiting.copy(), order, resources.index("cpu"),
-            resources.index("memory"), self.fitness.mean, self.fitness.std, network.weights, network.biases)
+        machines, tasks, counts, _, nan = kernels.round_plan(view, kernels.FITNESS, fitness=self.fitness)
         if nan:
             raise ValueError(f"broker {self.name!r} at t={view.time}: a pair's score is NaN; scores must be numbers "
                              "(check the checkpoint's weights and feature normaliser)")

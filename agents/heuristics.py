@@ -193,24 +193,27 @@ class PairScore(ABC):
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
 
     def decide(self, view: ClusterView) -> ArrayPlan | Decision | None:
-        """The round as one plan when `compiled` says how to score it (`agents.kernels.best_pair_round`);
+        """The round as one plan when `compiled` says how to score it (`agents.kernels.state_round`);
         otherwise the best pair, one decision per call: from the kept best pairs on a cluster of
         ``incremental_from`` machines or more, every pair scored on a smaller one."""
         # The kernel and the kept best pairs know resources only: a cluster with devices is scored pair by pair.
         compiled = self.compiled(view) if self.compiled_rounds and not view.constrained else None
         if compiled is not None:
             columns, shares = compiled
+            kernels = _kernels()
             # With a window, a task that runs out lets a backlog task in: the plan stops there (not final).
-            *plan, cut = _kernels().best_pair_round(view.free.copy(), view.up, view.demand, view.waiting.copy(),
-                                                   np.asarray(columns, dtype=np.int64), view.capacity, shares,
-                                                   view.backlog > 0)
+            *plan, cut, nan = kernels.round_plan(view, kernels.SHARES if shares else kernels.DOT, columns,
+                                                 until_out=view.backlog > 0)
+            if nan:
+                raise ValueError(f"broker {self.name!r} at t={view.time}: a pair's score is NaN; scores must be "
+                                 "numbers (check the view's free resources and demands)")
             return _plan(plan, final=not cut)
         if keeps_best_pairs(self, view):
             return best_decision(self, view)
         return self.decide_one(view)
 
     def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
-        """How `agents.kernels.best_pair_round` computes `score`: (the resource columns summed, whether
+        """How `agents.kernels.state_round` computes `score`: (the resource columns summed, whether
         as shares of capacity), or None when it cannot (the default; a subclass that changes ``score``
         is scored by its own)."""
         return None

@@ -1,18 +1,26 @@
-"""Compiled loops of the brokers: a whole decision round of a pair score (Tetris, Packer) in one call, and
-FGD's fragmentation decrease of every placement on a few machines (`fgd_deltas`).
+"""Compiled loops of the brokers: a whole decision round of a pair score (Tetris, Packer, DeepJS's fitness)
+in one call, and FGD's fragmentation decrease of every placement on a few machines (`fgd_deltas`).
 
 A pair score's round is a greedy loop: each start changes one machine's free resources,
 which decides the next best pair. numpy cannot express that loop without one Python step
 per start, and at Alibaba scale a round holds thousands of starts (one instance each). The
-kernel runs the loop compiled (numba, ``cache=True``: compiled once per machine, then loaded
-from ``__pycache__``) and returns the round's plan as arrays. (First-fit's round, a few
+kernel (`state_round`) runs the loop compiled (numba, ``cache=True``: compiled once per machine, then
+loaded from ``__pycache__``) and returns the round's plan as arrays. (First-fit's round, a few
 decisions each with a count, is no faster compiled than in `agents.heuristics.FirstFit`.)
+
+A pair's score comes from its machine's state (free resources; with Packer's shares, capacity too) and
+its task: machines in one state score every task alike. A large cluster's machines fall into a few such
+states (every idle machine of a size is one), so the kernel keeps one row of scores per distinct state,
+not per machine: a start moves its machine to another state (found by comparison, or made and scored),
+and a score that reads the task's waiting count (DeepJS's) rescores the started task over the states
+(tens), not over the machines (thousands).
 
 It computes what the one-decision path computes, in the same floating-point order, so the
 plans are the decisions that path makes one at a time (tests/test_incremental.py):
 
 * free resources are running totals, one subtraction per instance, as the engine keeps them;
-* a pair's score is a sum over resources in resource order, of the same products;
+* a pair's score is a sum over resources in resource order, of the same products (Tetris, Packer), or
+  the network's forward of the pair's features (`cloudsim.kernels.mlp`, the same sums whatever the batch);
 * ties go to the first machine, then the first task (machine-major order), as ``np.argmax``.
 """
 
@@ -24,163 +32,18 @@ import numpy as np
 from cloudsim.kernels import mlp, state_fragmentation
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["best_pair_round", "drop_kept", "fgd_deltas", "fitness_round", "insert_kept"]
+__all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round"]
 
-
-@numba.njit(cache=True)
-def _fits(free, demand, m, t):
-    for r in range(free.shape[1]):
-        if demand[t, r] > free[m, r]:
-            return False
-    return True
-
-
-@numba.njit(cache=True)
-def _row_best(free, up, demand, waiting, columns, capacity, shares, m):
-    """The best task of machine ``m`` and its score: -1 when none fits."""
-    best, best_score = -1, -np.inf
-    if not up[m]:
-        return best, best_score
-    for t in range(demand.shape[0]):
-        if waiting[t] == 0 or not _fits(free, demand, m, t):
-            continue
-        score = 0.0
-        for c in columns:
-            if not shares:
-                score += free[m, c] * demand[t, c]
-            elif capacity[m, c] > 0:
-                score += (free[m, c] / capacity[m, c]) * (demand[t, c] / capacity[m, c])
-            else:  # a resource the machine lacks scores 0, as `heuristics.share` gives
-                score += 0.0
-        if best == -1 or score > best_score:
-            best, best_score = t, score
-    return best, best_score
-
-
-@numba.njit(cache=True)
-def _same_row(free, up, capacity, a, b):
-    """Whether machines ``a`` and ``b`` score every task alike: same free resources, capacity and state
-    (idle machines of one size are: most rows of a large, lightly loaded cluster)."""
-    if up[a] != up[b]:
-        return False
-    for r in range(free.shape[1]):
-        if free[a, r] != free[b, r] or capacity[a, r] != capacity[b, r]:
-            return False
-    return True
-
-
-@numba.njit(cache=True)
-def _better(row_task, row_score, a, b):
-    """The better of machines ``a`` and ``b`` (a < b): a higher best score, the first on ties; -1 when
-    neither fits anything."""
-    if b == -1 or row_task[b] < 0:
-        return a if a != -1 and row_task[a] >= 0 else -1
-    if a == -1 or row_task[a] < 0:
-        return b
-    return b if row_score[b] > row_score[a] else a
-
-
-@numba.njit(cache=True)
-def _update(tree, leaves, row_task, row_score, m):
-    """Machine ``m``'s row changed: replay its matches up the tournament tree."""
-    node = (leaves + m) // 2
-    while node >= 1:
-        tree[node] = _better(row_task, row_score, tree[2 * node], tree[2 * node + 1])
-        node //= 2
-
-
-@numba.njit(cache=True)
-def _replay(tree, leaves, row_task, row_score):
-    """Replay every match of the tournament tree (after many rows changed)."""
-    for node in range(leaves - 1, 0, -1):
-        tree[node] = _better(row_task, row_score, tree[2 * node], tree[2 * node + 1])
-
-
-@numba.njit(cache=True)
-def best_pair_round(free, up, demand, waiting, columns, capacity, shares, until_out):
-    """A pair score's round: start one instance of the best fit pair, again and again, until none fits.
-
-    A pair's score is the sum over ``columns`` (in order) of ``free[m, c] * demand[t, c]`` (Tetris), or
-    with ``shares`` of ``(free[m, c] / capacity[m, c]) * (demand[t, c] / capacity[m, c])``, 0 where the
-    capacity is 0 (Packer's alignment). ``free`` and ``waiting`` are updated in place. With ``until_out``
-    the round stops after the first decision that leaves its task without waiting instances. Returns
-    the plan as (machine, task, count) arrays, one instance a decision, as the one-decision path
-    decides, and whether it stopped there.
-
-    Each machine keeps its best task; a tournament tree over the machines (a match: the higher score,
-    the lower machine on ties) finds the best machine in O(1) and replays O(log machines) matches
-    when a row changes.
-    """
-    machines, tasks = free.shape[0], demand.shape[0]
-    row_task = np.empty(machines, dtype=np.int64)
-    row_score = np.empty(machines)
-    for m in range(machines):
-        if m > 0 and _same_row(free, up, capacity, m - 1, m):
-            row_task[m], row_score[m] = row_task[m - 1], row_score[m - 1]
-        else:
-            row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
-    leaves, depth = 1, 0
-    while leaves < machines:
-        leaves *= 2
-        depth += 1
-    stale = np.empty(machines, dtype=np.int64)
-    tree = np.full(2 * leaves, -1, dtype=np.int64)
-    for m in range(machines):
-        tree[leaves + m] = m
-    _replay(tree, leaves, row_task, row_score)
-    total = 0
-    for t in range(tasks):
-        total += waiting[t]
-    plan_machine = np.empty(total, dtype=np.int64)
-    plan_task = np.empty(total, dtype=np.int64)
-    plan_count = np.empty(total, dtype=np.int64)
-    k = 0
-    while True:
-        m = tree[1]
-        if m == -1 or row_task[m] < 0:  # (one machine: the root is its leaf, no match filtered it)
-            break
-        t = row_task[m]
-        for r in range(free.shape[1]):
-            free[m, r] -= demand[t, r]
-        waiting[t] -= 1
-        plan_machine[k], plan_task[k], plan_count[k] = m, t, 1
-        k += 1
-        row_task[m], row_score[m] = _row_best(free, up, demand, waiting, columns, capacity, shares, m)
-        _update(tree, leaves, row_task, row_score, m)
-        if waiting[t] == 0 and until_out:
-            return plan_machine[:k], plan_task[:k], plan_count[:k], True
-        if waiting[t] == 0:  # rows that ranked it first look again
-            changed = 0
-            for i in range(machines):
-                if row_task[i] == t:
-                    if i > 0 and _same_row(free, up, capacity, i - 1, i):  # row i - 1 is up to date
-                        row_task[i], row_score[i] = row_task[i - 1], row_score[i - 1]
-                    else:
-                        row_task[i], row_score[i] = _row_best(free, up, demand, waiting, columns, capacity,
-                                                              shares, i)
-                    stale[changed] = i
-                    changed += 1
-            if changed * depth < leaves:  # replay the changed rows' matches, or every match once
-                for j in range(changed):
-                    _update(tree, leaves, row_task, row_score, stale[j])
-            else:
-                _replay(tree, leaves, row_task, row_score)
-    return plan_machine[:k], plan_task[:k], plan_count[:k], False
-
-
-# ------------------------------------------------------------------ DeepJS's round, by machine state
-# DeepJS's fitness of a pair reads the machine's free cpu and memory and the task's demand, duration and
-# waiting count: machines with the same free vector (and up) score every task alike. At any instant a large
-# cluster's machines fall into a few such states (every idle machine of a size is one), so the round keeps
-# one score row per distinct state, not per machine: a start rescores its task over the states (tens), not
-# over the machines (thousands).
+DOT, SHARES, FITNESS = 0, 1, 2
+"""The scores `state_round` computes: the sum over ``columns`` of free x demand (Tetris); of the shares of
+capacity, free / capacity x demand / capacity, 0 where the capacity is 0 (Packer); DeepJS's fitness."""
 _NO_FIT = -1
 
 
 @numba.njit(cache=True)
-def _same_free(states, s, free, m):
-    for r in range(free.shape[1]):
-        if states[s, r] != free[m, r]:
+def _same_key(states, s, keys, m):
+    for r in range(keys.shape[1]):
+        if states[s, r] != keys[m, r]:
             return False
     return True
 
@@ -194,8 +57,24 @@ def _state_fits(states, demand, s, t):
 
 
 @numba.njit(cache=True)
+def _dot_score(states, s, demand, t, columns, shares):
+    """Tetris's score of (state ``s``, task ``t``), or with ``shares`` Packer's (`agents.heuristics`)."""
+    resources = demand.shape[1]
+    score = 0.0
+    for c in columns:
+        if not shares:
+            score += states[s, c] * demand[t, c]
+        elif states[s, resources + c] > 0:
+            capacity = states[s, resources + c]
+            score += (states[s, c] / capacity) * (demand[t, c] / capacity)
+        else:  # a resource the machine lacks scores 0, as `heuristics.share` gives
+            score += 0.0
+    return score
+
+
+@numba.njit(cache=True)
 def _features(states, s, demand, duration, waiting, t, cpu, memory, mean, std, x, row):
-    """Row ``row`` of ``x``: the pair (state ``s``, task ``t``)'s six features, normalised as
+    """Row ``row`` of ``x``: the pair (state ``s``, task ``t``)'s six DeepJS features, normalised as
     `agents.deepjs.NumpyFitness` normalises them ((raw - mean) / std)."""
     raw = (states[s, cpu], states[s, memory], demand[t, cpu], demand[t, memory], duration[t], float(waiting[t]))
     for k in range(6):
@@ -213,46 +92,54 @@ def _rescan(scores, fits, s, tasks):
 
 
 @numba.njit(cache=True)
-def _score_state(states, s, demand, duration, waiting, cpu, memory, mean, std, weights, biases, scores, fits,
-                 x, out):
-    """Score every waiting task that fits state ``s`` (one compiled forward over them); whether a score is NaN."""
+def _score_state(states, s, kind, columns, demand, duration, waiting, cpu, memory, mean, std, weights, biases,
+                 scores, fits, x, out):
+    """Score every waiting task that fits state ``s`` (DeepJS: one compiled forward over them); whether a
+    score is NaN."""
     tasks = demand.shape[0]
-    n = 0
+    n, nan = 0, False
     for t in range(tasks):
         fits[s, t] = waiting[t] > 0 and _state_fits(states, demand, s, t)
         if fits[s, t]:
-            _features(states, s, demand, duration, waiting, t, cpu, memory, mean, std, x, n)
-            n += 1
-    mlp(x[:n], weights, biases, True, out[:n])
-    n, nan = 0, False
-    for t in range(tasks):
-        if fits[s, t]:
-            scores[s, t] = out[n, 0]
-            nan |= np.isnan(out[n, 0])
-            n += 1
+            if kind == FITNESS:
+                _features(states, s, demand, duration, waiting, t, cpu, memory, mean, std, x, n)
+                n += 1
+            else:
+                scores[s, t] = _dot_score(states, s, demand, t, columns, kind == SHARES)
+                nan |= np.isnan(scores[s, t])
+    if kind == FITNESS:
+        mlp(x[:n], weights, biases, True, out[:n])
+        n = 0
+        for t in range(tasks):
+            if fits[s, t]:
+                scores[s, t] = out[n, 0]
+                nan |= np.isnan(out[n, 0])
+                n += 1
     return nan
 
 
 @numba.njit(cache=True)
-def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean, std, weights, biases):
-    """DeepJS's round: start one instance of the fittest pair, again and again, until no pair fits.
+def state_round(keys, demand, duration, waiting, order, kind, columns, cpu, memory, mean, std, weights, biases,
+                until_out):
+    """A pair score's round: start one instance of the best fit pair, again and again, until none fits.
 
-    A pair's fitness is the network (``weights``, ``biases``; tanh between layers) of its six features
-    (`agents.deepjs_config.PAPER_FEATURES`: the machine's free ``cpu`` and ``memory`` columns, the task's
-    demand of both, its duration and its waiting count), normalised by ``mean`` and ``std``. ``free`` and
-    ``waiting`` are updated in place; ``order`` lists the up machines with equal free vectors next to each
-    other (a lexicographic sort). Returns the plan as (machine, task, count) arrays, one instance a
-    decision, as the one-decision path decides (the fittest pair, the first machine, then the first
-    task, on ties), and whether a pair's fitness was NaN (the round stops there: the caller refuses it).
+    ``keys`` (machines, k): each machine's free resources (the first ``demand.shape[1]`` columns, updated in
+    place), then for `SHARES` its capacity; machines with equal rows and up form a state. ``order`` lists
+    the up machines with equal rows next to each other (a lexicographic sort). ``kind``: `DOT` or `SHARES`
+    over the resource ``columns``, or `FITNESS`: the network (``weights``, ``biases``; tanh between layers)
+    of the pair's features (`agents.deepjs_config.PAPER_FEATURES`: the state's free ``cpu`` and ``memory``
+    columns, the task's demand of both, its duration and its waiting count), normalised by ``mean`` and
+    ``std``. ``waiting`` is updated in place. With ``until_out`` the round stops after the first decision
+    that leaves its task without waiting instances.
 
-    Machines with equal free vectors form a state; each state keeps its score of every task and its best
-    task. A start moves its machine to another state (found by comparison, or made and scored) and
-    changes its task's waiting count, which rescores that task over the states.
+    Returns the plan as (machine, task, count) arrays, one instance a decision, as the one-decision path
+    decides (the best pair, the first machine, then the first task, on ties), whether it stopped at a task
+    that ran out (``until_out``), and whether a score was NaN (the round stops there: the caller refuses it).
     """
-    machines, tasks = free.shape[0], demand.shape[0]
-    resources = free.shape[1]
+    machines, tasks = keys.shape[0], demand.shape[0]
+    resources, width = demand.shape[1], keys.shape[1]
     capacity = 16
-    states = np.empty((capacity, resources))
+    states = np.empty((capacity, width))
     scores = np.empty((capacity, tasks))
     fits = np.zeros((capacity, tasks), dtype=np.bool_)
     best = np.full(capacity, _NO_FIT, dtype=np.int64)
@@ -263,18 +150,18 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
     spares = 0
     live = 0  # states made so far (some may be spare)
     state_of = np.full(machines, -1, dtype=np.int64)
-    rows = max(tasks, machines)
+    rows = max(tasks, machines) if kind == FITNESS else 0
     x = np.empty((rows, 6))
     out = np.empty((rows, 1))
     for i in range(len(order)):
         m = order[i]
-        if i == 0 or not _same_free(states, live - 1, free, m):
+        if i == 0 or not _same_key(states, live - 1, keys, m):
             if live == capacity:
                 capacity *= 2
                 states, scores, fits, best, best_score, members, first, spare = _grown(
                     capacity, states, scores, fits, best, best_score, members, first, spare)
-            for r in range(resources):
-                states[live, r] = free[m, r]
+            for r in range(width):
+                states[live, r] = keys[m, r]
             members[live], first[live] = 0, m
             live += 1
         s = live - 1
@@ -284,8 +171,8 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
             first[s] = m
     nan = False
     for s in range(live):
-        nan |= _score_state(states, s, demand, duration, waiting, cpu, memory, mean, std, weights, biases, scores,
-                            fits, x, out)
+        nan |= _score_state(states, s, kind, columns, demand, duration, waiting, cpu, memory, mean, std, weights,
+                            biases, scores, fits, x, out)
         best[s], best_score[s] = _rescan(scores, fits, s, tasks)
     total = 0
     for t in range(tasks):
@@ -293,8 +180,9 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
     plan_machine = np.empty(total, dtype=np.int64)
     plan_task = np.empty(total, dtype=np.int64)
     k = 0
+    cut = False
     while not nan:
-        # The fittest pair: the state with the highest best score, its lowest machine on ties.
+        # The best pair: the state with the highest best score, its lowest machine on ties.
         chosen = -1
         for s in range(live):
             if members[s] == 0 or best[s] == _NO_FIT:
@@ -306,10 +194,13 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
             break
         m, t = first[chosen], best[chosen]
         for r in range(resources):
-            free[m, r] -= demand[t, r]
+            keys[m, r] -= demand[t, r]
         waiting[t] -= 1
         plan_machine[k], plan_task[k] = m, t
         k += 1
+        if waiting[t] == 0 and until_out:
+            cut = True
+            break
         # The machine leaves its state...
         s = chosen
         members[s] -= 1
@@ -324,7 +215,7 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
         # ... for the state of its new free vector: one that exists, or a new one.
         target = -1
         for u in range(live):
-            if members[u] > 0 and _same_free(states, u, free, m):
+            if members[u] > 0 and _same_key(states, u, keys, m):
                 target = u
                 break
         if target == -1:
@@ -338,17 +229,25 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
                         capacity, states, scores, fits, best, best_score, members, first, spare)
                 target = live
                 live += 1
-            for r in range(resources):
-                states[target, r] = free[m, r]
+            for r in range(width):
+                states[target, r] = keys[m, r]
             members[target], first[target] = 0, m
-            nan |= _score_state(states, target, demand, duration, waiting, cpu, memory, mean, std, weights,
-                                biases, scores, fits, x, out)
+            nan |= _score_state(states, target, kind, columns, demand, duration, waiting, cpu, memory, mean, std,
+                                weights, biases, scores, fits, x, out)
             best[target], best_score[target] = _rescan(scores, fits, target, tasks)
         state_of[m] = target
         members[target] += 1
         if m < first[target]:
             first[target] = m
-        # The task's waiting count changed: its score on every state it fits.
+        if kind != FITNESS:
+            if waiting[t] == 0:  # the task ran out: the states that ranked it first look again
+                for u in range(live):
+                    if members[u] > 0:
+                        fits[u, t] = False
+                        if best[u] == t:
+                            best[u], best_score[u] = _rescan(scores, fits, u, tasks)
+            continue
+        # DeepJS: the task's waiting count changed, and with it its score on every state it fits.
         n = 0
         for u in range(live):
             if members[u] > 0 and fits[u, t]:
@@ -378,7 +277,26 @@ def fitness_round(free, up, demand, duration, waiting, order, cpu, memory, mean,
             elif best[u] == t:  # it ran out
                 best[u], best_score[u] = _rescan(scores, fits, u, tasks)
     count = np.ones(k, dtype=np.int64)
-    return plan_machine[:k], plan_task[:k], count, nan
+    return plan_machine[:k], plan_task[:k], count, cut, nan
+
+
+def round_plan(view, kind: int, columns=(), fitness=None, until_out: bool = False):
+    """`state_round` on a view: (machine, task, count) arrays of the round, whether it stopped at a task that ran
+    out, whether a score was NaN. ``fitness``: DeepJS's `NumpyFitness` (``kind`` `FITNESS`)."""
+    resources = len(view.resources)
+    keys = view.free if kind != SHARES else np.concatenate([view.free, view.capacity], axis=1)
+    keys = np.array(keys, dtype=np.float64)  # the kernel's copy: it takes each start's resources from it
+    up = np.flatnonzero(view.up)
+    order = up[np.lexsort(keys[up].T)]  # machines with equal rows side by side
+    if fitness is not None:
+        network = fitness.network
+        weights, biases, mean, std = network.weights, network.biases, fitness.mean, fitness.std
+        cpu, memory = view.resources.index("cpu"), view.resources.index("memory")
+    else:
+        weights, biases, mean, std, cpu, memory = (np.zeros((1, 1)),), (np.zeros(1),), np.zeros(6), np.ones(6), 0, 0
+    return state_round(keys, view.demand, view.duration, view.waiting.copy(), order, kind,
+                       np.asarray(columns, dtype=np.int64), cpu, memory, np.asarray(mean, dtype=np.float64),
+                       np.asarray(std, dtype=np.float64), weights, biases, until_out)
 
 
 @numba.njit(cache=True)

@@ -183,7 +183,7 @@ def groups_of(result):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(episode=episodes(), tick=st.sampled_from([None, 1.0]))
 def test_a_compiled_round_starts_what_scoring_every_pair_starts_one_at_a_time(name, episode, tick):
-    """`agents.kernels.best_pair_round` plans the whole round; the reference scores every fit pair at
+    """`agents.kernels.state_round` plans the whole round by machine state; the reference scores every fit pair at
     every decision. Same instance groups, same number of decisions, ties included."""
     cluster, jobs, events = episode
     runs = [Simulation(cluster, jobs, broker, tick=tick, machine_events=events, max_idle_ticks=50).run()
@@ -195,7 +195,7 @@ def test_a_compiled_round_starts_what_scoring_every_pair_starts_one_at_a_time(na
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(episode=episodes(), tick=st.sampled_from([None, 1.0]))
 def test_deepjs_plans_its_round_by_machine_state_as_it_decides_pair_by_pair(episode, tick):
-    """`agents.kernels.fitness_round` scores each distinct machine state once and plans the whole round;
+    """`agents.kernels.state_round` scores each distinct machine state once and plans the whole round;
     the reference scores every fit pair at every decision. Same instance groups and decisions, ties,
     failures and repairs included."""
     cluster, jobs, events = episode
