@@ -245,6 +245,9 @@ class DeepJS:
         self.rng = np.random.default_rng(seed)
         self.reward = REWARDS[self.config.reward]()
         self.trajectory = Trajectory() if record else None
+        # A recorded episode takes a reward at every round, also those in which nothing waits (the makespan
+        # reward counts every tick): it is asked at every round then.
+        self.empty_rounds = record
         self.reads_waiting = "task_waiting" in self.config.features
         self.incremental = not sample and not record and set(self.config.features) <= _PAIR_ALONE
         self.best_pairs: BestPairs | None = None  # kept between decisions on large clusters
