@@ -53,6 +53,7 @@ __all__ = [
     "make_dispatcher",
     "make_federated_broker",
     "DEEPRM_TETRIS_STAR_KNOB",
+    "builtin_source",
     "make_broker",
     "make_deeprm_broker",
 ]
@@ -146,12 +147,29 @@ LEARNED = tuple(TRAINED_BY)
 
 
 def make_broker(name: str, *, seed: int | None = None, **options) -> object:
-    """Build the broker registered under ``name`` (e.g. ``"first-fit"``) with ``options``.
+    """Build the broker ``name`` with ``options``: a built-in (e.g. ``"first-fit"``), one an installed
+    package declares (`agents.plugins`), or a reference, ``package.module:Class`` or ``path/to/file.py:Class``.
 
     ``seed`` goes to brokers that draw random numbers and is ignored by the others; without one they
     use their own default seed (0), so two runs make the same decisions.
     """
-    return build(BROKERS, name, "", seed, options)
+    if name in BROKERS:
+        return build(BROKERS, name, "", seed, options)
+    from agents import plugins
+
+    broker = build({name: plugins.factory(name, builtin_source)}, name, "", seed, options)
+    if not callable(getattr(broker, "decide", None)):
+        raise plugins.BrokerReferenceError(f"broker {name!r} made {broker!r}, which has no decide(view) method")
+    return broker
+
+
+def builtin_source(name: str) -> str | None:
+    """What a name means among the built-in registries ("cloudsim's broker sjf"), or None when it is none of them."""
+    where = [label for label, registry in (("cloudsim's broker", BROKERS),
+                                           ("cloudsim's policy of DeepRM's environment", DEEPRM_ENV_BROKERS),
+                                           ("cloudsim's dispatcher of RLSK's federation", RLSK_DISPATCHERS))
+             if name in registry]
+    return f"{' and '.join(where)} {name}" if where else None
 
 
 def make_federated_broker(name: str, *, clusters: int = 3, seed: int | None = None, **options) -> FederatedBroker:

@@ -34,6 +34,8 @@ Dispatcher = Callable[[Federation, ClusterView, int], "int | None"]
 
 
 def first_fit() -> Dispatcher:
+    """The first cluster that holds the job now; none: the job waits for the next event (RLSK's First Fit)."""
+
     def dispatch(federation: Federation, view: ClusterView, task: int) -> int | None:
         fitting = federation.fitting_clusters(view, task)
         return int(np.argmax(fitting)) + 1 if fitting.any() else None
@@ -42,11 +44,13 @@ def first_fit() -> Dispatcher:
 
 
 def random_cluster(seed: int | None = 0) -> Dispatcher:
+    """A cluster drawn uniformly at random for each job; seeded (RLSK's Random)."""
     rng = np.random.default_rng(seed)
     return lambda federation, view, task: int(rng.integers(federation.clusters)) + 1
 
 
 def round_robin() -> Dispatcher:
+    """The clusters in turn, one job each (RLSK's Round Robin)."""
     turn = [0]
 
     def dispatch(federation: Federation, view: ClusterView, task: int) -> int:
@@ -58,6 +62,7 @@ def round_robin() -> Dispatcher:
 
 
 def least_load() -> Dispatcher:
+    """The cluster of the lowest mean utilisation over resources, the first on ties (RLSK's Least Load)."""
     return lambda federation, view, task: int(np.argmin(federation.utilisation(view).mean(axis=1))) + 1
 
 

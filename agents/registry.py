@@ -19,6 +19,26 @@ def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, see
         factory = registry[name]
     except KeyError:
         raise ValueError(f"unknown broker {name!r}{where}; choose one of {', '.join(registry)}") from None
+    parameters = _parameters(factory)
+    if parameters is not None:
+        unknown = [key for key in options if key not in parameters]
+        if unknown:
+            takes = ", ".join(p for p in parameters if p != "seed") or "none"
+            raise ValueError(f"broker {name!r}{where} takes no option {', '.join(map(repr, unknown))}; its options: "
+                             f"{takes}")
     if seed is not None and "seed" in inspect.signature(factory).parameters:
         options = {**options, "seed": seed}
     return factory(**options)
+
+
+def _parameters(factory: Callable[..., Any]) -> list[str] | None:
+    """The keyword options ``factory`` takes; None when it takes any (``**kwargs``) or cannot be inspected."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None
+    kinds = {parameter.kind for parameter in signature.parameters.values()}
+    if inspect.Parameter.VAR_KEYWORD in kinds:
+        return None
+    return [name for name, parameter in signature.parameters.items()
+            if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]

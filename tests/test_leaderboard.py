@@ -110,7 +110,7 @@ def test_workloads_without_their_files_are_named_and_skipped(tmp_path):
 @pytest.mark.parametrize("argv, words", [
     (["leaderboard"], ["--out", "give the report folder"]),
     (["leaderboard", "--out", "b", "--seeds", "0"], ["--seeds 0", ">= 1"]),
-    (["leaderboard", "--out", "b", "--brokers", "first-fit,nope"], ["--brokers", "unknown nope"]),
+    (["leaderboard", "--out", "b", "--brokers", "first-fit,nope"], ["--brokers", "unknown broker nope"]),
     (["leaderboard", "--out", "b", "--workloads", "synthetic,synthetic"], ["--workloads", "names one twice"]),
     (["leaderboard", "--out", "b", "--data", "nowhere"], ["--data nowhere", "no such folder"]),
     (["leaderboard", "--out", "afile"], ["--out afile", "is a file"]),

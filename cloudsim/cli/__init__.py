@@ -25,13 +25,13 @@ import warnings
 import zlib
 from typing import Sequence
 
-from cloudsim.cli import bench, compare, leaderboard, plot, replay, train, tune
+from cloudsim.cli import bench, brokers, check_broker, compare, leaderboard, plot, replay, train, tune
 from cloudsim.run import ConfigError
 from cloudsim.version import __version__
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (replay, compare, bench, train, plot, leaderboard, tune)
+COMMANDS = (replay, compare, bench, train, plot, leaderboard, tune, brokers, check_broker)
 PROG = "cloudsim"
 
 

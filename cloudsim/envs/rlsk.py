@@ -146,8 +146,11 @@ class Federation:
             ``rng -> delay`` returning a positive number.
         seed: seeds the postponement draws.
         max_postpones: a job postponed this many times is not postponed again:
-            a further 0 sends it to the least-loaded cluster (counted in
-            ``forced``), so that every episode ends whatever the policy does.
+            a further 0 sends it to the least-loaded cluster that can hold it (counted
+            in ``forced``), so that every episode ends whatever the policy does. A
+            cluster none of whose nodes could ever hold the job (too small, too few
+            devices, no machine of a GPU model it accepts) is never chosen: the choice
+            counts as a postponement.
 
     Each call of `route` with a view of the simulation answers what happens next at that instant:
 
@@ -222,6 +225,15 @@ class Federation:
         """Boolean (clusters,): some node of the cluster holds one instance of ``task`` now."""
         return np.logical_or.reduceat(view.fits[:, task], self.bounds[:-1])
 
+    def holding_clusters(self, view: ClusterView, task: int) -> np.ndarray:
+        """Boolean (clusters,): some node of the cluster could hold one instance of ``task`` once it is empty:
+        its capacity, its devices and the machine attributes the task accepts (`cloudsim.specs.TaskSpec.accepts`)."""
+        holds = (view.capacity >= view.demand[task]).all(axis=1) & view.accepts(task)
+        devices = int(view.device_request[task, 0])
+        if devices:
+            holds &= view.device_count >= devices
+        return np.logical_or.reduceat(holds, self.bounds[:-1])
+
     # ------------------------------------------------------------ routing
     def route(self, view: ClusterView) -> Decision | Dispatch | None:
         """What happens next at this instant (see the class docstring)."""
@@ -260,8 +272,12 @@ class Federation:
             self._retry.append((view.time, g))
             return
         action = int(action)
+        holding = self.holding_clusters(view, task)
+        if 1 <= action <= self.clusters and not holding[action - 1]:
+            action = POSTPONE  # a cluster none of whose nodes can ever hold the job (devices, a GPU model) is none
         if action == POSTPONE and self._times_postponed.get(g, 0) >= self.max_postpones:
-            action = int(np.argmin(self.utilisation(view).mean(axis=1))) + 1
+            load = np.where(holding, self.utilisation(view).mean(axis=1), np.inf)
+            action = int(np.argmin(load)) + 1
             self.forced += 1
         if action == POSTPONE:
             self._times_postponed[g] = self._times_postponed.get(g, 0) + 1

@@ -19,7 +19,7 @@ from cloudsim.run.comparison import (REPORTED, RLSK_REPORTED, CompareResult, mar
                                      plot_metric_vs_load, plot_utilisation_curves, summarise)
 from cloudsim.run.config import CompareConfig
 from cloudsim.run.episode import RunSpec, run_one
-from cloudsim.run.output import ResultFolder
+from cloudsim.run.output import ResultFolder, write_broker_sources
 from cloudsim.run.replay import check_accounted
 from cloudsim.run.resolve import resolve
 from cloudsim.runner import Runner
@@ -119,6 +119,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
                  "wall_s": round(float(runs_frame["wall_s"].sum()), 3)}
         if folder is not None:
             out = folder.staging
+            write_broker_sources(out, config.brokers.brokers)
             _write_runs(runs_frame, out / "runs.parquet")
             (out / "summary.md").write_text(f"Made by `cloudsim {shlex.join(argv)}` (cloudsim {__version__}): "
                                             f"mean ± standard deviation over runs.\n\n{markdown_table(table)}")

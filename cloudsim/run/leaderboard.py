@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
+import re
 import shutil
 import sys
 import time
@@ -34,7 +35,7 @@ from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, Leade
                                  RunnerConfig, SimulationConfig, WorkloadConfig)
 from cloudsim.run.compare_fill import AT, FillSpec, run_fill
 from cloudsim.run.fill import FILL_CURVES
-from cloudsim.run.output import mark_results, pyplot, save_figure, strict_json, write_text_atomically
+from cloudsim.run.output import mark_results, pyplot, save_figure, strict_json, write_broker_sources, write_text_atomically
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
 from traces.rawcsv import TraceFormatError
@@ -133,7 +134,9 @@ class Cell:
 
     @property
     def key(self) -> str:
-        return f"{self.workload}--{self.broker}--s{self.seed}"
+        """The cell's file name: a broker given by reference (``path/to/file.py:Class``) has its ``/`` and ``:``
+        written as ``_``."""
+        return re.sub(r"[^A-Za-z0-9_.+-]", "_", f"{self.workload}--{self.broker}--s{self.seed}")
 
 
 @dataclass
@@ -361,6 +364,7 @@ def _write_report(out: Path, config: LeaderboardConfig, tables, ranking, skipped
     wall = sum(r["wall_s"] for r in results)
     text = _markdown(config, tables, ranking, skipped, results)
     write_text_atomically(out / "leaderboard.md", text)
+    write_broker_sources(out, config.brokers)
     write_text_atomically(out / "leaderboard.html", _html(tables, ranking))
     _plot_ranking(ranking, list(tables), out / "ranking.png")
     write_text_atomically(out / STATE, strict_json({"version": __version__, "brokers": list(config.brokers), "workloads": list(tables),

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["RESULTS_MARK", "ResultFolder", "folder_problem", "jsonable", "mark_results", "parent_problem",
+__all__ = ["BROKER_SOURCES", "RESULTS_MARK", "ResultFolder", "folder_problem", "jsonable", "mark_results", "parent_problem",
            "place_problem", "pyplot", "resumable_or_nothing", "save_figure", "strict_json", "write_text_atomically"]
 
 RESULTS_MARK = ".cloudsim-results"
@@ -256,3 +256,15 @@ class ResultFolder:
         os.replace(self.staging, kept)
         self.done = True
         return kept
+
+
+BROKER_SOURCES = "brokers.json"
+
+
+def write_broker_sources(folder: str | Path, names) -> Path:
+    """``brokers.json`` in ``folder``: where each broker of a run comes from (`agents.plugins.source`: built-in,
+    an installed package and its version, a file and its SHA-256, a module), so a result names its code."""
+    from agents import plugins
+
+    return write_text_atomically(Path(folder) / BROKER_SOURCES,
+                                 json.dumps({name: plugins.source(name) for name in names}, indent=1) + "\n")

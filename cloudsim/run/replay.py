@@ -15,7 +15,7 @@ from typing import Callable
 
 from cloudsim.run.config import RunConfig
 from cloudsim.run.episode import RunSpec, run_one
-from cloudsim.run.output import ResultFolder
+from cloudsim.run.output import ResultFolder, write_broker_sources
 from cloudsim.run.plots import plot_run
 from cloudsim.run.resolve import ResolvedRun, resolve
 from cloudsim.runner import Runner
@@ -121,5 +121,6 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
         total = account(run, rows)
         if folder is not None:
             pd.DataFrame(rows).to_csv(folder.staging / "episodes.csv", index=False)
+            write_broker_sources(folder.staging, config.brokers.brokers)
             total["out"] = str(folder.commit())
         return ReplayResult(rows, total, None if folder is None else folder.path)

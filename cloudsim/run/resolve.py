@@ -97,8 +97,10 @@ def broker_plans(config: RunConfig) -> tuple[BrokerPlan, ...]:
     if window is None and config.workload.is_generator:
         window = GENERATOR_WINDOWS.get(config.workload.generator_name)
     checkpoints = dict(config.brokers.checkpoint)
-    return tuple(BrokerPlan(name, (("checkpoint", checkpoints[name]),) if name in checkpoints else (), window,
-                            config.federated)
+    options = {name: [(key, value) for n, key, value in config.brokers.options if n == name]
+               for name in config.brokers.brokers}
+    return tuple(BrokerPlan(name, ((("checkpoint", checkpoints[name]),) if name in checkpoints else ())
+                            + tuple(options[name]), window, config.federated)
                  for name in config.brokers.brokers)
 
 

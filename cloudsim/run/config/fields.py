@@ -154,6 +154,27 @@ def checkpoint_list(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def broker_option_list(text: str) -> tuple[tuple[str, str, object], ...]:
+    """``"NAME.KEY=VALUE[,NAME.KEY=VALUE]"`` -> ((NAME, KEY, VALUE), ...); a value is a Python literal (a number,
+    True, None, a quoted string) or else the text as written. NAME may hold dots (``file.py:Class``): the key
+    is what follows the last dot before ``=``."""
+    import ast
+
+    items = []
+    for item in text.split(","):
+        left, sep, value = item.partition("=")
+        name, dot, key = left.strip().rpartition(".")
+        if not sep or not dot or not name or not key.isidentifier():
+            raise ValueError(f"{item.strip()!r}: write NAME.KEY=VALUE[,NAME.KEY=VALUE], e.g. tetris-star.knob=0.2 or "
+                             "mybroker.py:Greedy.threshold=3")
+        try:
+            parsed = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            parsed = value.strip()
+        items.append((name, key, parsed))
+    return tuple(items)
+
+
 def name_list(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(","))
 

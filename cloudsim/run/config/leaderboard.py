@@ -8,7 +8,7 @@ from pathlib import Path
 from agents import BROKERS, GPU_VARIANTS
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
-from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig
+from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig, check_user_brokers
 from traces.data import data_folder
 
 LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017", "v2018", "swf", "synthetic", "gpu-fill", "gpu-replay")
@@ -48,10 +48,13 @@ class LeaderboardConfig:
         require(problem is None, cls, "out", self.out, problem)
         require(not Path(self.out).exists() or Path(self.out).is_dir(), cls, "out", self.out,
                  "is a file; give a folder for the report")
+        check_user_brokers(cls, "brokers", tuple(self.brokers), BROKERS,
+                           f"choose from {', '.join(BROKERS)}, a broker an installed package declares or your own "
+                           "as module:Class or path/to/file.py:Class")
         for name, known in (("brokers", tuple(BROKERS)), ("workloads", LEADERBOARD_WORKLOADS)):
             names = tuple(getattr(self, name))
             object.__setattr__(self, name, names)
-            unknown = [n for n in names if n not in known]
+            unknown = [n for n in names if n not in known] if name == "workloads" else []  # (brokers: checked above)
             require(len(names) > 0 and all(names) and not unknown, cls, name, names,
                      f"unknown {', '.join(unknown) or 'empty name'}; choose from {', '.join(known)}")
             require(len(set(names)) == len(names), cls, name, names, "names one twice; give each once")

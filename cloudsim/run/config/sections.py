@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY
+from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
+from agents import plugins
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS
@@ -15,8 +16,8 @@ from cloudsim.simulation import FAILURE_POLICIES
 from traces import GENERATORS
 from cloudsim.run.config.fields import (
     ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
-    check_range, checkpoint_list, index_range, is_real, is_whole, name_list, option, physical_memory, real, require,
-    span_text, time_window, whole,
+    broker_option_list, check_range, checkpoint_list, index_range, is_real, is_whole, name_list, option,
+    physical_memory, real, require, span_text, time_window, whole,
 )
 
 FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018", "swf", "openb")
@@ -368,6 +369,10 @@ class BrokerConfig:
     window: int | None = option(
         None, "--task-window", "show every heuristic only the first N waiting tasks, as the learned Deepk8s brokers see "
         "them (default: all; the deepk8s workload: 10)", parse=whole, metavar="N")
+    options: tuple[tuple[str, str, object], ...] = option(
+        (), "--broker-options", "options of the brokers in --brokers, NAME.KEY=VALUE[,NAME.KEY=VALUE] (VALUE a number, "
+        "True/False/None or text), passed to each broker's class as keywords; `cloudsim brokers` lists them",
+        parse=broker_option_list, metavar="NAME.KEY=VALUE")
 
     def __post_init__(self) -> None:
         cls = type(self)
@@ -375,12 +380,21 @@ class BrokerConfig:
                  "give the names as a tuple, e.g. BrokerConfig((\"first-fit\",))")
         object.__setattr__(self, "brokers", tuple(self.brokers))
         choose = (f"choose from {', '.join(BROKERS)} (DeepRM's environment: {', '.join(DEEPRM_ENV_BROKERS)}; RLSK's "
-                  f"federation: {', '.join(RLSK_DISPATCHERS)})")
+                  f"federation: {', '.join(RLSK_DISPATCHERS)}), a broker an installed package declares (`cloudsim "
+                  "brokers` lists them) or your own as module:Class or path/to/file.py:Class")
         require(len(self.brokers) > 0 and all(self.brokers), cls, "brokers", self.brokers,
                  f"give one or more broker names separated by commas; {choose}")
-        unknown = [b for b in self.brokers if b not in BROKERS and b not in DEEPRM_ENV_BROKERS
-                   and b not in RLSK_DISPATCHERS]
-        require(not unknown, cls, "brokers", self.brokers, f"unknown broker(s) {', '.join(unknown)}; {choose}")
+        known = (*BROKERS, *DEEPRM_ENV_BROKERS, *RLSK_DISPATCHERS)
+        check_user_brokers(cls, "brokers", self.brokers, known, choose)
+        object.__setattr__(self, "options", tuple(self.options))
+        for name, key, _ in self.options:
+            require(name in self.brokers, cls, "options", f"{name}.{key}",
+                    f"{name} is not in --brokers ({', '.join(self.brokers)}); name a broker that runs")
+        keys = [(name, key) for name, key, _ in self.options]
+        twice = sorted({f"{n}.{k}" for n, k in keys if keys.count((n, k)) > 1})
+        require(not twice, cls, "options", ", ".join(twice), "given twice; give each option once")
+        require(not any(key == "checkpoint" for _, key, _ in self.options), cls, "options", "checkpoint",
+                "give checkpoints with --checkpoint NAME=PATH")
         repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
         require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
         if isinstance(self.checkpoint, str):  # a bare path from Python
@@ -408,6 +422,20 @@ class BrokerConfig:
         object.__setattr__(self, "checkpoint", tuple(pairs))
         if self.window is not None:
             check_positive_whole(cls, "window", self.window, "visible tasks")
+
+
+def check_user_brokers(section: type, name: str, brokers: tuple[str, ...], known, choose: str) -> None:
+    """Every name of ``brokers`` outside ``known`` is a user's broker (a reference, or installed) that loads:
+    imported now, so that a mistake is one line before any run (`agents.plugins`)."""
+    for broker in brokers:
+        if broker in known:
+            continue
+        require(plugins.is_reference(broker) or broker in plugins.installed(), section, name, brokers,
+                f"unknown broker {broker}; {choose}")
+        try:
+            plugins.factory(broker, builtin_source)
+        except plugins.BrokerReferenceError as error:
+            require(False, section, name, broker, str(error))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,162 @@
+"""Brokers from outside the package: by reference (``package.module:Class`` or ``path/to/file.py:Class``) or
+by name from an installed package that declares them in the ``cloudsim.brokers`` entry-point group.
+
+Every command that takes a broker name takes these too, and builds them the way it builds its own
+(`agents.make_broker`): a seed when the factory takes one, options from ``--broker-options``. A worker
+process, or a Ray worker, builds its broker again from the reference, so a user's class never has to be
+picklable. A package announces its brokers in its ``pyproject.toml``::
+
+    [project.entry-points."cloudsim.brokers"]
+    greedy-small = "my_brokers:SmallestFirst"
+
+`source` says where a broker comes from, for `cloudsim brokers` and for the results of a run
+(`brokers.json` in a result folder), so a result can be traced to the code that made it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["ENTRY_POINT_GROUP", "BrokerReferenceError", "factory", "installed", "is_reference", "source"]
+
+ENTRY_POINT_GROUP = "cloudsim.brokers"
+
+
+class BrokerReferenceError(ValueError):
+    """A broker reference or installed name that cannot give a broker; the message says why and what to do."""
+
+
+def is_reference(name: str) -> bool:
+    """Whether ``name`` names a broker by reference (``module:Class`` or ``file.py:Class``), not by name."""
+    return ":" in name
+
+
+@functools.lru_cache(maxsize=None)
+def installed() -> dict[str, importlib.metadata.EntryPoint]:
+    """The brokers installed packages declare in the ``cloudsim.brokers`` entry-point group, by name."""
+    return {point.name: point for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def factory(name: str, builtin: Callable[[str], str | None]) -> Callable[..., Any]:
+    """The class (or factory) a reference or installed name stands for.
+
+    ``builtin(name)``: where a built-in broker of that name comes from, or None; an installed name that a
+    built-in has too is refused with both named. Raises `BrokerReferenceError` with one line saying what
+    is wrong: a module or file not found or failing to import, no such attribute, not callable, no
+    ``decide`` method.
+    """
+    if is_reference(name):
+        target = _load(name)
+        shown = name
+    else:
+        point = installed().get(name)
+        if point is None:
+            raise BrokerReferenceError(f"unknown broker {name!r}: not a built-in, not installed in the "
+                                       f"{ENTRY_POINT_GROUP!r} entry-point group, and not a reference "
+                                       "(module:Class or path/to/file.py:Class)")
+        clash = builtin(name)
+        if clash is not None:
+            raise BrokerReferenceError(
+                f"broker name {name!r} is both {clash} and declared by the installed package "
+                f"{_distribution(point)} ({point.value}); uninstall one, or name the package's by reference: "
+                f"--brokers {point.value}")
+        shown = f"{name} ({point.value}, from {_distribution(point)})"
+        try:
+            target = point.load()
+        except Exception as error:  # the package's own import failed
+            raise BrokerReferenceError(f"broker {shown}: importing it failed: {type(error).__name__}: {error}") \
+                from None
+    if not callable(target):
+        raise BrokerReferenceError(f"broker {shown}: {target!r} is not a class or a function that makes a broker")
+    if isinstance(target, type) and not callable(getattr(target, "decide", None)):
+        raise BrokerReferenceError(f"broker {shown}: class {target.__name__} has no decide(view) method; a broker "
+                                   "answers decide(view) with a Decision, a plan or None (docs/guide/broker.md)")
+    return target
+
+
+def _load(reference: str) -> Any:
+    module_part, _, attribute = reference.rpartition(":")
+    if not module_part or not attribute:
+        raise BrokerReferenceError(f"broker reference {reference!r}: write it as package.module:Class or "
+                                   "path/to/file.py:Class")
+    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
+        module = _module_from_file(reference, Path(module_part))
+    else:
+        try:
+            module = importlib.import_module(module_part)
+        except ModuleNotFoundError as error:
+            missing = error.name or module_part
+            hint = " (is it on PYTHONPATH, or installed?)" if missing == module_part.split(".")[0] else ""
+            raise BrokerReferenceError(f"broker reference {reference!r}: no module named {missing!r}{hint}") \
+                from None
+        except Exception as error:
+            raise BrokerReferenceError(f"broker reference {reference!r}: importing {module_part} failed: "
+                                       f"{type(error).__name__}: {error}") from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise BrokerReferenceError(f"broker reference {reference!r}: {module_part} has no {attribute!r}")
+        target = getattr(target, part)
+    return target
+
+
+def _module_from_file(reference: str, path: Path) -> Any:
+    """The module of a broker file, imported once per process under a name made from its resolved path."""
+    if not path.is_file():
+        raise BrokerReferenceError(f"broker reference {reference!r}: no such file {str(path)!r}")
+    resolved = path.resolve()
+    name = "cloudsim_broker_" + hashlib.sha1(str(resolved).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before running it: a class defined there can then be found by its module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        del sys.modules[name]
+        raise BrokerReferenceError(f"broker reference {reference!r}: {path} line {error.lineno}: {error.msg}") \
+            from None
+    except Exception as error:
+        del sys.modules[name]
+        raise BrokerReferenceError(f"broker reference {reference!r}: running {path} failed: "
+                                   f"{type(error).__name__}: {error}") from None
+    return module
+
+
+def _distribution(point: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(point, "dist", None)
+    return f"{dist.name} {dist.version}" if dist is not None else "an installed package"
+
+
+def source(name: str) -> dict[str, str]:
+    """Where the broker ``name`` (a built-in name, an installed name or a reference) comes from: the
+    installed package and version, or the file and its SHA-256, or the module, its file and version."""
+    if not is_reference(name):
+        point = installed().get(name)
+        if point is None:
+            from cloudsim.version import __version__
+
+            return {"kind": "built-in", "package": f"cloudsim {__version__}"}
+        dist = getattr(point, "dist", None)
+        return {"kind": "installed", "reference": point.value,
+                "package": f"{dist.name} {dist.version}" if dist is not None else "?"}
+    module_part = name.rpartition(":")[0]
+    if module_part.endswith(".py") or "/" in module_part:
+        path = Path(module_part).resolve()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "?"
+        return {"kind": "file", "reference": name, "file": str(path), "sha256": digest}
+    module = sys.modules.get(module_part)
+    top = module_part.split(".")[0]
+    try:
+        version = importlib.metadata.version(top)
+    except importlib.metadata.PackageNotFoundError:
+        version = "not an installed distribution"
+    return {"kind": "module", "reference": name, "file": str(getattr(module, "__file__", "?")), "version": version}

@@ -1,0 +1,209 @@
+"""`cloudsim check-broker`: a broker run on small, hostile workloads, each broken rule of the protocol named.
+
+What Gymnasium's ``check_env`` is for an environment: before a user's broker meets a trace, it meets
+the cases that break brokers, smallest first: one machine, a tick, a DAG, a machine that fails with
+work on it, a cluster too small for the queue, a task that fits nowhere until a machine comes up, two
+thousand machines, and a GPU cluster with model constraints. Each case runs twice with the same seed.
+
+The rules (`RULES`), each reported once, with the smallest case that breaks it:
+
+* **answers**: ``decide`` returns a `cloudsim.Decision`, a ``(machine, task[, count])`` tuple, a plan
+  (a list, a `cloudsim.Plan`, a `cloudsim.ArrayPlan`) or None, about the view it was given, possible now;
+* **raises**: ``decide`` raises nothing (writing into a view's read-only arrays raises);
+* **answers in time**: one call answers within ``--timeout`` seconds;
+* **finishes**: the run ends with every job done (a broker that keeps answering None while work waits
+  and nothing runs is stalled);
+* **reproducible**: two runs with the same seed make the same decisions.
+
+A broker may refuse a cluster it cannot schedule (its ``check_cluster`` raises ValueError, as the learned
+brokers do on GPU clusters): that case is then reported as refused, not failed.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+from dataclasses import dataclass, field
+from typing import Callable
+
+from cloudsim import (ClusterSpec, InvalidDecisionError, JobSpec, MachineEvent, Simulation, SimulationStalledError,
+                      TaskSpec)
+from cloudsim.specs import DeviceRequest
+
+__all__ = ["CASES", "RULES", "CheckReport", "check_broker", "check_named_broker"]
+
+RULES = ("answers", "raises", "answers in time", "finishes", "reproducible")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A workload the broker must get through: a cluster, jobs, machine events and a tick."""
+
+    name: str
+    cluster: ClusterSpec
+    jobs: tuple[JobSpec, ...]
+    events: tuple[MachineEvent, ...] = ()
+    tick: float | None = None
+
+
+def _job(name, at, *tasks) -> JobSpec:
+    return JobSpec(name, float(at), tuple(tasks))
+
+
+def _cases() -> list[Case]:
+    cpu = lambda c, m=1.0: {"cpu": float(c), "memory": float(m)}  # noqa: E731
+    one = ClusterSpec.uniform(1, cpu(4, 4))
+    small = ClusterSpec.uniform(3, cpu(8, 8))
+    dag = (_job("dag", 0, TaskSpec("a", 2, cpu(2), 3.0), TaskSpec("b", 1, cpu(4), 2.0, parents=("a",)),
+                TaskSpec("c", 3, cpu(1), 1.0, parents=("a",)), TaskSpec("d", 1, cpu(2), 1.0, parents=("b", "c"))),)
+    queue = tuple(_job(f"q{j}", j // 3, TaskSpec("t", 1 + j % 4, cpu(1 + j % 3, 0.5), 1.0 + j % 5)) for j in range(24))
+    many = ClusterSpec.uniform(2000, cpu(16, 16))
+    gpu = ClusterSpec(("cpu", "memory"), ((8.0, 8.0), (8.0, 8.0), (8.0, 8.0)), devices=(2, 2, 1),
+                      attributes={"model": ("T4", "V100", "T4")})
+    pods = tuple(_job(f"p{j}", j, TaskSpec("t", 1, cpu(1), 2.0 + j % 3,
+                                           devices=DeviceRequest(1, 1000 if j % 3 == 0 else 500),
+                                           accepts={"model": ("V100",)} if j % 4 == 1 else ()))
+                 for j in range(8))
+    return [
+        Case("one machine, one task", one, (_job("j", 0, TaskSpec("t", 1, cpu(1), 1.0)),)),
+        Case("one machine, a scheduler tick", one, (_job("j", 0, TaskSpec("t", 3, cpu(2), 1.5)),
+                                                    _job("k", 1, TaskSpec("t", 1, cpu(4), 1.0))), tick=1.0),
+        Case("a DAG (children wait for their parents)", small, dag),
+        Case("a machine that fails with work on it (re-queued instances)", small, dag,
+             (MachineEvent(1.0, 0, "failed"), MachineEvent(4.0, 0, "up"))),
+        Case("a queue longer than the cluster holds", small, queue),
+        Case("a task that fits nowhere until a machine comes up", ClusterSpec(("cpu", "memory"),
+                                                                            ((2.0, 2.0), (8.0, 8.0))),
+             (_job("big", 0, TaskSpec("t", 1, cpu(6), 1.0)), _job("small", 0, TaskSpec("t", 2, cpu(1), 1.0))),
+             (MachineEvent(0.0, 1, "down"), MachineEvent(5.0, 1, "up"))),
+        Case("2,000 machines", many, queue),
+        Case("GPUs, shared and whole, and a GPU model constraint", gpu, pods),
+    ]
+
+
+CASES = tuple(case.name for case in _cases())
+
+
+@dataclass
+class CheckReport:
+    """What `check_broker` found: per case "ok", "refused: ..." or the problems; per rule its first failure."""
+
+    broker: str
+    cases: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, tuple[str, str]] = field(default_factory=dict)  # rule -> (case, message)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Watched:
+    """The broker, each call counted and timed (a call longer than ``timeout`` is interrupted)."""
+
+    def __init__(self, broker, timeout: float) -> None:
+        self.broker, self.timeout, self.calls, self.time = broker, timeout, 0, math.nan
+        self.name = getattr(broker, "name", type(broker).__name__)
+        for attribute in ("empty_rounds",):
+            if hasattr(broker, attribute):
+                setattr(self, attribute, getattr(broker, attribute))
+
+    @property
+    def wake_after(self):
+        return getattr(self.broker, "wake_after", None)
+
+    def decide(self, view):
+        self.calls += 1
+        self.time = view.time
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        try:
+            return self.broker.decide(view)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _run(make: Callable[[], object], case: Case, timeout: float) -> tuple[str, str | None, object]:
+    """(rule broken or "", message, result) of one run of the case."""
+    broker = make()
+    check = getattr(broker, "check_cluster", None)
+    if check is not None:
+        try:
+            check(case.cluster)
+        except ValueError as error:
+            return "refused", str(error), None
+    watched = _Watched(broker, timeout)
+    sim = Simulation(case.cluster, case.jobs, watched, tick=case.tick, machine_events=case.events, max_idle_ticks=200)
+    where = lambda: f"decision call {watched.calls} at t={watched.time}"  # noqa: E731
+    try:
+        result = sim.run()
+    except _Timeout:
+        return "answers in time", f"{where()}: no answer within {timeout:g} s", None
+    except InvalidDecisionError as error:
+        return "answers", f"{where()}: {error}", None
+    except SimulationStalledError as error:
+        return "finishes", str(error), None
+    except Exception as error:  # the broker's own exception
+        hint = " (a view's arrays are read-only: copy what you change)" if "read-only" in str(error) else ""
+        return "raises", f"{where()}: {type(error).__name__}: {error}{hint}", None
+    jobs = result.summary["jobs"]
+    done = int(result.jobs.finish_time.notna().sum())
+    if done != jobs:
+        return "finishes", f"{jobs - done} of {jobs} job(s) unfinished at the end", None
+    return "", None, result
+
+
+def check_broker(make: Callable[[], object], name: str, timeout: float = 60.0,
+                 progress: Callable[[str, str], None] | None = None) -> CheckReport:
+    """Run the broker ``make()`` builds (a fresh one per run) on every case, twice; the report."""
+    report = CheckReport(name)
+    for case in _cases():
+        rule, message, first = _run(make, case, timeout)
+        if rule == "":
+            rule2, message2, second = _run(make, case, timeout)
+            if rule2:
+                rule, message = rule2, f"the second run: {message2}"
+            else:
+                columns = ["task", "machine", "first_instance", "instances", "start", "end", "outcome"]
+                if not first.groups[columns].equals(second.groups[columns]):
+                    rule, message = "reproducible", "two runs with the same seed made different decisions"
+        if rule == "refused":
+            report.cases[case.name] = f"refused: {message}"
+        elif rule:
+            report.cases[case.name] = f"FAIL ({rule}): {message}"
+            report.failures.setdefault(rule, (case.name, message))
+        else:
+            report.cases[case.name] = "ok"
+        if progress is not None:
+            progress(case.name, report.cases[case.name])
+    return report
+
+
+def check_named_broker(name: str, options: str | None = None, seed: int = 0, timeout: float = 60.0,
+                       progress: Callable[[str, str], None] | None = None) -> CheckReport:
+    """`check_broker` of the broker ``name`` (a built-in, an installed one or a reference) with ``options``
+    (``KEY=VALUE[,KEY=VALUE]``), seeded with ``seed``; a name or option that cannot work is refused first,
+    in one line (`ConfigError`, or the reference's own error)."""
+    from agents import make_broker
+    from cloudsim.run.config import ConfigError
+    from cloudsim.run.config.fields import broker_option_list
+
+    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise ConfigError("--timeout", timeout, "give a positive number of seconds")
+    keywords = {}
+    if options:
+        try:
+            keywords = {key: value for _, key, value in broker_option_list(
+                ",".join(f"{name}.{item}" for item in options.split(",")))}
+        except ValueError:
+            raise ConfigError("--broker-options", options, "write KEY=VALUE[,KEY=VALUE], e.g. knob=0.2") from None
+    make_broker(name, seed=seed, **keywords)  # a reference that does not load, an option it does not take: now
+    return check_broker(lambda: make_broker(name, seed=seed, **keywords), name, timeout, progress)
