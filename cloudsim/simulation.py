@@ -392,9 +392,17 @@ class Simulation:
         wakes = self.tick is None and hasattr(broker, "wake_after")
         # A broker that declares ``empty_rounds = False`` is not asked when nothing waits.
         self._skip_empty_rounds = getattr(broker, "empty_rounds", True) is False
+        calls = 0
         try:
             while (view := next_decision()) is not None:
-                decision = decide(view)
+                calls += 1
+                try:
+                    decision = decide(view)
+                except Exception as error:  # the broker's own error: say whose, and where
+                    error.add_note(f"raised by broker {self.record.broker!r} in its decide(view) call {calls}, at "
+                                   f"t={view.time}")
+                    error.raised_by_broker = self.record.broker
+                    raise
                 apply(decision, broker.wake_after if wakes and ends_round(decision) else None)
         except BaseException:
             self._fail()  # the broker raised, or Ctrl-C: close the progress bar

@@ -161,3 +161,13 @@ def test_a_user_broker_is_ranked_on_the_leaderboard(broker_file, capsys, tmp_pat
     assert "my_brokers.py:SmallestFirst" in (tmp_path / "board" / "leaderboard.md").read_text()
     assert (tmp_path / "board" / "cells" / "synthetic--my_brokers.py_SmallestFirst--s0.json").is_file()
     assert json.loads((tmp_path / "board" / "brokers.json").read_text())["first-fit"]["kind"] == "built-in"
+
+
+def test_a_broker_that_raises_in_a_run_is_named_with_the_run_and_no_folder_is_left(broker_file, capsys, tmp_path):
+    code, _, err = cli(["replay", "--brokers", "first-fit,my_brokers.py:Raises", "--out", str(tmp_path / "runs")],
+                       capsys)
+    lines = err.strip().splitlines()
+    assert code == 1 and lines[0] == ("cloudsim: broker 'my_brokers.py:Raises' raised KeyError: 'no such key'; fix its "
+                                      "decide(view) (run again with --debug for the traceback)")
+    assert "decide(view) call 1, at t=0.0" in lines[1] and "in the run of" in lines[2]
+    assert not (tmp_path / "runs").exists()

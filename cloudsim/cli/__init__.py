@@ -109,9 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         _report(_message(error), error)
         return 1
-    except Exception as error:  # a bug: say so, and how to get the details
+    except Exception as error:  # a broker's own error, or a bug: say which, and how to get the details
         if debug:
             traceback.print_exc()
+        broker = getattr(error, "raised_by_broker", None)
+        if broker is not None:
+            _report(f"broker {broker!r} raised {type(error).__name__}: {error}; fix its decide(view) (run again "
+                    "with --debug for the traceback)", error)
+            return 1
         _report(f"internal error: {type(error).__name__}: {error} (run again with --debug for the traceback, "
                 "and report it)", error)
         return 1

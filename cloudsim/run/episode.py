@@ -79,7 +79,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
         broker = sampler = GpuSampler(broker, place.cluster, place.target)
     try:
         sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
-                         on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to)
+                         on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to,
+                         name=spec.broker.name)
         if sampler is not None:
             sampler.attach(sim.state)
         result = sim.run()
@@ -87,6 +88,10 @@ def run_one(spec: RunSpec) -> RunOutcome:
         if not isinstance(jobs, JobStream):
             raise
         raise ConfigError(*place.cluster_option, str(err)) from None
+    except Exception as error:
+        if hasattr(error, "raised_by_broker"):  # a broker's own error: name the run too
+            error.add_note(f"in the run of {spec.label or 'the workload'} (seed {spec.seed})")
+        raise
     summary = dict(result.summary)
     summary["broker"] = spec.broker.name  # one name for a broker in every output of a run: the one it was asked by
     if sampler is not None:
