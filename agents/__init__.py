@@ -25,7 +25,7 @@ from agents.heuristics import (
     TetrisStar,
     Windowed,
 )
-from agents.registry import build
+from agents.registry import BrokerOptionError, build
 
 __all__ = [
     "BROKERS",
@@ -157,7 +157,13 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
         return build(BROKERS, name, "", seed, options)
     from agents import plugins
 
-    broker = build({name: plugins.factory(name, builtin_source)}, name, "", seed, options)
+    try:
+        broker = build({name: plugins.factory(name, builtin_source)}, name, "", seed, options)
+    except (plugins.BrokerReferenceError, BrokerOptionError):
+        raise
+    except Exception as error:  # the user's own constructor failed
+        raise plugins.BrokerReferenceError(f"broker {name!r}: making it failed: {type(error).__name__}: {error}") \
+            from error
     if not callable(getattr(broker, "decide", None)):
         raise plugins.BrokerReferenceError(f"broker {name!r} made {broker!r}, which has no decide(view) method")
     return broker

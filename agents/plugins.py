@@ -109,6 +109,9 @@ def _load(reference: str) -> Any:
 
 def _module_from_file(reference: str, path: Path) -> Any:
     """The module of a broker file, imported once per process under a name made from its resolved path."""
+    if path.is_dir():
+        raise BrokerReferenceError(f"broker reference {reference!r}: {str(path)!r} is a folder; name the .py file "
+                                   "that defines the broker")
     if not path.is_file():
         raise BrokerReferenceError(f"broker reference {reference!r}: no such file {str(path)!r}")
     resolved = path.resolve()

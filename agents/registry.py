@@ -6,7 +6,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Mapping
 
-__all__ = ["build"]
+__all__ = ["BrokerOptionError", "build"]
+
+
+class BrokerOptionError(ValueError):
+    """An option a broker's factory does not take."""
 
 
 def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, seed: int | None,
@@ -24,7 +28,7 @@ def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, see
         unknown = [key for key in options if key not in parameters]
         if unknown:
             takes = ", ".join(p for p in parameters if p != "seed") or "none"
-            raise ValueError(f"broker {name!r}{where} takes no option {', '.join(map(repr, unknown))}; its options: "
+            raise BrokerOptionError(f"broker {name!r}{where} takes no option {', '.join(map(repr, unknown))}; its options: "
                              f"{takes}")
     if seed is not None and "seed" in inspect.signature(factory).parameters:
         options = {**options, "seed": seed}

@@ -58,6 +58,13 @@ SMALLEST_FIRST = textwrap.dedent('''
 
     class NoDecide:
         pass
+
+    class FailsToStart:
+        def __init__(self):
+            raise ZeroDivisionError("in its own __init__")
+
+        def decide(self, view):
+            return None
 ''')
 
 
@@ -171,3 +178,9 @@ def test_a_broker_that_raises_in_a_run_is_named_with_the_run_and_no_folder_is_le
                                       "decide(view) (run again with --debug for the traceback)")
     assert "decide(view) call 1, at t=0.0" in lines[1] and "in the run of" in lines[2]
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_broker_whose_constructor_fails_is_named_not_an_internal_error(broker_file, capsys):
+    code, _, err = cli(["replay", "--brokers", "my_brokers.py:FailsToStart"], capsys)
+    assert code == 1 and err.strip() == ("cloudsim: broker 'my_brokers.py:FailsToStart': making it failed: "
+                                         "ZeroDivisionError: in its own __init__")
