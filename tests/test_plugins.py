@@ -43,12 +43,18 @@ SMALLEST_FIRST = textwrap.dedent('''
             return None
 
     class Dice:
+        """Reads state outside its seed: every other instance takes the last fit pair instead of the first."""
+        made = 0
+
+        def __init__(self):
+            Dice.made += 1
+            self.last = Dice.made % 2 == 0
+
         def decide(self, view):
-            import random
             machines, tasks = view.fit_pairs
             if not len(tasks):
                 return None
-            k = random.randrange(len(tasks))
+            k = len(tasks) - 1 if self.last else 0
             return Decision(int(machines[k]), int(tasks[k]))
 
     class Hangs:
