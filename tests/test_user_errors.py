@@ -77,7 +77,6 @@ CASES = [
     (["replay", "jobs.csv", "--generator", "rlsk"], 2, ["--generator rlsk", "no trace file"]),
     (["replay", "--format", "alibaba-v2017"], 2, ["--format alibaba-v2017", "trace files only"]),
     (["replay", "--load", "0.5"], 2, ["--load 0.5", "alibaba-like", "no target load"]),
-    (["replay", *TRACE, "--load", "0.5"], 2, ["--load 0.5", "generators"]),
     (["replay", *TRACE, "--synthetic-jobs", "5"], 2, ["--synthetic-jobs 5", "generators"]),
     (["replay", "--synthetic-jobs", "0"], 2, ["--synthetic-jobs 0", ">= 1"]),
     (["replay", "--brokers", "sjf,sjf"], 2, ["--brokers sjf,sjf", "named twice"]),

@@ -47,17 +47,21 @@ class JobStream:
     processes instead of its jobs.
     """
 
-    def __init__(self, count: int, read: Callable[[], Iterator[JobSpec]], origin: float = 0.0) -> None:
+    def __init__(self, count: int, read: Callable[[], Iterator[JobSpec]], origin: float = 0.0,
+                 scale: float = 1.0) -> None:
         self.count = count
         self.read = read
         self.origin = origin
+        self.scale = scale  # submit times, once shifted, are multiplied by it (`traces.load`)
 
     def __len__(self) -> int:
         return self.count
 
     def __iter__(self) -> Iterator[JobSpec]:
         for job in self.read():
-            yield job if self.origin == 0 else dataclasses.replace(job, submit_time=job.submit_time - self.origin)
+            if self.origin != 0 or self.scale != 1:
+                job = dataclasses.replace(job, submit_time=(job.submit_time - self.origin) * self.scale)
+            yield job
 
 
 def read_in_blocks(load: Callable[..., Workload], start: int, stop: int, block: int) -> Iterator[JobSpec]:

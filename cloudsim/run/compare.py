@@ -77,7 +77,8 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
             first_run = what
         else:
             run = resolve(config)
-            specs = [RunSpec(plan, seed, run.simulation, label=episode.label, jobs=episode.jobs, place=run.place,
+            specs = [RunSpec(plan, seed, run.simulation, label=episode.label, load=episode.offered_load,
+                             jobs=episode.jobs, place=run.place,
                              events=episode.events, keep="curve" if k == 0 and seed == seeds[0] else None)
                      for k, episode in enumerate(run.episodes) for seed in seeds for plan in run.brokers]
             labels = [episode.label for episode in run.episodes]

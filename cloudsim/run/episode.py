@@ -32,7 +32,8 @@ class RunSpec:
 
     Either ``jobs`` and ``place`` are given, or the workload is generated in
     the worker from ``generate`` (the options of a generated workload) at
-    ``load`` with ``seed`` (``jobs`` None), so that it is not shipped.
+    ``load`` with ``seed`` (``jobs`` None), so that it is not shipped. With
+    ``jobs``, ``load`` is the offered load a trace's episode was scaled to (`traces.load`).
     ``keep``: "result" returns the whole `EpisodeResult` (for --out), "curve"
     the machines' utilisation over time (for plots), None only the summary.
     ``stream_to``: a folder to stream the run's tables into (`cloudsim.streaming`).
@@ -94,6 +95,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
         raise
     summary = dict(result.summary)
     summary["broker"] = spec.broker.name  # one name for a broker in every output of a run: the one it was asked by
+    if spec.jobs is not None and spec.load is not None:  # a trace at --load: what it offered, beside what it achieved
+        summary["offered_load"] = spec.load
     if sampler is not None:
         summary.update(sampler.summary(result.summary["makespan"]))
     if spec.broker.federated:  # RLSK's numbers, over clusters (each pooled over its nodes)

@@ -102,7 +102,8 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
         # One run shows the engine's own bar (jobs finished, simulated time) on a terminal.
         single = len(run.episodes) * len(run.brokers) == 1 and sys.stderr.isatty()
         stream = folder is not None and config.report.stream
-        specs = [RunSpec(plan, config.workload.seed, run.simulation, label=episode.label, jobs=episode.jobs,
+        specs = [RunSpec(plan, config.workload.seed, run.simulation, label=episode.label, load=episode.offered_load,
+                         jobs=episode.jobs,
                          place=run.place, events=episode.events,
                          keep="result" if folder is not None and not stream else None, progress=single,
                          stream_to=str(folder.staging / _run_folder(episode.label, plan.name)) if stream else None)

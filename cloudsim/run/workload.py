@@ -8,6 +8,7 @@ they run right after loading and before the first episode starts.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from traces import (
     rebase,
 )
 from traces.alibaba import shift_events
+from traces.load import time_scale
 from traces.synthetic import ALIBABA_LIKE_JOBS
 
 __all__ = ["Episode", "ResolvedWorkload", "STREAMED_NOTES", "TRACE_BLOCK", "check_episodes", "episodes",
@@ -92,12 +94,14 @@ class Episode:
 
     ``label`` is the chunk index, ``"A:B"`` for a job range or ``"all"``;
     ``origin`` is the trace time that became t=0 (machine events are shifted by it).
+    ``offered_load``: with ``--load`` on a trace, the load its scaled submit times offer (`traces.load`).
     """
 
     label: int | str
     jobs: list[JobSpec]
     origin: float
     events: list[MachineEvent]
+    offered_load: float | None = None
 
 
 def _selected_range(config: WorkloadConfig) -> tuple[int, int | None] | None:
@@ -231,7 +235,37 @@ def _check_range(option: str, value: tuple[int, int | None], count: int, what: s
 
 
 def episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
-    """The episodes the options ask for: one job range, chunks, or the whole workload."""
+    """The episodes the options ask for: one job range, chunks, or the whole workload; with ``--load`` on a
+    trace, each with its submit times scaled to that offered load (`traces.load`)."""
+    made = _episodes(config, resolved)
+    if config.workload.is_generator or config.workload.load is None:
+        return made
+    return [_at_load(config, resolved.cluster, episode) for episode in made]
+
+
+def _at_load(config: RunConfig, cluster: ClusterSpec, episode: Episode) -> Episode:
+    """The episode with its submit times (from its first, at 0) multiplied by the factor that makes its
+    offered load ``--load``; machine events keep their times."""
+    target = config.workload.load
+    try:
+        factor, _, _ = time_scale(episode.jobs, cluster, target)
+    except ValueError as error:
+        raise ConfigError("--load", target, f"episode {episode.label}: {error}") from None
+    tick = config.simulation.tick
+    if isinstance(episode.jobs, JobStream):
+        jobs = JobStream(len(episode.jobs), episode.jobs.read, episode.jobs.origin, scale=factor)
+        last = None
+    else:
+        jobs = [dataclasses.replace(job, submit_time=job.submit_time * factor) for job in episode.jobs]
+        last = jobs[-1].submit_time if jobs else None
+    if tick is not None and last is not None and last < tick:
+        raise ConfigError("--load", target, f"episode {episode.label}: every job would arrive within the first tick "
+                          f"({tick:g}): the scheduler would see them all at once; ask for a lower load, or run "
+                          f"event-driven (leave --tick out)")
+    return dataclasses.replace(episode, jobs=jobs, offered_load=target)
+
+
+def _episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
     source = config.workload
     if isinstance(resolved.workload.jobs, JobStream):  # one streamed episode (see streams_jobs)
         stream, total = resolved.workload.jobs, resolved.total_jobs

@@ -88,7 +88,9 @@ class WorkloadConfig:
         "default alibaba-like", choices=GENERATORS)
     load: float | None = option(
         None, "--load", f"deeprm, poisson and rlsk generators: target load as a fraction of capacity "
-        f"(default {DEFAULT_LOAD:g})", parse=real)
+        f"(default {DEFAULT_LOAD:g}); a trace file: its submit times scaled by one factor per episode so that "
+        "the offered load on the cluster is X (the most demanded resource's work over its capacity times the "
+        "arrival span; traces.load), reported as offered_load beside the achieved utilisation", parse=real)
     synthetic_jobs: int | None = option(
         None, "--synthetic-jobs", "jobs the generator makes (default: alibaba-like 100, deeprm 50, "
         "poisson 5..50, rlsk 1000)", parse=whole, metavar="N")
@@ -117,9 +119,8 @@ class WorkloadConfig:
                         f"a trace file (.csv, .csv.gz, .swf or .swf.gz), or name a generator: {', '.join(GENERATORS)}")
             require(self.generator is None, cls, "generator", self.generator,
                      "applies only when no trace file is given; leave it out")
-            for name in ("load", "synthetic_jobs"):
-                value = getattr(self, name)
-                require(value is None, cls, name, value, "applies to generators, not to a trace file")
+            require(self.synthetic_jobs is None, cls, "synthetic_jobs", self.synthetic_jobs,
+                    "applies to generators, not to a trace file")
             if self.trace_format in ("cloudsimpy", "swf", "openb"):
                 for name in ("instances", "status_policy", "window") + (
                         ("machine_table",) if self.trace_format != "openb" else ("machine_events", "cache")):

@@ -1,0 +1,79 @@
+"""A trace at a chosen load: one factor on its submit times, worked out by hand, and nothing else changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cloudsim import ClusterSpec, JobSpec, TaskSpec
+from cloudsim.run import RunConfig, WorkloadConfig
+from cloudsim.run.workload import episodes, resolve_workload
+from conftest import cli
+from traces.load import offered_load, time_scale
+
+TWO_MACHINES = ClusterSpec.uniform(2, {"cpu": 4.0, "memory": 8.0})
+JOBS = [
+    JobSpec("A", 0.0, (TaskSpec("a", 2, {"cpu": 1.0, "memory": 1.0}, 10.0),)),  # 20 cpu-s, 20 memory-s
+    JobSpec("B", 10.0, (TaskSpec("b", 1, {"cpu": 2.0, "memory": 0.0}, 5.0),)),  # 10 cpu-s
+    JobSpec("C", 20.0, (TaskSpec("c", 3, {"cpu": 1.0, "memory": 0.5}, (1.0, 2.0, 3.0)),)),  # 6 cpu-s, 3 memory-s
+]
+
+
+def test_the_offered_load_is_the_most_demanded_resources_work_over_capacity_and_span():
+    # cpu: 36 cpu-s over 8 cpu x 20 s = 0.225; memory: 23 over 16 x 20 = 0.071875: cpu binds.
+    assert offered_load(JOBS, TWO_MACHINES) == (36 / 160, "cpu")
+    factor, before, resource = time_scale(JOBS, TWO_MACHINES, 0.9)
+    assert (factor, before, resource) == (0.25, 0.225, "cpu")  # submit times 0, 2.5, 5: 36 / (8 x 5) = 0.9
+
+
+def test_a_workload_without_a_span_or_a_resource_refuses_a_load():
+    with pytest.raises(ValueError, match="all 2 job\\(s\\) arrive at one instant"):
+        offered_load([JOBS[0], JobSpec("A2", 0.0, JOBS[0].tasks)], TWO_MACHINES)
+    with pytest.raises(ValueError, match="no job"):
+        offered_load([], TWO_MACHINES)
+
+
+def test_a_trace_at_a_load_keeps_its_jobs_and_scales_only_their_submit_times(tmp_path):
+    trace = tmp_path / "jobs.csv"  # CloudSimPy's format: one row per task, durations and demands as written
+    rows = ["submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id",
+            "0,10,2,1,0.01,0,1,1", "10,5,1,2,0,0,1,2", "20,2,3,1,0.01,0,1,3"]
+    trace.write_text("\n".join(rows) + "\n")
+    config = RunConfig(workload=WorkloadConfig(str(trace), format="cloudsimpy", load=0.9))
+    plain = RunConfig(workload=WorkloadConfig(str(trace), format="cloudsimpy"))
+    cluster = dict(machines=2, capacity={"cpu": 4.0, "memory": 1.0, "disk": 1.0})
+    from cloudsim.run.config import ClusterConfig
+    import dataclasses
+    config, plain = (dataclasses.replace(c, cluster=ClusterConfig(**cluster)) for c in (config, plain))
+    scaled, = episodes(config, resolve_workload(config))
+    original, = episodes(plain, resolve_workload(plain))
+    # cpu: 20 + 10 + 6 = 36 cpu-s over 8 cpu x 20 s = 0.225; to 0.9: times x 0.25.
+    assert [job.submit_time for job in scaled.jobs] == [0.0, 2.5, 5.0] and scaled.offered_load == 0.9
+    assert [dataclasses.replace(job, submit_time=0.0) for job in scaled.jobs] == \
+        [dataclasses.replace(job, submit_time=0.0) for job in original.jobs]
+    assert original.offered_load is None
+
+
+def test_a_replay_at_a_load_reports_it_beside_the_achieved_utilisation(tmp_path, capsys):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id\n0,10,2,1,0.01,0,1,1\n"
+                     "10,5,1,2,0,0,1,2\n20,2,3,1,0.01,0,1,3\n")
+    code, out, err = cli(["replay", str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity",
+                          "cpu=4,memory=1,disk=1", "--load", "0.9", "--json"], capsys)
+    row = json.loads(out.splitlines()[0])
+    assert code == 0 and row["offered_load"] == 0.9 and 0 < row["utilisation_cpu"] <= 1
+    code, out, err = cli(["replay", "--brokers", "first-fit", "--json", "--synthetic-jobs", "20"], capsys)
+    assert code == 0 and "offered_load" not in out  # a generator keeps its own meaning of --load, and no new column
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--load", "0"], "--load 0: must be a finite number > 0"),
+    (["--load", "5", "--tick", "1000"], "every job would arrive within the first tick"),
+])
+def test_a_load_that_cannot_work_is_one_line(tmp_path, capsys, argv, words):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id\n0,10,2,1,0.01,0,1,1\n"
+                     "10,5,1,2,0,0,1,2\n")
+    code, _, err = cli(["replay", str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity",
+                        "cpu=4,memory=1,disk=1", *argv], capsys)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
