@@ -77,3 +77,23 @@ def test_a_load_that_cannot_work_is_one_line(tmp_path, capsys, argv, words):
     code, _, err = cli(["replay", str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity",
                         "cpu=4,memory=1,disk=1", *argv], capsys)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_sample_of_a_machine_table_keeps_its_mix_of_shapes_and_their_events():
+    from cloudsim import MachineEvent
+    from traces.alibaba import MachineTable
+
+    rows = [(4.0, 1.0)] * 6 + [(8.0, 2.0)] * 3 + [(16.0, 4.0)]  # shapes of 6, 3 and 1 machines
+    table = MachineTable(ClusterSpec(("cpu", "memory"), tuple(rows), machine_ids=tuple(f"m{k}" for k in range(10))),
+                         [MachineEvent(5.0, m, "failed") for m in range(10)])
+    sample = table.sample(5, seed=3)
+    # Shares of 5: 3.0, 1.5 and 0.5 -> 3, 1 and 0, and the one left goes to the larger remainder, the earlier
+    # shape on the tie: 3, 2 and 0.
+    shapes = [tuple(row) for row in sample.cluster.capacities]
+    assert (shapes.count((4.0, 1.0)), shapes.count((8.0, 2.0)), shapes.count((16.0, 4.0))) == (3, 2, 0)
+    ids = list(sample.cluster.machine_ids)
+    assert ids == sorted(ids, key=lambda i: int(i[1:]))  # table order kept
+    assert [(e.machine, e.time) for e in sample.events] == [(k, 5.0) for k in range(5)]  # each one's event, renumbered
+    assert sample.notes["machines_sampled_from"] == 10 and table.sample(5, seed=3) == sample
+    with pytest.raises(ValueError, match="11 machines cannot be drawn from a table of 10"):
+        table.sample(11)

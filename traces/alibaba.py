@@ -78,6 +78,7 @@ used, `MachineTable.notes` rows used with a reading worth knowing:
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import re
 from collections import Counter
@@ -198,6 +199,31 @@ class MachineTable:
     events: list[MachineEvent]
     skipped: dict[str, int] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
+
+    def sample(self, count: int, seed: int | None = 0) -> "MachineTable":
+        """``count`` of the table's machines, drawn with ``seed`` so that each shape (capacity row) keeps its
+        share: shape k of ``c_k`` machines gets ``count x c_k / machines`` of them, rounded by largest remainder
+        (the earlier shape on ties), its machines drawn uniformly without replacement and kept in table order.
+        Their events are kept, renumbered; the notes count the machines drawn from (``machines_sampled_from``)."""
+        machines = self.cluster.machines
+        if not 1 <= count <= machines:
+            raise ValueError(f"{count} machines cannot be drawn from a table of {machines}")
+        shapes: dict[tuple, list[int]] = {}
+        for m, row in enumerate(self.cluster.capacities):
+            shapes.setdefault(tuple(row), []).append(m)
+        quotas = [count * len(members) / machines for members in shapes.values()]
+        taken = [int(q) for q in quotas]
+        order = sorted(range(len(quotas)), key=lambda k: (-(quotas[k] - taken[k]), k))  # largest remainder first
+        for k in order[:count - sum(taken)]:
+            taken[k] += 1
+        rng = np.random.default_rng(seed)
+        chosen = sorted(m for members, n in zip(shapes.values(), taken)
+                        for m in rng.choice(members, size=n, replace=False).tolist())
+        position = {m: k for k, m in enumerate(chosen)}
+        cluster = ClusterSpec(self.cluster.resources, tuple(self.cluster.capacities[m] for m in chosen),
+                              machine_ids=tuple(self.cluster.machine_ids[m] for m in chosen))
+        events = [dataclasses.replace(e, machine=position[e.machine]) for e in self.events if e.machine in position]
+        return MachineTable(cluster, events, dict(self.skipped), {**self.notes, "machines_sampled_from": machines})
 
 
 def _plain(value: object) -> object:

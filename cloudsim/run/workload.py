@@ -199,6 +199,11 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
             table = machines_v2017(source.machine_table, softerror_downtime=source.softerror_downtime)
         else:
             table = machines_v2018(source.machine_table)
+        if config.cluster.machines is not None:  # a smaller cluster of the table's own machine mix
+            if config.cluster.machines > table.cluster.machines:
+                raise ConfigError("--machines", config.cluster.machines,
+                                  f"{source.machine_table} has {table.cluster.machines} machines; ask for at most that")
+            table = table.sample(config.cluster.machines, source.seed)
         resolved.cluster = table.cluster
         resolved.events = list(table.events) if source.machine_events else []
         resolved.machine_skipped = dict(table.skipped)

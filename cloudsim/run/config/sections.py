@@ -203,7 +203,8 @@ class ClusterConfig:
 
     machines: int | None = option(
         None, "--machines", f"number of identical machines (default {DEFAULT_MACHINES}, the generator's "
-        "cluster, or an SWF log's machine)", parse=whole)
+        "cluster, or an SWF log's machine); with --machine-table, N of the table's machines drawn with --seed, "
+        "each shape keeping its share", parse=whole)
     capacity: Mapping[str, float] | None = option(
         None, "--capacity", "capacity of each machine, NAME=NUMBER,... with any resources (default "
         f"{show_value(DEFAULT_CAPACITY)}, the generator's, or an SWF log's)", parse=capacity, metavar="NAME=NUMBER,...")
@@ -476,10 +477,10 @@ class RunConfig:
             problem = place_problem(self.report.out, self.reads)
             require(problem is None, ReportConfig, "out", self.report.out, problem)
         if self.workload.machine_table is not None:
-            for name in ("machines", "capacity"):
-                value = getattr(self.cluster, name)
-                require(value is None, ClusterConfig, name, value,
-                         "the cluster comes from --machine-table; leave it out or drop --machine-table")
+            require(self.cluster.capacity is None, ClusterConfig, "capacity", self.cluster.capacity,
+                    "the machines' capacities come from --machine-table; leave it out or drop --machine-table")
+            require(self.cluster.machines is None or self.workload.trace_format != "openb", ClusterConfig, "machines",
+                    self.cluster.machines, "an openb node list is replayed whole; leave --machines out")
         self._check_core_brokers()
 
     def _check_core_brokers(self) -> None:
