@@ -86,7 +86,7 @@ def _load(reference: str) -> Any:
     if not module_part or not attribute:
         raise BrokerReferenceError(f"broker reference {reference!r}: write it as package.module:Class or "
                                    "path/to/file.py:Class")
-    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
+    if _names_file(module_part):
         module = _module_from_file(reference, Path(module_part))
     else:
         try:
@@ -105,6 +105,11 @@ def _load(reference: str) -> Any:
             raise BrokerReferenceError(f"broker reference {reference!r}: {module_part} has no {attribute!r}")
         target = getattr(target, part)
     return target
+
+
+def _names_file(module_part: str) -> bool:
+    """Whether a reference's part before the colon is a file path (``x.py``, or with a folder), not a module."""
+    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
 
 
 def _module_from_file(reference: str, path: Path) -> Any:
@@ -152,7 +157,7 @@ def source(name: str) -> dict[str, str]:
         return {"kind": "installed", "reference": point.value,
                 "package": f"{dist.name} {dist.version}" if dist is not None else "?"}
     module_part = name.rpartition(":")[0]
-    if module_part.endswith(".py") or "/" in module_part:
+    if _names_file(module_part):
         path = Path(module_part).resolve()
         digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "?"
         return {"kind": "file", "reference": name, "file": str(path), "sha256": digest}

@@ -18,28 +18,35 @@ def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, see
     """``registry[name](**options)``; ``seed`` is passed to factories that take one (those that draw
     random numbers) and ignored by the others; None leaves the factory's own default seed, so that a
     policy built without one still runs reproducibly. An unknown name is a ValueError listing the names
-    (``where`` says which registry, e.g. " for RLSK's federation")."""
+    (``where`` says which registry, e.g. " for RLSK's federation"), an option the factory does not take a
+    `BrokerOptionError` listing those it takes."""
     try:
         factory = registry[name]
     except KeyError:
         raise ValueError(f"unknown broker {name!r}{where}; choose one of {', '.join(registry)}") from None
-    parameters = _parameters(factory)
+    signature = _signature(factory)
+    parameters = _parameters(signature)
     if parameters is not None:
         unknown = [key for key in options if key not in parameters]
         if unknown:
             takes = ", ".join(p for p in parameters if p != "seed") or "none"
-            raise BrokerOptionError(f"broker {name!r}{where} takes no option {', '.join(map(repr, unknown))}; its options: "
-                             f"{takes}")
-    if seed is not None and "seed" in inspect.signature(factory).parameters:
+            raise BrokerOptionError(f"broker {name!r}{where} takes no option {', '.join(map(repr, unknown))}; "
+                                    f"its options: {takes}")
+    if seed is not None and signature is not None and "seed" in signature.parameters:
         options = {**options, "seed": seed}
     return factory(**options)
 
 
-def _parameters(factory: Callable[..., Any]) -> list[str] | None:
-    """The keyword options ``factory`` takes; None when it takes any (``**kwargs``) or cannot be inspected."""
+def _signature(factory: Callable[..., Any]) -> inspect.Signature | None:
     try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
+        return inspect.signature(factory)
+    except (TypeError, ValueError):  # a callable without one (some builtins)
+        return None
+
+
+def _parameters(signature: inspect.Signature | None) -> list[str] | None:
+    """The keyword options a factory of this signature takes; None when it takes any (``**kwargs``) or has none."""
+    if signature is None:
         return None
     kinds = {parameter.kind for parameter in signature.parameters.values()}
     if inspect.Parameter.VAR_KEYWORD in kinds:

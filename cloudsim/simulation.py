@@ -554,7 +554,7 @@ class Simulation:
         if self._over():
             self.record.makespan = float(self.env.now)
             return
-        if self._skip_empty_rounds and not len(self.tasks.ready) and not self._timeline.pending:
+        if self._nothing_to_decide():
             # Nothing waits: the round a broker would answer None in, without the broker. The next tick is
             # made where that round's end would make it (no other event comes between), so events keep their order.
             self._count_idle_round(0)
@@ -572,9 +572,14 @@ class Simulation:
         self._round_requested = False
         if self._over():
             return
-        if self._skip_empty_rounds and not len(self.tasks.ready) and not self._timeline.pending:
+        if self._nothing_to_decide():
             return  # nothing waits and no reservation is held: a round would hand the broker nothing to do
         self._open_round()
+
+    def _nothing_to_decide(self) -> bool:
+        """Whether a round may be skipped: the broker declared it needs no empty round, nothing waits and no
+        reservation is held."""
+        return self._skip_empty_rounds and not len(self.tasks.ready) and not self._timeline.pending
 
     def _count_idle_round(self, started: int) -> None:
         """Declare the run stalled after too many rounds in which the broker started

@@ -107,9 +107,7 @@ class _Watched:
     def __init__(self, broker, timeout: float) -> None:
         self.broker, self.timeout, self.calls, self.time = broker, timeout, 0, math.nan
         self.name = getattr(broker, "name", type(broker).__name__)
-        for attribute in ("empty_rounds",):
-            if hasattr(broker, attribute):
-                setattr(self, attribute, getattr(broker, attribute))
+        self.empty_rounds = getattr(broker, "empty_rounds", True)  # the engine reads it from the broker it runs
 
     @property
     def wake_after(self):
@@ -194,16 +192,13 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
     in one line (`ConfigError`, or the reference's own error)."""
     from agents import make_broker
     from cloudsim.run.config import ConfigError
-    from cloudsim.run.config.fields import broker_option_list
+    from cloudsim.run.config.fields import keyword_list
 
     if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise ConfigError("--timeout", timeout, "give a positive number of seconds")
-    keywords = {}
-    if options:
-        try:
-            keywords = {key: value for _, key, value in broker_option_list(
-                ",".join(f"{name}.{item}" for item in options.split(",")))}
-        except ValueError:
-            raise ConfigError("--broker-options", options, "write KEY=VALUE[,KEY=VALUE], e.g. knob=0.2") from None
+    try:
+        keywords = keyword_list(options) if options else {}
+    except ValueError as error:
+        raise ConfigError("--broker-options", options, str(error)) from None
     make_broker(name, seed=seed, **keywords)  # a reference that does not load, an option it does not take: now
     return check_broker(lambda: make_broker(name, seed=seed, **keywords), name, timeout, progress)

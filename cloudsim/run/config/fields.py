@@ -154,12 +154,19 @@ def checkpoint_list(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def broker_option_list(text: str) -> tuple[tuple[str, str, object], ...]:
-    """``"NAME.KEY=VALUE[,NAME.KEY=VALUE]"`` -> ((NAME, KEY, VALUE), ...); a value is a Python literal (a number,
-    True, None, a quoted string) or else the text as written. NAME may hold dots (``file.py:Class``): the key
-    is what follows the last dot before ``=``."""
+def literal(text: str) -> object:
+    """An option's value as a Python literal (a number, True, None, a quoted string), else the text as written."""
     import ast
 
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return text.strip()
+
+
+def broker_option_list(text: str) -> tuple[tuple[str, str, object], ...]:
+    """``"NAME.KEY=VALUE[,NAME.KEY=VALUE]"`` -> ((NAME, KEY, VALUE), ...), each VALUE a `literal`. NAME may hold
+    dots (``file.py:Class``): the key is what follows the last dot before ``=``."""
     items = []
     for item in text.split(","):
         left, sep, value = item.partition("=")
@@ -167,12 +174,19 @@ def broker_option_list(text: str) -> tuple[tuple[str, str, object], ...]:
         if not sep or not dot or not name or not key.isidentifier():
             raise ValueError(f"{item.strip()!r}: write NAME.KEY=VALUE[,NAME.KEY=VALUE], e.g. tetris-star.knob=0.2 or "
                              "mybroker.py:Greedy.threshold=3")
-        try:
-            parsed = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-            parsed = value.strip()
-        items.append((name, key, parsed))
+        items.append((name, key, literal(value)))
     return tuple(items)
+
+
+def keyword_list(text: str) -> dict[str, object]:
+    """``"KEY=VALUE[,KEY=VALUE]"`` -> {KEY: VALUE}, each VALUE a `literal` (one broker's options)."""
+    keywords = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ValueError(f"{item.strip()!r}: write KEY=VALUE[,KEY=VALUE], e.g. knob=0.2")
+        keywords[key.strip()] = literal(value)
+    return keywords
 
 
 def name_list(text: str) -> tuple[str, ...]:
