@@ -130,8 +130,8 @@ def _module_from_file(reference: str, path: Path) -> Any:
         spec.loader.exec_module(module)
     except SyntaxError as error:
         del sys.modules[name]
-        raise BrokerReferenceError(f"broker reference {reference!r}: {path} line {error.lineno}: {error.msg}") \
-            from None
+        where = f" line {error.lineno}" if error.lineno else ""
+        raise BrokerReferenceError(f"broker reference {reference!r}: {path}{where}: {error.msg}") from None
     except Exception as error:
         del sys.modules[name]
         raise BrokerReferenceError(f"broker reference {reference!r}: running {path} failed: "

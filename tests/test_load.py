@@ -23,8 +23,9 @@ JOBS = [
 def test_the_offered_load_is_the_most_demanded_resources_work_over_capacity_and_span():
     # cpu: 36 cpu-s over 8 cpu x 20 s = 0.225; memory: 23 over 16 x 20 = 0.071875: cpu binds.
     assert offered_load(JOBS, TWO_MACHINES) == (36 / 160, "cpu")
-    factor, before, resource = time_scale(JOBS, TWO_MACHINES, 0.9)
+    factor, before, resource, span = time_scale(JOBS, TWO_MACHINES, 0.9)
     assert (factor, before, resource) == (0.25, 0.225, "cpu")  # submit times 0, 2.5, 5: 36 / (8 x 5) = 0.9
+    assert span == 5.0
 
 
 def test_a_workload_without_a_span_or_a_resource_refuses_a_load():
@@ -97,3 +98,14 @@ def test_a_sample_of_a_machine_table_keeps_its_mix_of_shapes_and_their_events():
     assert sample.notes["machines_sampled_from"] == 10 and table.sample(5, seed=3) == sample
     with pytest.raises(ValueError, match="11 machines cannot be drawn from a table of 10"):
         table.sample(11)
+
+
+def test_a_load_on_a_fill_run_is_refused(tmp_path):
+    # A fill run offers its pods one an instant: a load would change nothing, so it is refused, not ignored.
+    from cloudsim.run.config import CompareConfig, ConfigError
+
+    pods, nodes = tmp_path / "pods.csv", tmp_path / "nodes.csv"
+    pods.write_text(""), nodes.write_text("")  # (the options are checked before the files are read)
+    with pytest.raises(ConfigError, match="--load 0.8: a fill run offers its pods one an instant"):
+        CompareConfig(workload=WorkloadConfig(str(pods), format="openb", load=0.8, machine_table=str(nodes)),
+                      fill=1.3)

@@ -105,8 +105,10 @@ def test_a_broker_by_file_and_by_module_replays_as_a_built_in_does_and_names_its
     ("no_module_here:X", "no module named 'no_module_here'"),
     ("my_brokers.py:NoDecide", "class NoDecide has no decide(view) method"),
     ("smallest", "unknown broker smallest"),
+    ("binary.py:X", "binary.py: source code string cannot contain null bytes"),
 ])
 def test_a_reference_that_gives_no_broker_is_one_line_naming_it(broker_file, capsys, brokers, words):
+    (broker_file.parent / "binary.py").write_bytes(b"\x00\x01 not python")
     code, out, err = cli(["replay", "--brokers", brokers], capsys)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 

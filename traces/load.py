@@ -17,13 +17,13 @@ to scale.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import numpy as np
 
 from cloudsim.specs import ClusterSpec, JobSpec
 
-__all__ = ["offered_load", "time_scale"]
+__all__ = ["Scaling", "offered_load", "time_scale"]
 
 
 def _work(jobs: Iterable[JobSpec], cluster: ClusterSpec) -> tuple[np.ndarray, float, float, int]:
@@ -45,7 +45,10 @@ def offered_load(jobs: Iterable[JobSpec], cluster: ClusterSpec) -> tuple[float, 
     Raises ValueError when it is undefined: no job, all jobs at one instant, no work, or work on a
     resource the cluster has none of.
     """
-    work, first, last, count = _work(jobs, cluster)
+    return _load(*_work(jobs, cluster), cluster)
+
+
+def _load(work: np.ndarray, first: float, last: float, count: int, cluster: ClusterSpec) -> tuple[float, str]:
     span = last - first
     if count == 0:
         raise ValueError("the workload has no job: it offers no load")
@@ -64,7 +67,19 @@ def offered_load(jobs: Iterable[JobSpec], cluster: ClusterSpec) -> tuple[float, 
     return float(ratios[binding]), cluster.resources[binding]
 
 
-def time_scale(jobs: Iterable[JobSpec], cluster: ClusterSpec, target: float) -> tuple[float, float, str]:
-    """(the factor on submit times that makes the offered load ``target``, the load before, its resource)."""
-    load, resource = offered_load(jobs, cluster)
-    return load / target, load, resource
+class Scaling(NamedTuple):
+    """What `time_scale` found: the factor on submit times, the load before, the resource that sets it, and
+    the arrival span after scaling."""
+
+    factor: float
+    load: float
+    resource: str
+    span: float
+
+
+def time_scale(jobs: Iterable[JobSpec], cluster: ClusterSpec, target: float) -> Scaling:
+    """The factor on submit times that makes the offered load ``target`` (one pass over ``jobs``)."""
+    work, first, last, count = _work(jobs, cluster)
+    load, resource = _load(work, first, last, count, cluster)
+    factor = load / target
+    return Scaling(factor, load, resource, (last - first) * factor)

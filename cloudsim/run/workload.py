@@ -253,20 +253,18 @@ def _at_load(config: RunConfig, cluster: ClusterSpec, episode: Episode) -> Episo
     offered load ``--load``; machine events keep their times."""
     target = config.workload.load
     try:
-        factor, _, _ = time_scale(episode.jobs, cluster, target)
+        scaling = time_scale(episode.jobs, cluster, target)
     except ValueError as error:
         raise ConfigError("--load", target, f"episode {episode.label}: {error}") from None
-    tick = config.simulation.tick
-    if isinstance(episode.jobs, JobStream):
-        jobs = JobStream(len(episode.jobs), episode.jobs.read, episode.jobs.origin, scale=factor)
-        last = None
-    else:
-        jobs = [dataclasses.replace(job, submit_time=job.submit_time * factor) for job in episode.jobs]
-        last = jobs[-1].submit_time if jobs else None
-    if tick is not None and last is not None and last < tick:
+    tick, factor = config.simulation.tick, scaling.factor
+    if tick is not None and scaling.span < tick:
         raise ConfigError("--load", target, f"episode {episode.label}: every job would arrive within the first tick "
                           f"({tick:g}): the scheduler would see them all at once; ask for a lower load, or run "
                           f"event-driven (leave --tick out)")
+    if isinstance(episode.jobs, JobStream):  # scaled as it is read
+        jobs = JobStream(len(episode.jobs), episode.jobs.read, episode.jobs.origin, scale=factor)
+    else:
+        jobs = [dataclasses.replace(job, submit_time=job.submit_time * factor) for job in episode.jobs]
     return dataclasses.replace(episode, jobs=jobs, offered_load=target)
 
 

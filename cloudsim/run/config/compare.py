@@ -123,6 +123,9 @@ class CompareConfig(RunConfig):
                     "to --fill); leave it out")
         require(self.simulation.mtbf is None, SimulationConfig, "mtbf", self.simulation.mtbf,
                  "a fill run has no time to fail in (one pod an instant, nothing departs); leave it out")
+        require(self.workload.load is None, WorkloadConfig, "load", self.workload.load,
+                "a fill run offers its pods one an instant, whatever their times; --fill sets how many: leave "
+                "--load out")
         if self.brokers.brokers == HEURISTICS:  # compare's default list: the GPU policies instead
             object.__setattr__(self, "brokers", BrokerConfig(tuple(GPU_POLICIES), self.brokers.checkpoint,
                                                              self.brokers.window))
