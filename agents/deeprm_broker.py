@@ -44,6 +44,7 @@ from cloudsim.specs import ClusterSpec
 __all__ = ["DeepRMBroker", "NumpyDeepRM", "load_numpy_policy"]
 
 _ROUNDING = 1e-9  # a quantity a hair above a whole number of units is that number (float sums)
+MEMO_ROWS = 100_000  # softmax rows a broker keeps (about 60 MB at most); past it the memo starts afresh
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,6 +69,7 @@ class DeepRMBroker:
         self.params = policy.params
         self.name = name
         self.rng = np.random.default_rng(seed)
+        self._memo: dict[bytes, np.ndarray] = {}  # `_row_keys` key -> the policy's softmax row (any episode)
         self._start_episode()
 
     def _start_episode(self) -> None:
@@ -80,7 +82,6 @@ class DeepRMBroker:
         self._touched: int | None = None  # the machine of the last decision (a reservation moves no counter)
         self._profiles: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # free profiles of unchanged machines
         self._probs: np.ndarray | None = None  # (machines, slots + 1): the policy's softmax per machine, for ``_key``
-        self._seen: dict[bytes, np.ndarray] = {}  # image key -> its softmax row, for ``_key``
         self._key: tuple | None = None
         self._waiting = False
 
@@ -178,30 +179,35 @@ class DeepRMBroker:
                 "since_new": np.full(machines, int(min(max(since, 0), p.max_track_since_new)), dtype=np.int64)}, redrawn
 
     @staticmethod
-    def _image_keys(snap: dict[str, np.ndarray]) -> np.ndarray:
-        """One bytes key per machine of the snapshot, equal where the machines' images are (the rest of an
-        image, the backlog and the time since the last arrival, is the same for every machine)."""
+    def _row_keys(snap: dict[str, np.ndarray]) -> np.ndarray:
+        """One bytes key per machine of the snapshot, equal where everything the policy reads of the machine
+        (its image, the slots' blocks in its units, the backlog and the time since the last arrival) is."""
         machines = len(snap["used"])
-        rows = np.ascontiguousarray(np.concatenate([snap["used"].reshape(machines, -1),
-                                                    snap["slot_size"].reshape(machines, -1)], axis=1), dtype=np.int16)
+        rows = np.ascontiguousarray(np.concatenate(
+            [snap["used"].reshape(machines, -1), snap["slot_len"].reshape(machines, -1),
+             snap["slot_size"].reshape(machines, -1), snap["backlog_n"][:, None], snap["since_new"][:, None]],
+            axis=1), dtype=np.int32)
         return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel()
 
-    def _distinct(self, snap: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """(one machine of each distinct image, each machine's row among them): machines whose images are
-        equal (idle machines of one capacity, busy ones running alike) share one forward."""
-        _, first, inverse = np.unique(self._image_keys(snap), return_index=True, return_inverse=True)
-        return first, inverse.ravel()
+    def _probs_of(self, snap: dict[str, np.ndarray], rows: np.ndarray | None = None) -> np.ndarray:
+        """The policy's softmax rows of the machines ``rows`` (every machine when None).
 
-    def _redrawn_probs(self, snap: dict[str, np.ndarray], redrawn: np.ndarray) -> np.ndarray:
-        """The softmax rows of the machines ``redrawn`` at the same instant, slots and backlog: an image met
-        before at this instant (machines go through the same states as they fill) is not drawn again."""
-        keys = self._image_keys({k: snap[k][redrawn] for k in ("used", "slot_size")}).tolist()
-        new = [i for i, key in enumerate(keys) if key not in self._seen]
-        if new:
-            rows = redrawn[np.array(new)]
-            for i, probs in zip(new, self._softmax({k: v[rows] for k, v in snap.items()})):
-                self._seen[keys[i]] = probs
-        return np.array([self._seen[key] for key in keys])
+        A machine's row depends on what `_row_keys` keys, and `cloudsim.arithmetic` computes each row
+        alone, so a row met before (machines go through the same states again and again, above all while
+        the broker waits a step at a time) is looked up instead of computed: the same bits either way."""
+        if rows is not None:
+            snap = {k: v[rows] for k, v in snap.items()}
+        unique, first, inverse = np.unique(self._row_keys(snap), return_index=True, return_inverse=True)
+        keys = unique.tolist()
+        missing = [i for i, key in enumerate(keys) if key not in self._memo]
+        if len(self._memo) + len(missing) > MEMO_ROWS:  # full: start afresh, these rows computed now
+            self._memo.clear()
+            missing = list(range(len(keys)))
+        if missing:
+            at = first[missing]
+            for i, probs in zip(missing, self._softmax({k: v[at] for k, v in snap.items()})):
+                self._memo[keys[i]] = probs
+        return np.array([self._memo[key] for key in keys])[inverse.ravel()]
 
     def _softmax(self, snap: dict[str, np.ndarray]) -> np.ndarray:
         return arithmetic.softmax(self.policy.logits(snap))
@@ -220,13 +226,9 @@ class DeepRMBroker:
         if key == self._key and self._probs is not None:
             # Same instant, slots and backlog: only the machines redrawn since the last decision changed.
             if len(redrawn):
-                self._probs[redrawn] = self._redrawn_probs(snap, redrawn)
+                self._probs[redrawn] = self._probs_of(snap, redrawn)
         else:
-            first, inverse = self._distinct(snap)
-            distinct = self._softmax({k: v[first] for k, v in snap.items()})
-            self._probs = distinct[inverse]
-            self._seen = dict(zip(self._image_keys({k: snap[k][first] for k in ("used", "slot_size")}).tolist(),
-                                  distinct))
+            self._probs = self._probs_of(snap)
         self._key = key
         probs = self._probs
         # One draw per machine from its softmax (inverse transform sampling), with the broker's seeded stream.

@@ -105,3 +105,33 @@ def test_a_cluster_with_one_resource_is_refused_by_name():
     broker = make_broker("deeprm")
     with pytest.raises(ValueError, match="its images show 2 resources; this cluster has 1"):
         broker.check_cluster(ClusterSpec.uniform(3, {"cpu": 1.0}))
+
+
+@pytest.mark.parametrize("name", ["deeprm", "deeprm-plus"])
+def test_a_softmax_row_met_before_is_looked_up_with_the_same_bits_and_decisions(name, monkeypatch):
+    # The broker keeps each softmax row by what the policy reads of its machine: a row computed in a batch of
+    # others equals the row alone (the arithmetic is row by row), so a replay that looks rows up decides
+    # exactly as one that computes every row at every decision, with far fewer rows computed.
+    from traces import alibaba_like
+    import agents.deeprm_broker as module
+
+    broker = make_broker(name)
+    snap = random_snapshot(np.random.default_rng(3), broker.params, batch=9)
+    batch = broker._softmax(snap)
+    for row in range(9):
+        alone = broker._softmax({k: v[row:row + 1] for k, v in snap.items()})
+        assert np.array_equal(alone[0], batch[row])
+    cluster = ClusterSpec.uniform(3, {"cpu": 64.0, "memory": 1.0})
+    jobs = alibaba_like(6, seed=1)
+
+    def replay(memo_rows):
+        monkeypatch.setattr(module, "MEMO_ROWS", memo_rows)
+        broker = make_broker(name)
+        computed = []
+        softmax = broker._softmax
+        broker._softmax = lambda snap: computed.append(len(snap["used"])) or softmax(snap)
+        result = simulate(cluster, jobs, broker)
+        return result.groups, sum(computed)
+
+    (looked_up, few), (computed, every) = replay(module.MEMO_ROWS), replay(0)  # 0: rows forgotten at every call
+    assert looked_up.equals(computed) and few < every

@@ -14,10 +14,12 @@ __all__ = ["add_parser", "run"]
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "leaderboard", parents=parents, allow_abbrev=False, help="every broker on every workload, one report",
-        description="Run each broker on each workload (CloudSimPy chunks, the v2017 and v2018 samples on their "
-                    "machine tables, the SWF sample, a generated workload over seeds) through the runner, and write "
-                    "leaderboard.md, leaderboard.html and ranking.png into --out DIR. Finished cells are kept in "
-                    "DIR/cells: run the same command again to resume.")
+        description="Run each broker on each workload (CloudSimPy chunks, chunks of the v2017 and v2018 samples at "
+                    "loads 0.8 and 1.1 on machines drawn from their tables, the SWF sample, a generated workload "
+                    "over seeds, the GPU trace) through the runner, and write leaderboard.md, leaderboard.html, "
+                    "ranking.png and a picture per workload into --out DIR: ranks per measure, and each broker "
+                    "against first-fit episode by episode. Finished cells are kept in DIR/cells: run the same "
+                    "command again to resume.")
     add_runner_sections(parser, LeaderboardConfig, "where the cells run", "leaderboard options")
     parser.set_defaults(run=run)
 

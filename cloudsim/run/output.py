@@ -268,3 +268,17 @@ def write_broker_sources(folder: str | Path, names) -> Path:
 
     return write_text_atomically(Path(folder) / BROKER_SOURCES,
                                  json.dumps({name: plugins.source(name) for name in names}, indent=1) + "\n")
+
+
+INSTALLATION = Path(__file__).resolve().parents[2]
+"""The folder that holds the ``cloudsim`` and ``agents`` packages (a checkout, or site-packages)."""
+
+
+def portable(text: str, folders: Mapping[str, str | Path]) -> str:
+    """``text`` with each of ``folders``' values (and cloudsim's `INSTALLATION`) written as its key, the
+    installation as nothing: a report then names ``agents/checkpoints/deepk8s.pt`` or
+    ``$CLOUDSIM_DATA/alibaba/...``, not a path of the machine that wrote it."""
+    for label, folder in sorted({**folders, "": INSTALLATION}.items(), key=lambda item: -len(str(item[1]))):
+        for form in {str(folder), str(Path(folder).resolve())}:
+            text = text.replace(form.rstrip("/") + "/", f"{label}/" if label else "")
+    return text

@@ -11,7 +11,7 @@ from cloudsim.run.config.fields import check_positive_whole, name_list, option, 
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig, check_user_brokers
 from traces.data import data_folder
 
-LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017", "v2018", "swf", "synthetic", "gpu-fill", "gpu-replay")
+LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017@0.8", "v2017@1.1", "v2018@0.8", "v2018@1.1", "swf", "synthetic", "gpu-fill", "gpu-replay")
 """The workloads `cloudsim leaderboard` runs by default (`cloudsim.run.leaderboard` says what each is)."""
 
 
