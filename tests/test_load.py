@@ -69,6 +69,8 @@ def test_a_replay_at_a_load_reports_it_beside_the_achieved_utilisation(tmp_path,
 
 @pytest.mark.parametrize("argv, words", [
     (["--load", "0"], "--load 0: must be a finite number > 0"),
+    (["--load", "-1"], "--load -1: must be a finite number > 0"),
+    (["--load", "nan"], "--load nan: must be a finite number > 0"),
     (["--load", "5", "--tick", "1000"], "every job would arrive within the first tick"),
 ])
 def test_a_load_that_cannot_work_is_one_line(tmp_path, capsys, argv, words):
@@ -109,3 +111,16 @@ def test_a_load_on_a_fill_run_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="--load 0.8: a fill run offers its pods one an instant"):
         CompareConfig(workload=WorkloadConfig(str(pods), format="openb", load=0.8, machine_table=str(nodes)),
                       fill=1.3)
+
+
+@pytest.mark.parametrize("machines, words", [("0", "--machines 0: must be a whole number >= 1"),
+                                             ("1314", "--machines 1314: "), ("1314", "has 1313 machines; ask for at "
+                                                                                    "most that")])
+def test_more_machines_than_the_table_has_or_none_is_one_line(capsys, machines, words):
+    from conftest import DATA
+    trace, table = DATA / "alibaba" / "v2017" / "batch_task.csv", DATA / "alibaba" / "v2017" / "server_event.csv"
+    if not (trace.is_file() and table.is_file()):
+        pytest.skip(f"needs the v2017 sample under {DATA}")
+    code, _, err = cli(["replay", str(trace), "--format", "alibaba-v2017", "--machine-table", str(table),
+                        "--machines", machines, "--jobs", "0:5"], capsys)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1

@@ -42,7 +42,7 @@ from cloudsim.run.compare_fill import AT, FillSpec, run_fill
 from cloudsim.run.fill import FILL_CURVES
 from cloudsim.run.output import (mark_results, portable, pyplot, save_figure, strict_json, write_broker_sources,
                                  write_text_atomically)
-from cloudsim.run.paired import Paired, paired
+from cloudsim.run.paired import TIE, Paired, paired
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
 from traces.rawcsv import TraceFormatError
@@ -381,6 +381,8 @@ def _cell_text(table: pd.DataFrame, broker: str, metric: str) -> str:
     if row["not_run"] and row["runs"] == 0:
         return "not run"
     mean, sd = row[f"{metric}_mean"], row[f"{metric}_sd"]
+    if not np.isnan(sd) and abs(sd) <= TIE * abs(mean):  # equal values but for rounding
+        sd = 0.0
     return "n/a" if np.isnan(mean) else f"{mean:.3g} ± {sd:.2g}"
 
 
