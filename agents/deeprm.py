@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -260,13 +261,17 @@ def load_policy(path: str | Path, **options) -> DeepRMPolicy:
 
 
 def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progress: bool = True,
-          save_every: int = 10, tensorboard: bool = False,
+          save_every: int = 10, keep_every: int = 0, tensorboard: bool = False,
           on_iteration: Callable[[dict], None] | None = None) -> Path:
     """Train DeepRM by REINFORCE with the per-step baseline; return the policy's checkpoint ``out/policy.pt``.
 
     ``out`` also gets ``config.json`` and the log (``log.csv``, ``log.jsonl``: per
     iteration the mean and maximum total reward, the mean slowdown, the
-    entropy and the wall time). ``resume`` continues from ``out/policy.pt``.
+    entropy and the wall time). ``resume`` continues from ``out/policy.pt``; a
+    training that clones first saves it once cloned (iteration 0), so a resume
+    does not clone again. With ``keep_every`` N, the checkpoint of every Nth
+    iteration is also kept as ``out/policy-NNNNN.pt``, for choosing one on
+    validation jobsets afterwards.
     """
     from tqdm.auto import tqdm
 
@@ -298,18 +303,25 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
         done = int(saved["iteration"])
         trim_log(out, done)
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
-    if not resume and config.clone_jobsets:
-        from agents.deeprm_plus import clone_sjf
-
-        clone_sjf(net, config, out, progress=progress)
-    # jobset j's N episodes are rows jN .. jN + N - 1
-    jobsets = [None if a is None else np.repeat(a, config.episodes, axis=0)
-               for a in config.draw_jobsets(config.jobset_seed, config.jobsets)]
 
     def save(iteration: int) -> None:
         save_checkpoint(policy_file, agent=AGENT, config=config, model=net.state_dict(),
                         optimizer=optimiser.state_dict(), rng=rng_state(),
                         extra={"iteration": iteration, "sampler": generator.get_state()})
+        if keep_every and iteration and iteration % keep_every == 0:
+            shutil.copyfile(policy_file, out / f"policy-{iteration:05d}.pt")
+
+    if not resume and config.clone_jobsets:
+        from agents.deeprm_plus import clone_sjf
+
+        clone_sjf(net, config, out, progress=progress)
+        save(0)
+
+    def jobsets_of(seed: int) -> list:  # jobset j's N episodes are rows jN .. jN + N - 1
+        return [None if a is None else np.repeat(a, config.episodes, axis=0)
+                for a in config.draw_jobsets(seed, config.jobsets)]
+
+    fixed = None if config.fresh_jobsets else jobsets_of(config.jobset_seed)
 
     bar = tqdm(total=config.iterations, initial=done, unit="it", desc=f"deeprm ({config.network})",
                disable=not progress)
@@ -318,6 +330,7 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
             for iteration in range(done + 1, config.iterations + 1):
                 start = time.perf_counter()
                 net.train()
+                jobsets = fixed if fixed is not None else jobsets_of(config.jobset_seed + 1 + iteration)
                 roll = rollout(net, params, *jobsets, generator=generator, max_actions=config.max_actions)
                 rollout_s = time.perf_counter() - start
                 adv, totals = advantages(roll, config.episodes, config.gamma)
@@ -333,7 +346,8 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
                     on_iteration(row)
                 bar.update(1)
                 bar.set_postfix(reward=f"{row['mean_reward']:.1f}", slowdown=f"{row['mean_slowdown']:.2f}")
-                if iteration % save_every == 0 or iteration == config.iterations:
+                if (iteration % save_every == 0 or iteration == config.iterations
+                        or (keep_every and iteration % keep_every == 0)):
                     save(iteration)
         except KeyboardInterrupt as interrupted:
             if policy_file.is_file():

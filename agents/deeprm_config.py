@@ -23,8 +23,9 @@ HIDDEN = {"dense": 20, "cnn": 69}
 """The hidden units each network has in its paper."""
 
 TRAINING_JOBSET_SEED = 1_000
-"""Training jobsets come from this seed (all ``jobsets`` in one draw, as the code does);
-evaluation jobsets are single draws from seeds below it, so they are never trained on."""
+"""Training jobsets come from this seed (all ``jobsets`` in one draw, as the code does; cloning's from the
+next one, fresh iterations' from the ones after); evaluation jobsets are single draws from seeds below
+it, so they are never trained on."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class DeepRMConfig:
             collected to clone it; 0 starts from random weights.
         clone_accuracy: cloning stops once the test accuracy passes this.
         clone_epochs: cloning stops after this many epochs at the latest.
+        fresh_jobsets: draw the ``jobsets`` afresh every iteration (iteration i's from seed
+            ``jobset_seed + 1 + i``), so that the policy cannot fit a fixed set; False trains on one
+            set drawn from ``jobset_seed``, as DeepRM's code does.
     """
 
     slots: int = 10
@@ -79,6 +83,7 @@ class DeepRMConfig:
     clone_jobsets: int = 0
     clone_accuracy: float = 0.9
     clone_epochs: int = 30
+    fresh_jobsets: bool = False
 
     def __post_init__(self) -> None:
         if self.network not in NETWORKS:

@@ -3,6 +3,7 @@ and its training from the command line. Expected values are worked out by hand i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -165,3 +166,47 @@ def test_the_shipped_deeprm_plus_checkpoint_loads_and_schedules():
     assert not batch.truncated.any()
     arrived = batch.enter >= 0
     assert np.all(batch.start[arrived] >= batch.enter[arrived])
+
+
+def test_fresh_jobsets_are_drawn_every_iteration_and_kept_checkpoints_resume_without_cloning(tmp_path, monkeypatch):
+    import agents.deeprm_plus as plus
+    from agents.deeprm import train
+    from agents.deeprm_config import DeepRMConfig
+
+    seeds = []
+    real = DeepRMConfig.draw_jobsets
+    monkeypatch.setattr(DeepRMConfig, "draw_jobsets", lambda self, seed, count: seeds.append(seed) or
+                        real(self, seed, count))
+    config = DeepRMConfig(network="cnn", workload="poisson", load=1.4, jobsets=2, episodes=2, iterations=3,
+                          clone_jobsets=3, clone_epochs=1, fresh_jobsets=True)
+    out = tmp_path / "fresh"
+    train(config, out, progress=False, save_every=10, keep_every=2)
+    # cloning's jobsets from 1001, iteration i's from 1001 + i: never the fixed set's 1000, nor a held-out seed
+    assert seeds == [1001, 1002, 1003, 1004]
+    assert sorted(p.name for p in out.glob("policy*.pt")) == ["policy-00002.pt", "policy.pt"]
+    seeds.clear()
+    monkeypatch.setattr(plus, "clone_sjf", lambda *a, **k: pytest.fail("a resumed training clones again"))
+    train(dataclasses.replace(config, iterations=4), out, resume=True, progress=False, keep_every=2)
+    assert seeds == [1005] and (out / "policy-00004.pt").is_file()
+    seeds.clear()
+    train(dataclasses.replace(config, fresh_jobsets=False, clone_jobsets=0, iterations=2), tmp_path / "fixed",
+          progress=False)
+    assert seeds == [1000]  # one set, drawn once
+
+
+def test_a_cloned_training_stopped_before_its_first_iteration_resumes_without_cloning(tmp_path, monkeypatch):
+    import agents.deeprm_plus as plus
+    from agents.deeprm import train
+    from agents.deeprm_config import DeepRMConfig
+
+    config = DeepRMConfig(network="cnn", workload="poisson", load=1.4, jobsets=2, episodes=2, iterations=1,
+                          clone_jobsets=3, clone_epochs=1)
+    out = tmp_path / "cloned"
+    monkeypatch.setattr("agents.deeprm.rollout", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt) as stop:
+        train(config, out, progress=False)
+    assert "saved at iteration 0" in stop.value.__notes__[0]
+    monkeypatch.undo()
+    monkeypatch.setattr(plus, "clone_sjf", lambda *a, **k: pytest.fail("a resumed training clones again"))
+    train(config, out, resume=True, progress=False)
+    assert json.loads((out / "log.jsonl").read_text().splitlines()[-1])["iteration"] == 1

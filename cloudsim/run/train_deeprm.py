@@ -60,7 +60,13 @@ class DeepRMTrainConfig:
                                   parse=real, metavar="LR")
     seed: int = option(AGENT_DEFAULTS.seed, "--seed", "seeds the network and the action sampler", parse=whole,
                        metavar="N")
+    fresh_jobsets: bool = option(AGENT_DEFAULTS.fresh_jobsets, "--fresh-jobsets", "draw the --jobsets afresh every "
+                                 "iteration (from seeds above the training seed) instead of training on one fixed set",
+                                 switch=True)
     save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    keep_every: int = option(0, "--keep-every", "also keep every Nth iteration's checkpoint as policy-NNNNN.pt, to "
+                             "choose one on validation jobsets afterwards (default 0: keep only the last)",
+                             parse=whole, metavar="N")
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
     progress: bool = True
@@ -68,6 +74,9 @@ class DeepRMTrainConfig:
 
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
+        if self.keep_every < 0:
+            raise ConfigError("--keep-every", self.keep_every, "must be a whole number >= 0 (0 keeps only the last "
+                              "checkpoint)")
         if not self.resume:
             try:
                 self.agent
@@ -142,7 +151,7 @@ def train_deeprm(config: DeepRMTrainConfig) -> dict:
     agent = config.agent
     started = time.perf_counter()
     policy = train(agent, config.out, resume=config.resume, tensorboard=config.tensorboard,
-                   progress=config.progress, save_every=config.save_every)
+                   progress=config.progress, save_every=config.save_every, keep_every=config.keep_every)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     clone = Path(config.out) / "clone.json"

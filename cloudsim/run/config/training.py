@@ -18,7 +18,7 @@ def check_training_numbers(save_every: object, seed: object) -> None:
             raise ConfigError(flag, value, f"must be a whole number >= {low}")
 
 
-TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "progress", "given"})
+TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "progress", "given"})
 """Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is."""
 
 
