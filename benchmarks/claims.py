@@ -1,0 +1,120 @@
+"""The learned schedulers' claims, each measured on held-out cases with a paired 95 % interval.
+
+A claim is "met" only when the whole 95 % interval of the paired difference (candidate minus baseline,
+episode by episode, as % of the baseline's mean; `cloudsim.run.paired`) lies on the claimed side of the
+paper's figure; "missed" says by how much the mean is short. Held-out cases are seeds that no training,
+tuning or checkpoint choice drew: the training environments draw seeds from 1,000 up
+(`cloudsim.envs.TRAINING_SEEDS`), checkpoints were chosen on seeds 100-119 (Deepk8s), so the held-out
+sets here are seeds 200-399.
+
+    python benchmarks/claims.py                      # every claim below; about 2 minutes on 2 cores
+    python benchmarks/claims.py --only deepk8s-ppo
+
+Writes ``benchmarks/results/claims.json`` and ``claims.md``. It runs through the public run layer
+(`cloudsim.run.compare`), the same path as ``cloudsim compare deepk8s --brokers ... --seeds 200:400``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cloudsim.run import BrokerConfig, CompareConfig, RunnerConfig, WorkloadConfig, compare
+from cloudsim.run.paired import paired
+
+RESULTS = Path(__file__).resolve().parent / "results"
+HELD_OUT = (200, 400)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A paper's claim: ``candidate``'s ``measure`` against ``baseline``'s, ``target_pct`` (negative: below)."""
+
+    name: str
+    paper: str
+    workload: str
+    candidate: str
+    baseline: str
+    measure: str
+    target_pct: float
+    text: str
+
+
+CLAIMS = (
+    Claim("deepk8s-ppo", "Deepk8s", "deepk8s", "deepk8s", "sjf", "avg_job_slowdown", -7.5,
+          "PPO's average weighted turnaround 7.5 % below SJF's (Table 1)"),
+    Claim("deepk8s-dagger", "Deepk8s", "deepk8s", "deepk8s-dagger", "sjf", "avg_job_slowdown", -7.5,
+          "the same claim for the policy cloned by DAgger"),
+)
+
+
+def measure(claims: list[Claim], workers: int) -> list[dict]:
+    """Run each workload's brokers once on the held-out seeds and compare each claim's pair."""
+    results = []
+    for workload in sorted({c.workload for c in claims}):
+        mine = [c for c in claims if c.workload == workload]
+        brokers = tuple(dict.fromkeys(b for c in mine for b in (c.baseline, c.candidate)))
+        started = time.perf_counter()
+        rows = compare(CompareConfig(workload=WorkloadConfig(workload), brokers=BrokerConfig(brokers),
+                                     seeds=HELD_OUT, runner=RunnerConfig(workers=workers))).runs.to_dict("records")
+        wall = time.perf_counter() - started
+        by = {}
+        for row in rows:
+            by.setdefault(row["broker"], {})[row["seed"]] = row
+        for claim in mine:
+            seeds = sorted(set(by[claim.candidate]) & set(by[claim.baseline]))
+            result = paired([by[claim.candidate][s][claim.measure] for s in seeds],
+                            [by[claim.baseline][s][claim.measure] for s in seeds])
+            below = claim.target_pct < 0
+            met = result.high_pct <= claim.target_pct if below else result.low_pct >= claim.target_pct
+            results.append({
+                "claim": claim.name, "paper": claim.paper, "text": claim.text, "candidate": claim.candidate,
+                "baseline": claim.baseline, "measure": claim.measure, "target_pct": claim.target_pct,
+                "seeds": f"{seeds[0]}-{seeds[-1]}", "cases": result.episodes,
+                "candidate_mean": sum(by[claim.candidate][s][claim.measure] for s in seeds) / len(seeds),
+                "baseline_mean": sum(by[claim.baseline][s][claim.measure] for s in seeds) / len(seeds),
+                **{k: getattr(result, k) for k in ("wins", "ties", "losses", "difference_pct", "low_pct", "high_pct")},
+                "verdict": "met" if met else "missed", "short_by_pct": 0.0 if met else
+                abs(result.difference_pct - claim.target_pct), "workload_wall_s": round(wall, 1)})
+    return results
+
+
+def markdown(results: list[dict]) -> str:
+    lines = ["# Learned claims on held-out cases", "",
+             "`python benchmarks/claims.py`. Paired difference candidate - baseline over the held-out cases, as % "
+             "of the baseline's mean, with its 95 % interval (Student's t); met only when the whole interval is "
+             "on the claimed side of the paper's figure.", "",
+             "| claim | cases (seeds) | candidate | baseline | difference [95 % interval] | wins/ties/losses | "
+             "paper | verdict |", "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        verdict = "met" if r["verdict"] == "met" else f"missed by {r['short_by_pct']:.1f} points"
+        lines.append(f"| {r['text']} | {r['cases']} ({r['seeds']}) | {r['candidate_mean']:.4f} | "
+                     f"{r['baseline_mean']:.4f} | {r['difference_pct']:+.2f} % [{r['low_pct']:+.2f}, "
+                     f"{r['high_pct']:+.2f}] | {r['wins']}/{r['ties']}/{r['losses']} | {r['target_pct']:+.1f} % | "
+                     f"{verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="comma-separated claim names (default all): " +
+                        ", ".join(c.name for c in CLAIMS))
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    args = parser.parse_args()
+    names = args.only.split(",") if args.only else [c.name for c in CLAIMS]
+    unknown = sorted(set(names) - {c.name for c in CLAIMS})
+    if unknown:
+        parser.error(f"--only: unknown claim {', '.join(unknown)}; choose from {', '.join(c.name for c in CLAIMS)}")
+    if args.workers < 1:
+        parser.error(f"--workers {args.workers}: give 1 or more")
+    results = measure([c for c in CLAIMS if c.name in names], args.workers)
+    (RESULTS / "claims.json").write_text(json.dumps(results, indent=1) + "\n")
+    (RESULTS / "claims.md").write_text(markdown(results))
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()
