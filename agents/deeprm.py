@@ -20,6 +20,7 @@ about 60 times cheaper than the matrix product over the 4,480 pixels.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import shutil
@@ -34,7 +35,7 @@ from torch import nn
 from agents.deeprm_config import DeepRMConfig
 from agents.deeprm_numpy import NumpyDeepRM
 from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, returns_to_go, rng_state,
-                        save_checkpoint, trim_log)
+                        save_checkpoint, training_device, trim_log)
 from cloudsim import arithmetic
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
@@ -83,9 +84,11 @@ class DeepRMNet(nn.Module):
         do not change may compute once and pass) read at one index.
         """
         t = self.prefix_tables() if tables is None else tables
+        device = self.hidden.bias.device
+        snap = {k: v.to(device) for k, v in snap.items()}
         B = snap["used"].shape[0]
         T, M = self.params.horizon, self.params.slots
-        rows, slots = torch.arange(T), torch.arange(M)
+        rows, slots = torch.arange(T, device=device), torch.arange(M, device=device)
         h = self.hidden.bias.expand(B, -1)
         for i in range(self.params.resources):
             h = h + t["canvas"][i][rows[None, :], snap["used"][:, :, i]].sum(1)
@@ -261,7 +264,7 @@ def load_policy(path: str | Path, **options) -> DeepRMPolicy:
 
 
 def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progress: bool = True,
-          save_every: int = 10, keep_every: int = 0, tensorboard: bool = False,
+          save_every: int = 10, keep_every: int = 0, tensorboard: bool = False, device: str = "auto",
           on_iteration: Callable[[dict], None] | None = None) -> Path:
     """Train DeepRM by REINFORCE with the per-step baseline; return the policy's checkpoint ``out/policy.pt``.
 
@@ -271,7 +274,9 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     training that clones first saves it once cloned (iteration 0), so a resume
     does not clone again. With ``keep_every`` N, the checkpoint of every Nth
     iteration is also kept as ``out/policy-NNNNN.pt``, for choosing one on
-    validation jobsets afterwards.
+    validation jobsets afterwards. ``device`` (`agents.kit.DEVICES`) is where the
+    updates (and the cloning) run; rollouts run on the CPU with a copy of the
+    weights taken after each update. On the CPU the network is that copy.
     """
     from tqdm.auto import tqdm
 
@@ -280,7 +285,8 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     torch.manual_seed(config.seed)
     params = config.env_params()
     net = make_net(config)
-    optimiser = torch.optim.RMSprop(net.parameters(), lr=config.learning_rate, alpha=config.rms_decay,
+    learner = net if training_device(device).type == "cpu" else copy.deepcopy(net).to(training_device(device))
+    optimiser = torch.optim.RMSprop(learner.parameters(), lr=config.learning_rate, alpha=config.rms_decay,
                                     eps=config.rms_eps)
     generator = torch.Generator().manual_seed(config.seed)
     done = 0
@@ -297,6 +303,7 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
                 raise ValueError(f"{policy_file} was trained with other settings ({', '.join(changed)}); resume "
                                  f"with the same options, or train into a new --out folder")
         net.load_state_dict(saved["model"])
+        learner.load_state_dict(saved["model"])
         optimiser.load_state_dict(saved["optimizer"])
         restore_rng(saved)
         generator.set_state(saved["sampler"])
@@ -314,7 +321,8 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     if not resume and config.clone_jobsets:
         from agents.deeprm_plus import clone_sjf
 
-        clone_sjf(net, config, out, progress=progress)
+        clone_sjf(learner, config, out, progress=progress)
+        net.load_state_dict(learner.state_dict())
         save(0)
 
     def jobsets_of(seed: int) -> list:  # jobset j's N episodes are rows jN .. jN + N - 1
@@ -334,7 +342,9 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
                 roll = rollout(net, params, *jobsets, generator=generator, max_actions=config.max_actions)
                 rollout_s = time.perf_counter() - start
                 adv, totals = advantages(roll, config.episodes, config.gamma)
-                entropy = update(net, optimiser, roll, adv)
+                entropy = update(learner, optimiser, roll, adv)
+                if learner is not net:
+                    net.load_state_dict(learner.state_dict())
                 sd = slowdowns(roll.batch)
                 row = {"iteration": iteration, "mean_reward": float(totals.mean()), "max_reward": float(totals.max()),
                        "mean_slowdown": float(sd.mean()) if sd.size else float("nan"),
@@ -372,8 +382,8 @@ def update(net: DeepRMNet, optimiser: torch.optim.Optimizer, roll: Rollout, adv:
         part = slice(lo, min(lo + chunk, n))
         snap = snapshot_tensors({k: v[part] for k, v in roll.snap.items()})
         logp = torch.log_softmax(net.logits_snapshot(snap), 1)
-        chosen = logp.gather(1, torch.from_numpy(roll.action[part])[:, None])[:, 0]
-        loss = -(chosen * torch.from_numpy(adv[part]).float()).sum() / n
+        chosen = logp.gather(1, torch.from_numpy(roll.action[part])[:, None].to(logp.device))[:, 0]
+        loss = -(chosen * torch.from_numpy(adv[part]).float().to(logp.device)).sum() / n
         loss.backward()
         entropy -= float((logp.exp() * logp).sum().detach()) / n
     optimiser.step()

@@ -67,8 +67,8 @@ class DeepRMPlusNet(nn.Module):
 
     def logits_snapshot(self, snap: dict[str, torch.Tensor], tables: None = None) -> torch.Tensor:
         """`forward` of the image a snapshot (`DeepRMBatch.snapshot`, as tensors) draws."""
-        arrays = {k: v.numpy() for k, v in snap.items()}
-        return self(torch.from_numpy(render_image(arrays, self.params)))
+        arrays = {k: v.cpu().numpy() for k, v in snap.items()}
+        return self(torch.from_numpy(render_image(arrays, self.params)).to(self.out.weight.device))
 
 
 def expert_pairs(params: DeepRMParams, lengths: np.ndarray, sizes: np.ndarray, arrivals: np.ndarray | None = None,
@@ -128,10 +128,11 @@ def clone(net: DeepRMPlusNet, states: dict[str, np.ndarray], actions: np.ndarray
     train_idx, test_idx = order[:split], order[split:]
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.Adam(net.parameters(), lr=learning_rate)
-    target = torch.from_numpy(actions.astype(np.int64))
+    device = net.out.weight.device  # where the network is: the CPU, or the training's --device
+    target = torch.from_numpy(actions.astype(np.int64)).to(device)
 
     def logits(idx: np.ndarray) -> torch.Tensor:  # the CNN's `logits_snapshot`, on the numpy states
-        return net(torch.from_numpy(render_image({k: v[idx] for k, v in states.items()}, net.params)))
+        return net(torch.from_numpy(render_image({k: v[idx] for k, v in states.items()}, net.params)).to(device))
 
     accuracies = []
     for epoch in range(1, max_epochs + 1):

@@ -21,6 +21,7 @@ from agents.deeprm_config import DeepRMConfig
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES
 from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
                                  real, saved_agent_config, training_agent_config, whole)
+from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
 
@@ -64,6 +65,7 @@ class DeepRMTrainConfig:
                                  "iteration (from seeds above the training seed) instead of training on one fixed set",
                                  switch=True)
     save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
     keep_every: int = option(0, "--keep-every", "also keep every Nth iteration's checkpoint as policy-NNNNN.pt, to "
                              "choose one on validation jobsets afterwards (default 0: keep only the last)",
                              parse=whole, metavar="N")
@@ -74,6 +76,7 @@ class DeepRMTrainConfig:
 
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
+        check_device(self.device)
         if self.keep_every < 0:
             raise ConfigError("--keep-every", self.keep_every, "must be a whole number >= 0 (0 keeps only the last "
                               "checkpoint)")
@@ -151,7 +154,8 @@ def train_deeprm(config: DeepRMTrainConfig) -> dict:
     agent = config.agent
     started = time.perf_counter()
     policy = train(agent, config.out, resume=config.resume, tensorboard=config.tensorboard,
-                   progress=config.progress, save_every=config.save_every, keep_every=config.keep_every)
+                   progress=config.progress, save_every=config.save_every, keep_every=config.keep_every,
+                   device=config.device)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     clone = Path(config.out) / "clone.json"

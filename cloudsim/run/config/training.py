@@ -8,6 +8,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
 
+from agents.kit import DEVICES  # (agents.kit imports torch only inside the functions that need it)
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import ConfigError, is_whole
 
@@ -18,8 +19,24 @@ def check_training_numbers(save_every: object, seed: object) -> None:
             raise ConfigError(flag, value, f"must be a whole number >= {low}")
 
 
-TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "progress", "given"})
+TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "device", "progress",
+                                 "given"})
 """Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is."""
+
+
+DEVICE_HELP = ("where the network's updates run: auto (a CUDA GPU when torch sees one, else the CPU), cpu or cuda; "
+               "rollouts stay on the CPU, checkpoints load on either (default auto)")
+
+
+def check_device(device: str) -> None:
+    """``--device cuda`` needs a torch that sees a GPU: one line saying so otherwise, before anything is written
+    (torch is imported only for that check)."""
+    if device == "cuda":
+        from agents.kit import training_device
+        try:
+            training_device(device)
+        except ValueError as err:
+            raise ConfigError("--device", device, str(err).split(": ", 1)[1]) from None
 
 
 def saved_agent_config(out: str, agent_type: type) -> Any:
