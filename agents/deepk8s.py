@@ -29,6 +29,7 @@ greedily among the pairs that fit, and waits (at most ``max_wait``) otherwise.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import time
@@ -43,6 +44,7 @@ from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from agents.heuristics import ShortestJobFirst, Windowed
 from agents.kit import (
     CheckpointMismatchError,
+    training_device,
     TrainingLog,
     read_checkpoint,
     restore_rng,
@@ -482,7 +484,7 @@ def _episode_returns(infos: Sequence[dict]) -> list[float]:
 
 
 def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
-              log: TrainingLog, progress: bool, save_every: int) -> Path:
+              log: TrainingLog, progress: bool, save_every: int, device: str = "auto") -> Path:
     """A2C or MaskablePPO on ``config.envs`` environments; ``out/model.zip`` holds the state to resume from.
 
     With ``config.init``, a new training's actor starts from that policy's (the critic starts untrained).
@@ -507,7 +509,7 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     if resume:
         try:
             envs = VecNormalize.load(str(statistics), envs)
-            model = algorithm.load(saved, env=envs, device="cpu")
+            model = algorithm.load(saved, env=envs, device=training_device(device))
         except Exception as err:  # SB3 raises what zipfile, pickle or torch raise for a damaged file
             raise unusable_checkpoint(out, f"its {config.algo.upper()} state (model.zip, reward_scale.pkl) cannot be "
                                       f"read ({type(err).__name__}: {err})", agent=AGENT, title="Deepk8s training",
@@ -518,12 +520,13 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
             model = MaskablePPO(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.steps_per_env,
                                 batch_size=config.minibatch, n_epochs=config.epochs, gamma=config.gamma,
                                 gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
-                                policy_kwargs=policy_kwargs, seed=config.seed, device="cpu")
+                                policy_kwargs=policy_kwargs, seed=config.seed,
+                                device=training_device(device))
         else:
             model = A2C(policy_class, envs, learning_rate=config.learning_rate, n_steps=config.a2c_steps,
                         gamma=config.gamma, gae_lambda=1.0, ent_coef=config.entropy,
                         normalize_advantage=False, policy_kwargs=policy_kwargs, seed=config.seed,
-                        device="cpu")
+                        device=training_device(device))
     if config.init is not None and not resume:
         to_sb3(load_policy(config.init), model.policy, config)
     model.set_logger(Logger(folder=None, output_formats=[]))  # losses are read from it; TrainingLog writes them
@@ -587,7 +590,7 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
 
 # ------------------------------------------------------------------ DAgger (eq. 5)
 def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
-                 log: TrainingLog, progress: bool, save_every: int) -> Path:
+                 log: TrainingLog, progress: bool, save_every: int, device: str = "auto") -> Path:
     """DAgger: the learner acts, SJF labels every visited state, minibatches from the aggregated set.
 
     ``out/dagger.pt`` holds the whole state (weights, optimiser, random states,
@@ -602,7 +605,9 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     env = make_env(config, workload, cluster)
     expert = Windowed(ShortestJobFirst(), config.window)
     net = make_network(config, env.observation_space.shape[0], env.action_space.n, len(cluster.resources))
-    optimiser = _optimizer(config)(net.parameters(), lr=config.learning_rate)
+    where = training_device(device)  # the updates run there; the learner acts with ``net``, on the CPU
+    learner = net if where.type == "cpu" else copy.deepcopy(net).to(where)
+    optimiser = _optimizer(config)(learner.parameters(), lr=config.learning_rate)
     states, masks, labels = [], [], []  # the aggregated set D
     done = 0
     state_file = out / "dagger.pt"
@@ -612,6 +617,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
                                 fix=f"the training in {out} cannot be resumed; start it afresh in another folder "
                                     "(cloudsim train deepk8s --algo dagger --out NEW)")
         net.load_state_dict(saved["model"])
+        learner.load_state_dict(saved["model"])
         optimiser.load_state_dict(saved["optimizer"])
         restore_rng(saved, rng)
         done = int(saved["iteration"])
@@ -654,15 +660,17 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
         losses = []
         for _ in range(config.dagger_updates):
             pick = rng.integers(len(data_l), size=min(config.minibatch, len(data_l)))
-            logits, _ = net(torch.as_tensor(data_s[pick]))
-            log_pi = torch.log_softmax(masked_logits(logits, torch.as_tensor(data_m[pick])), -1)
-            chosen = log_pi.gather(1, torch.as_tensor(data_l[pick]).long()[:, None]).squeeze(1)
+            logits, _ = learner(torch.as_tensor(data_s[pick], device=where))
+            log_pi = torch.log_softmax(masked_logits(logits, torch.as_tensor(data_m[pick], device=where)), -1)
+            chosen = log_pi.gather(1, torch.as_tensor(data_l[pick], device=where).long()[:, None]).squeeze(1)
             entropy = -(log_pi.exp() * log_pi).sum(-1)
             loss = -(chosen + config.entropy * entropy).mean()
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             losses.append(loss.item())
+        if learner is not net:
+            net.load_state_dict(learner.state_dict())
         log.write({"iteration": iteration, "episodes": len(returns), "reward": float(np.mean(returns)),
                    "imitation_loss": float(np.mean(losses)), "expert_agreement": agreed / max(visited, 1),
                    "dataset": len(data_l), "wall_s": time.perf_counter() - started})
@@ -677,13 +685,16 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
 
 # ------------------------------------------------------------------ one entry point
 def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
-          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10) -> Path:
+          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10,
+          device: str = "auto") -> Path:
     """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
 
     ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
     to resume from (``model.zip`` or ``dagger.pt``), ``config.json`` and the log
     (``log.csv``, ``log.jsonl``, one row per iteration), every ``save_every``
-    iterations and at the end.
+    iterations and at the end. ``device`` (`agents.kit.DEVICES`) is where the
+    updates run (Stable-Baselines3 keeps its whole policy there; DAgger acts with
+    a CPU copy refreshed after each update).
     """
     import json
 
@@ -700,7 +711,7 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     with TrainingLog(out, tensorboard=tensorboard) as log:
         try:
             return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
-                           save_every=save_every)
+                           save_every=save_every, device=device)
         except KeyboardInterrupt as interrupted:
             if (out / POLICY_FILE).is_file():
                 done = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))["iterations"]

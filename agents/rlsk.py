@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
+from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint, training_device,
                         trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import arithmetic
@@ -158,14 +158,15 @@ def make_env(config: RLSKConfig, workload: Workload) -> RLSKEnv:
 
 
 def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bool = False,
-          tensorboard: bool = False, progress: bool = True, save_every: int = 5) -> Path:
+          tensorboard: bool = False, progress: bool = True, save_every: int = 5, device: str = "auto") -> Path:
     """Train RLSK by DQN on ``workload(seed)`` (the run layer passes the ``sequences`` training sequences);
     return the policy's checkpoint.
 
     ``out`` gets ``policy.pt`` (the broker's checkpoint), ``model.zip`` and
     ``replay.pkl`` (DQN's whole state, to resume from), ``config.json`` and the
     log (``log.csv``, ``log.jsonl``: one row per epoch with its episodes' mean
-    total reward, imbalances and makespan), every ``save_every`` epochs and at the end.
+    total reward, imbalances and makespan), every ``save_every`` epochs and at the end. ``device``
+    (`agents.kit.DEVICES`) is where Stable-Baselines3's DQN holds its networks.
     """
     from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import BaseCallback
@@ -191,7 +192,7 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
         done_epochs = int(read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("epochs",))["epochs"])
         trim_log(out, done_epochs, column="epoch")
         try:
-            model = DQN.load(saved, env=envs, device="cpu")
+            model = DQN.load(saved, env=envs, device=training_device(device))
             model.load_replay_buffer(buffer)
         except Exception as err:  # SB3 raises what zipfile, pickle or torch raise for a damaged file
             raise unusable_checkpoint(out, f"its DQN state (model.zip, replay.pkl) cannot be read "
@@ -204,7 +205,8 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
                     exploration_fraction=config.exploration_fraction,
                     exploration_initial_eps=config.exploration_initial,
                     exploration_final_eps=config.exploration_final,
-                    policy_kwargs={"net_arch": list(config.hidden)}, seed=config.seed, device="cpu")
+                    policy_kwargs={"net_arch": list(config.hidden)}, seed=config.seed,
+                    device=training_device(device))
     model.set_logger(Logger(folder=None, output_formats=[]))  # the loss is read from it; TrainingLog writes
 
     def save(epochs: int) -> None:

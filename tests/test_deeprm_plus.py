@@ -211,24 +211,3 @@ def test_a_cloned_training_stopped_before_its_first_iteration_resumes_without_cl
     train(config, out, resume=True, progress=False)
     assert json.loads((out / "log.jsonl").read_text().splitlines()[-1])["iteration"] == 1
 
-
-def test_device_auto_is_the_cpu_without_a_gpu_and_cuda_is_one_line_with_nothing_written(tmp_path, capsys):
-    import torch
-
-    from agents.kit import DEVICES, training_device
-    from cloudsim.cli import main
-    from cloudsim.run.config.training import DEVICE_HELP
-
-    assert DEVICES == ("auto", "cpu", "cuda") and "auto" in DEVICE_HELP
-    assert training_device("cpu") == torch.device("cpu")
-    assert training_device("auto") == torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    with pytest.raises(ValueError, match="device must be one of auto, cpu, cuda, got 'gpu'"):
-        training_device("gpu")
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU: --device cuda is allowed here")
-    for agent in ("deeprm", "deeprm-plus"):
-        out = tmp_path / agent
-        assert main(["train", agent, "--out", str(out), "--device", "cuda"]) == 2
-        err = capsys.readouterr().err.strip()
-        assert err.startswith("cloudsim: --device cuda: ") and "use --device cpu" in err and len(err.splitlines()) == 1
-        assert not out.exists()

@@ -19,6 +19,7 @@ from pathlib import Path
 from agents.deepk8s_config import ALGORITHMS, NETWORKS, OPTIMIZERS, Deepk8sConfig
 from cloudsim.run.config import (ConfigError, check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers, option,
                                  real, saved_agent_config, training_agent_config, whole)
+from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
 
@@ -54,6 +55,7 @@ class Deepk8sTrainConfig:
     init: str | None = option(None, "--init", "a trained policy.pt whose actor starts a PPO or A2C training "
                               "(e.g. DAgger's: imitation, then reinforcement)", metavar="PATH")
     save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
     progress: bool = True
@@ -61,6 +63,7 @@ class Deepk8sTrainConfig:
 
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
+        check_device(self.device)
         check_agent_settings(self)
         if self.init is not None:
             if self.algo == "dagger":
@@ -96,7 +99,8 @@ def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
     agent = config.agent
     started = time.perf_counter()
     policy = train(agent, functools.partial(deepk8s_workload, tasks=agent.tasks), config.out, resume=config.resume,
-                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every)
+                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
+                   device=config.device)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "deepk8s", "algo": agent.algo, "iterations": agent.iterations, "policy": str(policy),

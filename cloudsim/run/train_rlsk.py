@@ -19,6 +19,7 @@ from agents.rlsk_config import RLSKConfig
 from cloudsim.envs import TRAINING_SEEDS
 from cloudsim.run.config import (ConfigError, check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers,
                                  option, real, saved_agent_config, training_agent_config, whole)
+from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 
 __all__ = ["RLSKTrainConfig", "train_rlsk", "training_sequences"]
 
@@ -70,6 +71,7 @@ class RLSKTrainConfig:
     seed: int = option(AGENT_DEFAULTS.seed, "--seed", "seeds the network, exploration and the environments",
                        parse=whole, metavar="N")
     save_every: int = option(5, "--save-every", "epochs between checkpoints", parse=whole, metavar="N")
+    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
     progress: bool = True
@@ -77,6 +79,7 @@ class RLSKTrainConfig:
 
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
+        check_device(self.device)
         low, high = self.postpone
         if not 1 <= low <= high:
             raise ConfigError("--postpone", f"{low}:{high}", "write LOW:HIGH, whole steps with 1 <= LOW <= HIGH")
@@ -120,7 +123,8 @@ def train_rlsk(config: RLSKTrainConfig) -> dict:
     agent = config.agent
     started = time.perf_counter()
     policy = train(agent, training_sequences(agent), config.out, resume=config.resume,
-                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every)
+                   tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
+                   device=config.device)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "rlsk", "timesteps": agent.timesteps, "epochs": last.get("epoch", 0), "policy": str(policy),
