@@ -127,9 +127,10 @@ class NumpyFitness:
 
 def segment_log_softmax(scores: torch.Tensor, segments: torch.Tensor, count: int) -> torch.Tensor:
     """log softmax of ``scores`` within each segment (``segments[i]`` in 0..count-1)."""
-    top = torch.full((count,), -math.inf, dtype=scores.dtype).scatter_reduce(0, segments, scores, "amax")
+    top = torch.full((count,), -math.inf, dtype=scores.dtype, device=scores.device).scatter_reduce(
+        0, segments, scores, "amax")
     shifted = scores - top[segments].detach()
-    total = torch.zeros(count, dtype=scores.dtype).index_add(0, segments, shifted.exp())
+    total = torch.zeros(count, dtype=scores.dtype, device=scores.device).index_add(0, segments, shifted.exp())
     return shifted - total.log()[segments]
 
 
@@ -441,7 +442,7 @@ class DeepJSTrainer:
     """
 
     def __init__(self, config: DeepJSConfig, cluster: ClusterSpec, workers: int | None = None,
-                 runner: Runner | None = None) -> None:
+                 runner: Runner | None = None, device: str = "auto") -> None:
         lacking = [r for r in needed_resources(config.features) if r not in cluster.resources]
         if lacking:  # refused now rather than at the first rollout, after the set-up work
             raise ValueError(f"DeepJSConfig.features ({', '.join(config.features)}) read resources "
@@ -452,7 +453,8 @@ class DeepJSTrainer:
         self.runner = runner if runner is not None else Runner(workers=workers, progress=False)
         self._owns_runner = runner is None
         torch.manual_seed(config.seed)
-        self.model = FitnessNet(len(config.features), config.hidden)
+        self.device = kit.training_device(device)  # where the updates run; rollouts use numpy copies
+        self.model = FitnessNet(len(config.features), config.hidden).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
         self.chunks_done: list[int] = []
         self.log: list[dict] = []
@@ -493,7 +495,7 @@ class DeepJSTrainer:
         return Policy(NumpyFitness(self._numpy_state(), self.config), self.config, cluster=self.cluster)
 
     def _numpy_state(self) -> dict[str, np.ndarray]:
-        return {k: v.detach().numpy().copy() for k, v in self.model.state_dict().items()}
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.model.state_dict().items()}
 
     # --------------------------------------------------------------- training
     def collect(self, jobs: list[JobSpec], seeds: Sequence[int]) -> list[Trajectory]:
@@ -518,12 +520,13 @@ class DeepJSTrainer:
             return {"decisions": 0}
         sizes = pairs[choice]
         first_row = np.cumsum(sizes) - sizes
-        x = torch.from_numpy(np.concatenate([t.features[0] for t in trajectories if len(t.features[0])]))
-        segments = torch.from_numpy(np.repeat(np.arange(len(sizes)), sizes))
-        chosen = torch.from_numpy(first_row + picked[choice])
-        weights = torch.from_numpy(np.concatenate(advantages)[choice].astype(np.float32))
-        mean = torch.tensor(self.config.feature_mean or [0.0] * x.shape[1], dtype=torch.float32)
-        std = torch.tensor(self.config.feature_std or [1.0] * x.shape[1], dtype=torch.float32)
+        on = self.device
+        x = torch.from_numpy(np.concatenate([t.features[0] for t in trajectories if len(t.features[0])])).to(on)
+        segments = torch.from_numpy(np.repeat(np.arange(len(sizes)), sizes)).to(on)
+        chosen = torch.from_numpy(first_row + picked[choice]).to(on)
+        weights = torch.from_numpy(np.concatenate(advantages)[choice].astype(np.float32)).to(on)
+        mean = torch.tensor(self.config.feature_mean or [0.0] * x.shape[1], dtype=torch.float32, device=on)
+        std = torch.tensor(self.config.feature_std or [1.0] * x.shape[1], dtype=torch.float32, device=on)
         log_probs = segment_log_softmax(self.model((x - mean) / std), segments, len(sizes))
         weighted = log_probs[chosen] * weights
         # Algorithm 2 adds one step per trajectory, each gradient taken at the same weights: a step along
@@ -582,7 +585,7 @@ class DeepJSTrainer:
     def save(self, path: str | Path) -> Path:
         """Weights, optimizer state, config, random states and progress, written atomically (`agents.kit`)."""
         return kit.save_checkpoint(
-            path, agent="deepjs", config=self.config, model=self.model.state_dict(),
+            path, agent="deepjs", config=self.config, model={k: v.cpu() for k, v in self.model.state_dict().items()},
             optimizer=self.optimizer.state_dict(), rng=kit.rng_state(),
             extra={
                 # The cluster shape the weights and the normaliser were fitted to, for `DeepJS.check_cluster`.
@@ -595,7 +598,7 @@ class DeepJSTrainer:
     @classmethod
     def resume(cls, path: str | Path, workers: int | None = None, *, config: DeepJSConfig | None = None,
                cluster: ClusterSpec | None = None, given: Iterable[str] = (),
-               runner: Runner | None = None) -> "DeepJSTrainer":
+               runner: Runner | None = None, device: str = "auto") -> "DeepJSTrainer":
         """A trainer in exactly the state `save` wrote.
 
         ``given`` names what the user asked for explicitly: `DeepJSConfig` field names (their values in
@@ -633,7 +636,7 @@ class DeepJSTrainer:
                 f"{path}: cannot resume with options that contradict the checkpoint:\n  " + "\n  ".join(contradictions)
                 + "\nDrop those options to continue the training as saved, or start a new checkpoint (another "
                 "--checkpoint path, without --resume).", path=path)
-        trainer = cls(saved["config"], saved["cluster"], workers, runner)
+        trainer = cls(saved["config"], saved["cluster"], workers, runner, device)
         trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
         try:  # what only a resume reads: a damaged file can still fail here
             trainer.optimizer.load_state_dict(saved["optimizer"])

@@ -19,13 +19,15 @@ def test_the_devices_and_what_auto_picks():
         training_device("gpu")
 
 
-@pytest.mark.parametrize("argv", [["deeprm"], ["deeprm-plus"], ["deepk8s"], ["deepk8s", "--algo", "dagger"],
-                                  ["deepk8s", "--algo", "a2c"], ["rlsk"]])
+@pytest.mark.parametrize("argv", [["train", "deeprm"], ["train", "deeprm-plus"], ["train", "deepk8s"],
+                                  ["train", "deepk8s", "--algo", "dagger"], ["train", "deepk8s", "--algo", "a2c"],
+                                  ["train", "rlsk"], ["tune", "deepk8s"], ["train", "deepjs"]])
 def test_cuda_without_a_gpu_is_one_line_and_nothing_is_written(tmp_path, capsys, argv):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: --device cuda is allowed here")
     out = tmp_path / "run"
-    assert main(["train", *argv, "--out", str(out), "--device", "cuda"]) == 2
+    where = ["--checkpoint", str(out)] if argv[-1] == "deepjs" else ["--out", str(out)]
+    assert main([*argv, *where, "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("cloudsim: --device cuda: ") and "use --device cpu" in err and len(err.splitlines()) == 1
     assert not out.exists()

@@ -31,6 +31,7 @@ from cloudsim.run.config import (
     real,
     whole,
 )
+from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 from cloudsim.run.output import parent_problem
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
@@ -92,6 +93,7 @@ class DeepJSOptions:
         "variance per iteration)", switch=True)
     tick: float | None = option(None, "--tick", f"scheduler tick (default {AGENT_DEFAULTS.tick:g})", parse=real,
                                 metavar="T")
+    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
 
     def agent_settings(self) -> dict:
         """The given settings as `DeepJSConfig` fields."""
@@ -114,6 +116,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.workload.machine_table is not None and (self.cluster.machines or self.cluster.capacity):
             raise ConfigError("--machines/--capacity", None, "the cluster comes from --machine-table; leave them out")
+        check_device(self.agent.device)
         checkpoint = Path(self.agent.checkpoint)
         if checkpoint.is_dir():
             raise ConfigError("--checkpoint", self.agent.checkpoint, "is a folder; give a file path such as "
@@ -177,9 +180,11 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     runner = Runner(config.runner.executor, config.runner.workers, config.runner.address, progress=False)
     if config.agent.resume:
         trainer = DeepJSTrainer.resume(checkpoint, config=dataclasses.replace(AGENT_DEFAULTS, **settings),
-                                       cluster=resolved.cluster, given=given, runner=runner)
+                                       cluster=resolved.cluster, given=given, runner=runner,
+                                       device=config.agent.device)
     else:
-        trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner)
+        trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner,
+                                device=config.agent.device)
         trainer.fit_normaliser([job for chunk in chunks for job in chunk.jobs])
     todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
     started = time.perf_counter()

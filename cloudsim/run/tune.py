@@ -80,7 +80,7 @@ def run_trial(item: dict) -> dict:
     config = dataclasses.replace(load_policy(item["init"]).config, **item["base"], **item["params"], algo="ppo",
                                  init=item["init"], tasks=item["tasks"], seed=item["seed"])
     policy = train(config, lambda seed: deepk8s_workload(seed, config.tasks), folder, progress=False,
-                   save_every=config.iterations)
+                   save_every=config.iterations, device=item["device"])
     broker = make_broker("deepk8s", checkpoint=str(policy))
     scores = [simulate(deepk8s_cluster(), deepk8s_workload(seed, config.tasks), broker).summary["avg_job_slowdown"]
               for seed in range(*item["seeds"])]
@@ -149,7 +149,8 @@ def tune(config: TuneConfig) -> TuneResult:
                 batch = [study.ask(fixed_distributions=space) for _ in range(min(pool.workers, config.trials - len(done)))]
                 items = [{"number": len(done) + k, "params": trial.params, "base": config.base,
                           "init": config.init_path, "tasks": config.tasks, "seeds": config.seeds,
-                          "seed": config.seed, "folder": str(out / "trials" / str(len(done) + k))}
+                          "seed": config.seed, "device": config.device,
+                          "folder": str(out / "trials" / str(len(done) + k))}
                          for k, trial in enumerate(batch)]
                 for trial, result in zip(batch, pool.map(run_trial, items, desc="trials", unit="trial")):
                     study.tell(trial, result["value"])

@@ -9,6 +9,7 @@ from agents.deepk8s_config import shipped_checkpoint
 from cloudsim.run.output import parent_problem, place_problem
 from traces.deepk8s import DEFAULT_TASKS
 from cloudsim.run.config.fields import check_positive_whole, index_range, option, require, span_text, whole
+from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 from cloudsim.run.config.sections import RunnerConfig
 
 DEEPK8S_SPACE = {
@@ -43,6 +44,7 @@ class TuneConfig:
     seed: int = option(0, "--seed", "seeds the sampler and every trial's training", parse=whole, metavar="N")
     overwrite: bool = option(False, "--overwrite", "start the search folder afresh instead of resuming it",
                              switch=True)
+    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
     runner: RunnerConfig = field(default_factory=RunnerConfig)
     space: dict = field(default_factory=lambda: dict(DEEPK8S_SPACE))
     base: dict = field(default_factory=dict)  # fixed Deepk8sConfig settings of every trial (tests make them small)
@@ -50,6 +52,7 @@ class TuneConfig:
     def __post_init__(self) -> None:
         cls = type(self)
         require(self.out is not None, cls, "out", None, "give the search folder: --out DIR")
+        check_device(self.device)
         problem = place_problem(self.out, {"--init": self.init}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)
         require(not Path(self.out).is_file(), cls, "out", self.out, "is a file; give a folder for the search")
