@@ -44,12 +44,12 @@ from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from agents.heuristics import ShortestJobFirst, Windowed
 from agents.kit import (
     CheckpointMismatchError,
-    training_device,
     TrainingLog,
     read_checkpoint,
     restore_rng,
     rng_state,
     save_checkpoint,
+    training_device,
     trim_log,
     unusable_checkpoint,
 )

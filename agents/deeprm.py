@@ -285,7 +285,8 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     torch.manual_seed(config.seed)
     params = config.env_params()
     net = make_net(config)
-    learner = net if training_device(device).type == "cpu" else copy.deepcopy(net).to(training_device(device))
+    where = training_device(device)  # the updates (and the cloning) run there; rollouts use ``net``, on the CPU
+    learner = net if where.type == "cpu" else copy.deepcopy(net).to(where)
     optimiser = torch.optim.RMSprop(learner.parameters(), lr=config.learning_rate, alpha=config.rms_decay,
                                     eps=config.rms_eps)
     generator = torch.Generator().manual_seed(config.seed)
