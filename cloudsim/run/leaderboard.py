@@ -386,6 +386,18 @@ def _cell_text(table: pd.DataFrame, broker: str, metric: str) -> str:
     return "n/a" if np.isnan(mean) else f"{mean:.3g} ± {sd:.2g}"
 
 
+def _ranked_text(table: pd.DataFrame, ranks: pd.DataFrame, name: str, broker: str, metric: str) -> str:
+    """A table cell with the broker's rank on that workload and measure, where it is ranked."""
+    column = f"{name} {metric}"
+    rank = ranks.loc[broker, column] if column in ranks else np.nan
+    return _cell_text(table, broker, metric) + ("" if np.isnan(rank) else f" (#{rank:.0f})")
+
+
+def _measure_columns(ranking: pd.DataFrame) -> list[str]:
+    """The ranking summary's mean-rank-per-measure columns (the rest are totals and counts)."""
+    return [c for c in ranking.columns if c not in ("mean_rank", "workloads_run", "surely_better", "surely_worse")]
+
+
 def _paired_text(result: Paired) -> str:
     """``wins/ties/losses`` and the mean difference with its interval, as % of the baseline's mean."""
     if result.episodes == 0:
@@ -418,7 +430,7 @@ def _markdown(config: LeaderboardConfig, tables, ranks, ranking, against, skippe
     lines = ["# Leaderboard", "", f"cloudsim {__version__}; {len(tables)} workload(s) x {len(config.brokers)} "
              f"broker(s); {config.seeds} seed(s) of the generated workloads; cells' run time {wall:.0f} s. "
              f"Values are mean ± standard deviation over each workload's episodes and seeds.", ""]
-    keys = [c for c in ranking.columns if c not in ("mean_rank", "workloads_run", "surely_better", "surely_worse")]
+    keys = _measure_columns(ranking)
     lines += ["## Ranking", "", SUMMARY_TEXT, "",
               "| broker | " + " | ".join(k.replace("_", " ") for k in keys) + " | mean rank | workloads | surely "
               "better / worse than first-fit |", "|---" * (len(keys) + 4) + "|"]
@@ -436,13 +448,7 @@ def _markdown(config: LeaderboardConfig, tables, ranks, ranking, against, skippe
         lines += [f"## {name}", "", spec.description + ".", "",
                   "| broker | runs | " + " | ".join(columns) + " |", "|---" * (len(columns) + 2) + "|"]
         for broker in table.index:
-            texts = []
-            for metric in columns:
-                text = _cell_text(table, broker, metric)
-                column = f"{name} {metric}"
-                if column in ranks and not np.isnan(ranks.loc[broker, column]):
-                    text += f" (#{ranks.loc[broker, column]:.0f})"
-                texts.append(text)
+            texts = [_ranked_text(table, ranks, name, broker, metric) for metric in columns]
             lines.append(f"| {broker} | {int(table.loc[broker, 'runs'])} | " + " | ".join(texts) + " |")
         if against.get(name):
             lines += ["", AGAINST_TEXT, "", "| broker | " + " | ".join(spec.metrics) + " |",
@@ -482,7 +488,7 @@ def _html(tables, ranks, ranking, against, skipped, results, portable: Callable[
         return "<tr>" + "".join(f"<{tag}{f' class={c}' if c else ''}>{html.escape(str(x))}</{tag}>"
                                 for x, c in zip(cells, classes)) + "</tr>"
 
-    keys = [c for c in ranking.columns if c not in ("mean_rank", "workloads_run", "surely_better", "surely_worse")]
+    keys = _measure_columns(ranking)
     parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'><title>cloudsim leaderboard</title>",
              f"<style>{HTML_STYLE}</style></head><body>", "<h1>Leaderboard</h1>",
              f"<p>cloudsim {html.escape(__version__)}; {len(tables)} workload(s); values are mean ± standard deviation "
@@ -502,11 +508,7 @@ def _html(tables, ranks, ranking, against, skipped, results, portable: Callable[
                   f"<p>{html.escape(spec.description)}.</p>", "<table class='values'>",
                   row(["broker", "runs"] + list(columns), "th")]
         for broker in table.index:
-            texts = []
-            for metric in columns:
-                column = f"{name} {metric}"
-                rank = ranks.loc[broker, column] if column in ranks else np.nan
-                texts.append(_cell_text(table, broker, metric) + ("" if np.isnan(rank) else f" (#{rank:.0f})"))
+            texts = [_ranked_text(table, ranks, name, broker, metric) for metric in columns]
             parts.append(row([broker, int(table.loc[broker, "runs"])] + texts))
         parts.append("</table>")
         if against.get(name):
