@@ -1,0 +1,127 @@
+"""How far below SJF any scheduler can get on Deepk8s's workload: the look-ahead bound on many sequences.
+
+`agents.rollout.RolloutOracle` improves SJF by playing every candidate action out to the end of the
+sequence, knowing the arrivals to come; its margin below SJF is room a learned policy could at most
+hope for (and no learned policy knows the arrivals). A sequence takes about half a minute on one core, so
+this script runs sequences in parallel processes and appends each finished one to a CSV: stopped and
+started again with the same ``--out``, it runs only the sequences missing. The summary is the paired
+difference oracle - SJF per sequence (`cloudsim.run.paired`, mean weighted turnaround, as % of SJF's
+mean) with its 95 % interval.
+
+    python benchmarks/deepk8s_oracle.py --seeds 200:400 --workers 2
+
+Writes ``benchmarks/results/deepk8s/oracle.csv`` (a row per sequence: SJF's and the oracle's mean
+weighted turnaround and makespan, the oracle's play-outs) and ``oracle.md``. Seeds 200-399 are the
+held-out sequences of `benchmarks/claims.py`; training draws from seed 1,000 up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from agents import Windowed, make_broker
+from agents.deepk8s_config import Deepk8sConfig
+from agents.rollout import RolloutOracle
+from cloudsim import simulate
+from cloudsim.envs import deepk8s_cluster
+from cloudsim.run.paired import paired
+from traces import deepk8s_workload
+
+RESULTS = Path(__file__).resolve().parent / "results" / "deepk8s"
+TASKS = Deepk8sConfig().tasks
+FIELDS = ("seed", "sjf_turnaround", "oracle_turnaround", "sjf_makespan", "oracle_makespan", "playouts")
+
+
+def sequence(seed: int, tasks: int) -> dict:
+    """SJF and the oracle (continuing with SJF) on sequence ``seed``."""
+    config = Deepk8sConfig()
+    cluster, jobs = deepk8s_cluster(), deepk8s_workload(seed, tasks)
+
+    def sjf():
+        return Windowed(make_broker("sjf", seed=seed), config.window)
+
+    oracle = RolloutOracle(jobs, cluster, sjf, window=config.window, max_wait=config.max_wait)
+    row = {"seed": seed}
+    for name, broker in (("sjf", sjf()), ("oracle", oracle)):
+        result = simulate(cluster, jobs, broker)
+        done = result.jobs
+        row[f"{name}_turnaround"] = float(((done.finish_time - done.submit_time) / done.duration).mean())
+        row[f"{name}_makespan"] = float(result.summary["makespan"])
+    row["playouts"] = oracle.playouts
+    return row
+
+
+def summary(rows: list[dict]) -> str:
+    result = paired([r["oracle_turnaround"] for r in rows], [r["sjf_turnaround"] for r in rows])
+    seeds = sorted(r["seed"] for r in rows)
+    sjf = sum(r["sjf_turnaround"] for r in rows) / len(rows)
+    oracle = sum(r["oracle_turnaround"] for r in rows) / len(rows)
+    return "\n".join([
+        "# Deepk8s: the look-ahead bound below SJF", "",
+        f"`python benchmarks/deepk8s_oracle.py`: {len(rows)} sequences (seeds {seeds[0]}-{seeds[-1]}) of "
+        f"{TASKS} tasks, 5 machines, window 10. Mean weighted turnaround; the difference is paired by sequence, "
+        "as % of SJF's mean, with its 95 % interval.", "",
+        "| SJF | rollout oracle (knows the arrivals) | oracle - SJF [95 % interval] | sequences lower/equal/higher |",
+        "|---|---|---|---|",
+        f"| {sjf:.4f} | {oracle:.4f} | {result.difference_pct:+.2f} % [{result.low_pct:+.2f}, "
+        f"{result.high_pct:+.2f}] | {result.wins}/{result.ties}/{result.losses} |", ""])
+
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", default="200:400", help="sequences A:B (default 200:400, the held-out ones)")
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "oracle.csv",
+                        help="the CSV to append to and resume from (default benchmarks/results/deepk8s/oracle.csv)")
+    args = parser.parse_args()
+    try:
+        first, last = (int(v) for v in args.seeds.split(":"))
+    except ValueError:
+        parser.error(f"--seeds {args.seeds!r}: give A:B, whole numbers, such as 200:400")
+    if not 0 <= first < last:
+        parser.error(f"--seeds {args.seeds}: give 0 <= A < B")
+    if args.workers < 1:
+        parser.error(f"--workers {args.workers}: give 1 or more")
+    rows = []
+    if args.out.exists() and args.out.stat().st_size:  # an empty file: a run stopped before its first row
+        with args.out.open(newline="") as file:
+            reader = csv.DictReader(file)
+            if tuple(reader.fieldnames or ()) != FIELDS:
+                parser.error(f"{args.out} is not this script's CSV (columns {reader.fieldnames}); "
+                             "give another --out or remove it")
+            rows = [{k: (int(v) if k in ("seed", "playouts") else float(v)) for k, v in r.items()} for r in reader]
+    done = {r["seed"] for r in rows}
+    todo = [s for s in range(first, last) if s not in done]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fresh = not args.out.exists() or not args.out.stat().st_size
+    from tqdm.auto import tqdm
+    try:
+        with args.out.open("a", newline="") as file, ProcessPoolExecutor(args.workers) as pool:
+            writer = csv.DictWriter(file, FIELDS)
+            if fresh:
+                writer.writeheader()
+                file.flush()
+            futures = [pool.submit(sequence, seed, TASKS) for seed in todo]
+            for future in tqdm(as_completed(futures), total=len(futures), unit="sequence", desc="oracle"):
+                row = future.result()
+                writer.writerow(row)
+                file.flush()  # a whole row at a time: a stop loses only the sequences running
+                rows.append(row)
+    except KeyboardInterrupt:
+        print(f"stopped: {len(rows)} sequences kept in {args.out}; run the same command to go on",
+              file=sys.stderr)
+        return 130
+    chosen = sorted((r for r in rows if first <= r["seed"] < last), key=lambda r: r["seed"])
+    text = summary(chosen)
+    args.out.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
