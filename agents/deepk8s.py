@@ -258,7 +258,12 @@ class Deepk8sBroker:
     """A trained Deepk8s policy as a broker: greedy among the window's pairs that fit, else wait.
 
     It does not wait while nothing runs (it takes its best pair then), nor, when
-    trained by DAgger, while a pair fits (`Deepk8sPolicy.learned_to_wait`). After
+    trained by DAgger, while a pair fits (`Deepk8sPolicy.learned_to_wait`), nor
+    while a pair fits on a cluster other than its training one (the same machines
+    of the same capacities): when a wait pays is learned from the arrivals and
+    durations of one workload on one cluster, and carried to another it is a
+    guess (the pairs PPO policy, on v2017's first 8 jobs and 1,313 machines,
+    waited while tasks fit for ten times first-fit's makespan). After
     a wait it is asked again at the next event or after ``max_wait`` time units
     (``wake_after``), as in the environment it was trained in. A
     pairs network sees the cluster it runs on (free resources as fractions of
@@ -273,6 +278,7 @@ class Deepk8sBroker:
         self.wake_after = policy.config.max_wait
         self._encoding = policy.encoding
         self._capacity: np.ndarray | None = None
+        self._on_training_cluster = True  # of the cluster being run (`_encoding_for`)
         self._last: tuple[tuple[bytes, bytes] | None, int] = (None, 0)  # (observation, mask) -> the action taken
 
     def check_cluster(self, cluster: ClusterSpec) -> list[str]:
@@ -307,14 +313,23 @@ class Deepk8sBroker:
             scale = "this cluster's largest machine" if self.policy.any_machines else "the training machines"
             notes.append(f"{self.name}: trained on machines of {trained.capacity_array()[0].tolist()}, running on "
                          f"machines of other capacities; it sees resources as fractions of {scale}")
+        if self.policy.learned_to_wait and not self._trained_on(cluster.capacity_array()):
+            notes.append(f"{self.name}: not its training cluster, so it does not wait while a task fits (when a "
+                         f"wait pays was learned on that cluster only)")
         return notes
+
+    def _trained_on(self, capacity: np.ndarray) -> bool:
+        """Whether machines of these capacities are the training cluster's (the shown resources alike)."""
+        return bool(np.array_equal(capacity[:, : self.policy.resources], self.policy.cluster.capacity_array()))
 
     def _encoding_for(self, view: ClusterView) -> Deepk8sEncoding:
         """The encoding of the cluster being run (a pairs network), else of the training cluster."""
-        if self.policy.any_machines and self._capacity is not view.capacity:
+        if self._capacity is not view.capacity:
             if self._capacity is None or not np.array_equal(self._capacity, view.capacity):
-                self._encoding = Deepk8sEncoding(view.capacity, self.policy.config.window,
-                                                 shown=self.policy.resources)
+                self._on_training_cluster = self._trained_on(view.capacity)
+                if self.policy.any_machines:
+                    self._encoding = Deepk8sEncoding(view.capacity, self.policy.config.window,
+                                                     shown=self.policy.resources)
             self._capacity = view.capacity
         return self._encoding
 
@@ -323,7 +338,7 @@ class Deepk8sBroker:
         mask = encoding.action_mask(view)
         if not mask[:-1].any():
             return None
-        if not self.policy.learned_to_wait or not (view.free < view.capacity).any():
+        if not (self.policy.learned_to_wait and self._on_training_cluster) or not (view.free < view.capacity).any():
             # When nothing runs, a wait could end only at an arrival, and after the last one never (the training
             # environment cuts such an episode short as stalled): an idle cluster takes the best pair.
             mask[-1] = False

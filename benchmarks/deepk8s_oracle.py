@@ -87,6 +87,8 @@ def main() -> int:
         parser.error(f"--seeds {args.seeds}: give 0 <= A < B")
     if args.workers < 1:
         parser.error(f"--workers {args.workers}: give 1 or more")
+    if args.out.is_dir():
+        parser.error(f"--out {args.out} is a folder; give a CSV file's path, such as {args.out / 'oracle.csv'}")
     rows = []
     if args.out.exists() and args.out.stat().st_size:  # an empty file: a run stopped before its first row
         with args.out.open(newline="") as file:
@@ -94,7 +96,12 @@ def main() -> int:
             if tuple(reader.fieldnames or ()) != FIELDS:
                 parser.error(f"{args.out} is not this script's CSV (columns {reader.fieldnames}); "
                              "give another --out or remove it")
-            rows = [{k: (int(v) if k in ("seed", "playouts") else float(v)) for k, v in r.items()} for r in reader]
+            try:
+                rows = [{k: (int(v) if k in ("seed", "playouts") else float(v)) for k, v in r.items()}
+                        for r in reader]
+            except (TypeError, ValueError):
+                parser.error(f"{args.out} has a damaged row (line {reader.line_num}); remove that row (or the "
+                             "file) and run again")
     done = {r["seed"] for r in rows}
     todo = [s for s in range(first, last) if s not in done]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -191,22 +191,30 @@ def test_a_pairs_policy_scores_a_machine_by_what_it_holds_not_by_how_many_machin
     assert np.isneginf(masked[:-1].reshape(50, 10)[[1, 2, 3, 4, 6]]).all()
 
 
-def test_a_dagger_policy_never_waits_while_a_task_fits_and_a_ppo_one_may(tmp_path):
+def test_a_dagger_policy_never_waits_while_a_task_fits_and_a_ppo_one_may_on_its_training_cluster(tmp_path):
     # A (cpu 4, 10 long) and B (cpu 4, 2 long) arrive at 0 on one machine of 10 cpu: both fit at once.
-    # A network that always prefers waiting starts one at 0 (nothing runs), then, as PPO, waits until that
-    # one ends and starts the other: makespan 12 either way. As DAgger it starts both at 0: makespan 10.
+    # A network that always prefers waiting starts one at 0 (nothing runs), then, as PPO on the cluster it
+    # was trained on, waits until that one ends and starts the other: makespan 12 either way. As DAgger, or
+    # as PPO on any other cluster (here: trained on 5 machines, or on one of 20 cpu), it starts both at 0:
+    # makespan 10.
     jobs = [task_job("A", 0, 4, 10), task_job("B", 0, 4, 2)]
     one = ClusterSpec.uniform(1, {"cpu": 10, "memory": 64})
     net = PairActorCritic(2, Deepk8sConfig(**TINY))
     with torch.no_grad():
         net.wait[-1].bias.fill_(1e3)
     makespans = {}
-    for algo in ("ppo", "dagger"):
+    for algo, trained in (("ppo", one), ("dagger", one), ("ppo", deepk8s_cluster()),
+                          ("ppo", ClusterSpec.uniform(1, {"cpu": 20, "memory": 64}))):
         config = Deepk8sConfig(algo=algo, **TINY)
-        broker = make_broker(config.broker_name, checkpoint=str(save_policy(tmp_path / f"{algo}.pt", net, config,
-                                                                           deepk8s_cluster())))
-        makespans[algo] = simulate(one, jobs, broker).summary["makespan"]
-    assert makespans == {"ppo": 12.0, "dagger": 10.0}
+        name = f"{algo} trained on {trained.machines} of {trained.capacity_array()[0, 0]:g} cpu"
+        broker = make_broker(config.broker_name, checkpoint=str(save_policy(tmp_path / f"{len(makespans)}.pt", net,
+                                                                           config, trained)))
+        makespans[name] = simulate(one, jobs, broker).summary["makespan"]
+        notes = broker.check_cluster(one)
+        assert any("not its training cluster, so it does not wait while a task fits" in n for n in notes) == (
+            algo == "ppo" and trained is not one)
+    assert makespans == {"ppo trained on 1 of 10 cpu": 12.0, "dagger trained on 1 of 10 cpu": 10.0,
+                         "ppo trained on 5 of 10 cpu": 10.0, "ppo trained on 1 of 20 cpu": 10.0}
 
 
 def test_a_wake_that_finds_the_same_observation_takes_the_same_action_without_the_network(tmp_path):
@@ -218,14 +226,14 @@ def test_a_wake_that_finds_the_same_observation_takes_the_same_action_without_th
     with torch.no_grad():
         net.wait[-1].bias.fill_(1e3)
     config = Deepk8sConfig(algo="ppo", max_wait=2.0, **TINY)
-    broker = make_broker(config.broker_name, checkpoint=str(save_policy(tmp_path / "ppo.pt", net, config,
-                                                                       deepk8s_cluster())))
+    one = ClusterSpec.uniform(1, {"cpu": 10, "memory": 64})  # its training cluster: it may wait there
+    broker = make_broker(config.broker_name, checkpoint=str(save_policy(tmp_path / "ppo.pt", net, config, one)))
     asked, act = [], broker.policy.act
     broker.policy.act = lambda obs, mask: asked.append(1) or act(obs, mask)
     seen = []
     decide = broker.decide
     broker.decide = lambda view: seen.append(view.time) or decide(view)
-    result = simulate(ClusterSpec.uniform(1, {"cpu": 10, "memory": 64}), jobs, broker)
+    result = simulate(one, jobs, broker)
     assert result.summary["makespan"] == 12.0
     # A starts (then nothing waits: None); B waits, woken 4 times; A ends, B starts at 10 (then None)
     assert seen == [0.0, 0.0, 1.0, 3.0, 5.0, 7.0, 9.0, 10.0, 10.0]
