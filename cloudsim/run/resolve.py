@@ -121,7 +121,7 @@ def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = 
     another cluster, is refused before any run.
     """
     resolved = resolve_workload(config, load=load, seed=seed)
-    runs = episodes(config, resolved)
+    runs = episodes(config, resolved, config.simulation.tick)
     place = workplace(config, resolved.cluster, resolved.workload.jobs)
     messages = check_episodes(config, place.cluster, runs)  # the machines brokers place on (RLSK's --nodes split)
     plans = broker_plans(config)

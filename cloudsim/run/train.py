@@ -31,6 +31,7 @@ from cloudsim.run.config import (
     real,
     whole,
 )
+from cloudsim.run.config.sections import check_machine_table
 from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 from cloudsim.run.output import parent_problem
 from cloudsim.run.workload import episodes, resolve_workload
@@ -114,8 +115,7 @@ class TrainConfig:
     agent: DeepJSOptions = field(default_factory=DeepJSOptions)
 
     def __post_init__(self) -> None:
-        if self.workload.machine_table is not None and (self.cluster.machines or self.cluster.capacity):
-            raise ConfigError("--machines/--capacity", None, "the cluster comes from --machine-table; leave them out")
+        check_machine_table(self.workload, self.cluster)
         check_device(self.agent.device)
         checkpoint = Path(self.agent.checkpoint)
         if checkpoint.is_dir():
@@ -171,12 +171,12 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     from agents.kit import TrainingLog
 
     resolved = resolve_workload(config)
-    chunks = episodes(config, resolved)
+    settings = {**config.agent.agent_settings(), "seed": config.workload.seed}
+    chunks = episodes(config, resolved, settings.get("tick", AGENT_DEFAULTS.tick))
     if not chunks or not any(chunk.jobs for chunk in chunks):
         raise ConfigError("--chunks", span_text(config.workload.chunks),
                           "selects no jobs to train on")
     checkpoint = Path(config.agent.checkpoint)
-    settings = {**config.agent.agent_settings(), "seed": config.workload.seed}
     runner = Runner(config.runner.executor, config.runner.workers, config.runner.address, progress=False)
     if config.agent.resume:
         trainer = DeepJSTrainer.resume(checkpoint, config=dataclasses.replace(AGENT_DEFAULTS, **settings),

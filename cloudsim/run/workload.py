@@ -239,24 +239,24 @@ def _check_range(option: str, value: tuple[int, int | None], count: int, what: s
     return first, last
 
 
-def episodes(config: RunConfig, resolved: ResolvedWorkload) -> list[Episode]:
+def episodes(config: RunConfig, resolved: ResolvedWorkload, tick: float | None = None) -> list[Episode]:
     """The episodes the options ask for: one job range, chunks, or the whole workload; with ``--load`` on a
-    trace, each with its submit times scaled to that offered load (`traces.load`)."""
+    trace, each with its submit times scaled to that offered load (`traces.load`). ``tick``: the scheduler's
+    tick the episodes run with (a load that puts every arrival in the first tick is refused)."""
     made = _episodes(config, resolved)
     if config.workload.is_generator or config.workload.load is None:
         return made
-    return [_at_load(config, resolved.cluster, episode) for episode in made]
+    return [_at_load(config.workload.load, resolved.cluster, episode, tick) for episode in made]
 
 
-def _at_load(config: RunConfig, cluster: ClusterSpec, episode: Episode) -> Episode:
+def _at_load(target: float, cluster: ClusterSpec, episode: Episode, tick: float | None) -> Episode:
     """The episode with its submit times (from its first, at 0) multiplied by the factor that makes its
-    offered load ``--load``; machine events keep their times."""
-    target = config.workload.load
+    offered load ``target``; machine events keep their times."""
     try:
         scaling = time_scale(episode.jobs, cluster, target)
     except ValueError as error:
         raise ConfigError("--load", target, f"episode {episode.label}: {error}") from None
-    tick, factor = config.simulation.tick, scaling.factor
+    factor = scaling.factor
     if tick is not None and scaling.span < tick:
         raise ConfigError("--load", target, f"episode {episode.label}: every job would arrive within the first tick "
                           f"({tick:g}): the scheduler would see them all at once; ask for a lower load, or run "

@@ -426,6 +426,17 @@ class BrokerConfig:
             check_positive_whole(cls, "window", self.window, "visible tasks")
 
 
+def check_machine_table(workload: WorkloadConfig, cluster: ClusterConfig) -> None:
+    """With --machine-table the capacities are the table's; --machines draws that many of its machines
+    (not from an openb node list, which is replayed whole)."""
+    if workload.machine_table is None:
+        return
+    require(cluster.capacity is None, ClusterConfig, "capacity", cluster.capacity,
+            "the machines' capacities come from --machine-table; leave it out or drop --machine-table")
+    require(cluster.machines is None or workload.trace_format != "openb", ClusterConfig, "machines",
+            cluster.machines, "an openb node list is replayed whole; leave --machines out")
+
+
 def check_user_brokers(section: type, name: str, brokers: tuple[str, ...], known, choose: str) -> None:
     """Every name of ``brokers`` outside ``known`` is a user's broker (a reference, or installed) that loads:
     imported now, so that a mistake is one line before any run (`agents.plugins`)."""
@@ -476,11 +487,7 @@ class RunConfig:
         if self.report.out is not None:
             problem = place_problem(self.report.out, self.reads)
             require(problem is None, ReportConfig, "out", self.report.out, problem)
-        if self.workload.machine_table is not None:
-            require(self.cluster.capacity is None, ClusterConfig, "capacity", self.cluster.capacity,
-                    "the machines' capacities come from --machine-table; leave it out or drop --machine-table")
-            require(self.cluster.machines is None or self.workload.trace_format != "openb", ClusterConfig, "machines",
-                    self.cluster.machines, "an openb node list is replayed whole; leave --machines out")
+        check_machine_table(self.workload, self.cluster)
         self._check_core_brokers()
 
     def _check_core_brokers(self) -> None:
