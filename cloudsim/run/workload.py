@@ -259,8 +259,8 @@ def _at_load(target: float, cluster: ClusterSpec, episode: Episode, tick: float 
     factor = scaling.factor
     if tick is not None and scaling.span < tick:
         raise ConfigError("--load", target, f"episode {episode.label}: every job would arrive within the first tick "
-                          f"({tick:g}): the scheduler would see them all at once; ask for a lower load, or run "
-                          f"event-driven (leave --tick out)")
+                          f"({tick:g}): the scheduler would see them all at once; ask for a lower load, or a shorter "
+                          "--tick (a replay also runs event-driven without --tick)")
     if isinstance(episode.jobs, JobStream):  # scaled as it is read
         jobs = JobStream(len(episode.jobs), episode.jobs.read, episode.jobs.origin, scale=factor)
     else:
