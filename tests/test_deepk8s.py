@@ -136,6 +136,26 @@ def test_a_finished_folder_is_not_overwritten_and_a_resume_keeps_its_settings(tm
     assert code == 2 and "--tasks 30" in err and "differs from the training being resumed" in err
 
 
+def test_a_resume_without_iterations_goes_on_to_the_saved_length_not_the_default(tmp_path, capsys):
+    # A training of 2 iterations stopped after 1 (as a session ends): resumed without --iterations it does
+    # the 1 left, not the default's 300; a resume that gives --iterations (on the command line, or another
+    # value than the default from Python) sets the new length.
+    from cloudsim.run.train_deepk8s import Deepk8sTrainConfig
+
+    out = tmp_path / "run"
+    assert cli(["train", "deepk8s", "--algo", "dagger", "--tasks", "20", "--iterations", "1", "--out", str(out)],
+               capsys)[0] == 0
+    saved = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**saved, "iterations": 2}))  # as if asked for 2
+    code, stdout, _ = cli(["train", "deepk8s", "--algo", "dagger", "--resume", "--out", str(out)], capsys)
+    assert code == 0 and json.loads(stdout.splitlines()[-1])["iterations"] == 2
+    assert (out / "log.csv").read_text().count("\n") == 3  # header and iterations 1 and 2
+    resumed = dict(algo="dagger", out=str(out), resume=True)
+    assert Deepk8sTrainConfig(**resumed).agent.iterations == 2
+    assert Deepk8sTrainConfig(**resumed, iterations=5).agent.iterations == 5
+    assert Deepk8sTrainConfig(**resumed, iterations=300, given=frozenset({"iterations"})).agent.iterations == 300
+
+
 def test_a_flat_policy_refuses_another_machine_count_and_a_pairs_policy_warns_and_runs(tmp_path):
     for network in ("flat", "pairs"):
         train(Deepk8sConfig(algo="dagger", network=network, **{**TINY, "iterations": 1}), small, tmp_path / network,

@@ -54,9 +54,14 @@ def saved_agent_config(out: str, agent_type: type) -> Any:
 def training_agent_config(command: Any, defaults: Any, length: str) -> Any:
     """The agent config a `cloudsim train AGENT` config ``command`` asks for: ``defaults`` with the agent
     settings it holds, or, on --resume, the saved training's (``command.saved_agent``) with the
-    training's length (its field ``length``: iterations or timesteps) given here."""
+    training's length (its field ``length``: iterations or timesteps) given here; a resume that does not
+    give it (on the command line, or as another value than the default) goes on to the saved length."""
     if command.resume:
-        return dataclasses.replace(command.saved_agent, **{length: getattr(command, length)})
+        saved = command.saved_agent
+        chosen = getattr(command, length)
+        if length not in command.given and chosen == getattr(defaults, length):
+            return saved
+        return dataclasses.replace(saved, **{length: chosen})
     names = {f.name for f in fields(defaults)} - TRAINING_RUN_FIELDS
     return dataclasses.replace(defaults, **{f.name: getattr(command, f.name) for f in fields(command)
                                             if f.name in names})
