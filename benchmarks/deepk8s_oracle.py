@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import multiprocessing
+import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from agents import Windowed, make_broker
@@ -107,22 +109,27 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fresh = not args.out.exists() or not args.out.stat().st_size
     from tqdm.auto import tqdm
+    # The workers ignore Ctrl-C: the main process takes it, keeps the rows written and stops them.
+    pool = multiprocessing.Pool(args.workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
     try:
-        with args.out.open("a", newline="") as file, ProcessPoolExecutor(args.workers) as pool:
+        with args.out.open("a", newline="") as file:
             writer = csv.DictWriter(file, FIELDS)
             if fresh:
                 writer.writeheader()
                 file.flush()
-            futures = [pool.submit(sequence, seed, TASKS) for seed in todo]
-            for future in tqdm(as_completed(futures), total=len(futures), unit="sequence", desc="oracle"):
-                row = future.result()
+            for row in tqdm(pool.imap_unordered(functools.partial(sequence, tasks=TASKS), todo), total=len(todo),
+                            unit="sequence", desc="oracle"):
                 writer.writerow(row)
                 file.flush()  # a whole row at a time: a stop loses only the sequences running
                 rows.append(row)
+        pool.close()
     except KeyboardInterrupt:
+        pool.terminate()
         print(f"stopped: {len(rows)} sequences kept in {args.out}; run the same command to go on",
               file=sys.stderr)
         return 130
+    finally:
+        pool.join()
     chosen = sorted((r for r in rows if first <= r["seed"] < last), key=lambda r: r["seed"])
     text = summary(chosen)
     args.out.with_suffix(".md").write_text(text)
