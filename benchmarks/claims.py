@@ -119,6 +119,12 @@ CLAIMS = (
 )
 
 
+def count_bounds(shares: tuple[float, float], cases: int) -> tuple[int, int]:
+    """A count claim's bounds on ``cases``: the fewest cases lower and the most cases higher it allows."""
+    lower, higher = shares
+    return math.ceil(lower * cases - 1e-9), math.floor(higher * cases + 1e-9)
+
+
 def measure(claims: list[Claim], workers: int) -> list[dict]:
     """Run each workload's brokers once on the held-out seeds and compare each claim's pair."""
     results = []
@@ -142,9 +148,8 @@ def measure(claims: list[Claim], workers: int) -> list[dict]:
             result = paired([by[claim.candidate][c][claim.measure] for c in cases],
                             [by[claim.baseline][c][claim.measure] for c in cases], lower_is_better=not claim.higher)
             if claim.shares is not None:
-                lower, higher = claim.shares
-                met = (result.wins >= lower * result.episodes and result.losses <= higher * result.episodes
-                       and result.high < 0)
+                needed, allowed = count_bounds(claim.shares, result.episodes)
+                met = result.wins >= needed and result.losses <= allowed and result.high < 0
             elif claim.higher:  # the whole interval above the claimed difference
                 met = result.low_pct > claim.target_pct
             else:  # the whole interval below it
@@ -176,9 +181,9 @@ def markdown(results: list[dict]) -> str:
         if r["verdict"] == "met":
             verdict = "met"
         elif shares is not None:  # counts: how far each is from what the claim allows
-            lower, higher = (math.ceil(shares[0] * r["cases"] - 1e-9), math.floor(shares[1] * r["cases"] + 1e-9))
-            verdict = (f"missed: {r['wins']} lower where {lower} are needed, {r['losses']} higher where at most "
-                       f"{higher} are allowed")
+            needed, allowed = count_bounds(shares, r["cases"])
+            verdict = (f"missed: {r['wins']} lower where {needed} are needed, {r['losses']} higher where at most "
+                       f"{allowed} are allowed")
         else:
             verdict = ("missed (the interval reaches the claimed side)" if r["short_by_pct"] == 0 else
                        f"missed by {r['short_by_pct']:.1f} points")
