@@ -1,6 +1,6 @@
 """The learning kit: what every learned scheduler in agents/ needs, written once.
 
-DESIGN.md ("Learned agents") asks that the algorithms a paper defines itself
+docs/design.md ("Learned agents") asks that the algorithms a paper defines itself
 (REINFORCE with its baseline, behaviour cloning, DAgger) be one readable file
 each, sharing the same kit, so that each agent's file holds only its paper's
 ideas. DeepJS (`agents.deepjs`) was written first; what any other learned

@@ -85,7 +85,26 @@ class Decision:
 
 @runtime_checkable
 class Broker(Protocol):
-    """A scheduling policy. Return one `Decision` or a plan (a list of them) per call, or ``None`` to wait."""
+    """A scheduling policy. Return one `Decision` or a plan (a list of them) per call, or ``None`` to wait.
+
+    ``decide`` is the whole protocol. A broker may also declare these optional
+    attributes; whoever uses one looks it up by name and does without it when it
+    is absent (so they are not members of the protocol, which ``isinstance``
+    would then require):
+
+    * ``name: str``: how reports and errors call the broker (`broker_name`;
+      default: its class name);
+    * ``wake_after: float | None``: in event-driven mode, ask the broker again at
+      most this long after it waits, even if nothing happens; read each time it
+      waits (`cloudsim.Simulation.run`; default: never);
+    * ``empty_rounds: bool``: ``False`` means the broker is not asked while no
+      task waits (`cloudsim.Simulation.run`; default ``True``);
+    * ``check_cluster(cluster) -> None``: raise ``ValueError`` (saying what does
+      not fit and what to do) for a cluster the broker cannot schedule, and
+      warn (``warnings.warn``) for one it runs on with caveats; the run layer
+      calls it before any episode (``cloudsim.run.check_broker`` and the
+      commands' resolve step), never the engine.
+    """
 
     def decide(self, view: "ClusterView") -> Decision | tuple | list | None: ...
 

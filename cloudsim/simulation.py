@@ -18,7 +18,7 @@ The scheduler runs in one of two trigger modes:
 * **fixed tick** (``tick=1.0``): every ``tick`` time units from t=0, as in
   CloudSimPy. With ``tick=1`` and first-fit or Tetris the run reproduces
   CloudSimPy's makespans exactly; the ordering rules that requires are written
-  down in DESIGN.md and follow here from SimPy's own rule that events due at
+  down in docs/design.md and follow here from SimPy's own rule that events due at
   the same instant fire in the order they were created.
 
 The engine can be driven from outside one decision at a time, which is what a

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md holds: import-linter's contracts (setup.cfg) are all kept."""
+"""The layering of docs/design.md holds: import-linter's contracts (setup.cfg) are all kept."""
 
 import shutil
 import subprocess
@@ -14,3 +14,17 @@ def test_import_contracts_are_kept():
     done = subprocess.run([lint, "--config", str(ROOT / "setup.cfg")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
+
+
+def test_every_engine_module_is_under_the_engine_contract():
+    """A new module of the engine is checked too: each one is a source of the `engine-up` contract."""
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg")
+    listed = set(parser["importlinter:contract:engine-up"]["source_modules"].split())
+    engine = {f"cloudsim.{path.stem}" for path in (ROOT / "cloudsim").glob("*.py")
+              if path.stem not in ("__init__", "__main__")}  # __main__ only starts the command line
+    engine |= {f"cloudsim.{path.name}" for path in (ROOT / "cloudsim").iterdir()
+               if (path / "__init__.py").is_file() and path.name not in ("run", "cli")}
+    assert engine - listed == set(), "add these engine modules to setup.cfg's engine-up contract"

@@ -50,7 +50,11 @@ def test_each_trial_is_its_policys_mean_weighted_turnaround_on_the_validation_se
     best = json.loads((tmp_path / "s" / "best.json").read_text())
     assert best["validation"] == table.validation.min() and best["agent"]["init"] == dagger
     assert best["agent"]["iterations"] == table.iterations[0]  # the trained config, read from its folder
-    assert "| trial | validation |" in (tmp_path / "s" / "search.md").read_text()
+    report = (tmp_path / "s" / "search.md").read_text()
+    assert "| trial | validation |" in report
+    # the best policy is named inside the search's folder, not by this machine's absolute path
+    assert best["policy"] == f"trials/{best['trial']}/policy.pt" and (tmp_path / "s" / best["policy"]).is_file()
+    assert f"policy trials/{best['trial']}/policy.pt (in this folder)" in report and str(tmp_path / "s") not in report
 
 
 @pytest.mark.needs("optuna")

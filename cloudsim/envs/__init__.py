@@ -1,4 +1,5 @@
-"""Gymnasium environments on the stepping API, one per paper's formulation.
+"""Gymnasium environments, one per paper's formulation: Deepk8s-v0 on the engine's stepping API
+(`SchedulingEnv`), DeepRM-v0 and RLSK-v0 on their papers' own simulators.
 
 ``import cloudsim`` registers them under ``cloudsim/<Name>-v0`` by string entry
 point, so the core imports neither the agents nor the trace loaders; the entry

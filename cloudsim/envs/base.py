@@ -1,7 +1,11 @@
-"""The one Gymnasium environment every paper's formulation plugs into.
+"""The Gymnasium environment for a paper's formulation on the core engine.
 
-`SchedulingEnv` drives a `cloudsim.Simulation` through its stepping API. A
-paper's formulation is four things, and a subclass writes only those:
+`SchedulingEnv` drives a `cloudsim.Simulation` through its stepping API;
+Deepk8s-v0 is built on it. DeepRM-v0 and RLSK-v0 are not: each models its own
+paper's simulator (DeepRM's discrete-time image of slots, RLSK's federation of
+clusters), which the engine's machines and decision rounds do not express, so
+they subclass ``gym.Env`` directly (`cloudsim.envs.deeprm`, `cloudsim.envs.rlsk`).
+A formulation on the engine is four things, and a subclass writes only those:
 
 * ``observe(view) -> obs``: the observation of a decision instant;
 * ``decode(action, view) -> Decision | None``: the action as a decision, None

@@ -13,7 +13,8 @@ local processes or on a Ray cluster. Each finished trial is written to
 command resumes a search (its finished trials are told to a new study, and the
 sampler is seeded by the search's seed and their count), so an interrupted
 search loses only the trials that were running. ``DIR/search.md``,
-``DIR/trials.csv`` and ``DIR/best.json`` are rewritten after every batch.
+``DIR/trials.csv`` and ``DIR/best.json`` are rewritten after every batch; they name the best
+policy relative to ``DIR`` and a shipped checkpoint relative to the installation.
 
     tune(TuneConfig(out="search", trials=20))
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 
 
 from cloudsim.run.config import ConfigError, TuneConfig
-from cloudsim.run.output import strict_json, write_text_atomically
+from cloudsim.run.output import portable, strict_json, write_text_atomically
 from cloudsim.runner import Runner
 
 from typing import TYPE_CHECKING
@@ -174,14 +175,19 @@ def _write_report(out: Path, config: TuneConfig, done: list[dict]) -> pd.DataFra
     write_text_atomically(out / "trials.csv", table.to_csv(index=False))
     best = min(done, key=lambda t: t["value"])
     agent = json.loads((Path(best["policy"]).parent / "config.json").read_text())  # what the trial trained
+    # The report names files as a reader elsewhere finds them: a trial's inside this folder, the shipped
+    # checkpoints inside the installation, not by this machine's absolute paths.
+    policy = Path(best["policy"]).resolve().relative_to(out.resolve()).as_posix()
+    agent["init"] = portable(agent["init"], {}) if agent.get("init") else agent.get("init")
     write_text_atomically(out / "best.json", strict_json({"trial": best["number"], "validation": best["value"],
-                                                          "policy": best["policy"], "agent": agent}) + "\n")
+                                                          "policy": policy, "agent": agent}) + "\n")
     start, stop = config.seeds
     lines = ["# Deepk8s PPO search", "",
-             f"{len(done)} trial(s) (--trials {config.trials}); each trains PPO from the actor of {config.init_path} and is "
-             f"scored by the mean weighted turnaround over validation seeds {start}-{stop - 1} ({config.tasks} tasks "
-             f"each; lower is better). Sampler: Optuna's TPE, seed {config.seed}.", "",
-             f"Best: trial {best['number']}, validation {best['value']:.4f}, policy {best['policy']}.", "",
+             f"{len(done)} trial(s) (--trials {config.trials}); each trains PPO from the actor of "
+             f"{portable(config.init_path, {})} and is scored by the mean weighted turnaround over validation seeds "
+             f"{start}-{stop - 1} ({config.tasks} tasks each; lower is better). Sampler: Optuna's TPE, seed "
+             f"{config.seed}.", "",
+             f"Best: trial {best['number']}, validation {best['value']:.4f}, policy {policy} (in this folder).", "",
              "| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row) + " |"
               for row in table.itertuples(index=False)]
