@@ -5,7 +5,7 @@ each decision as it would one at a time: after the earlier decisions of the roun
 is the round's view with those decisions counted: free resources (with the engine's own running
 totals, `cloudsim.cluster.instances_applied`), waiting instances, the fit matrix, what each job's
 running instances hold, and the reservations and each machine's future (`reservations`,
-`fits_from`, `earliest_start`, through the engine's own `cloudsim.broker.PlanCheck`). A rule
+`fits_from`, `earliest_start`, through the engine's own `cloudsim.plan_check.PlanCheck`). A rule
 written for one decision reads it as it reads a view, and `plan_of` asks the rule again after each
 decision, until it waits.
 
@@ -23,7 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision, Plan, PlanCheck, sequential_fit_count
+from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit_count
+from cloudsim.plan_check import PlanCheck
 from cloudsim.cluster import instances_applied
 from cloudsim.devices import device_fit_count, device_fits
 from cloudsim.reservations import Reservation

@@ -1,6 +1,6 @@
 """The engine's compiled loops: a long plan of starts checked in one call, and GPU fragmentation.
 
-`cloudsim.broker.PlanCheck` checks a plan decision by decision in Python, a few microseconds
+`cloudsim.plan_check.PlanCheck` checks a plan decision by decision in Python, a few microseconds
 each; a Tetris round at Alibaba scale holds thousands of decisions. `check_starts` makes the
 same checks, in the same order and with the same float arithmetic (free resources as running
 totals, one subtraction per instance), compiled with numba. It only says where the first

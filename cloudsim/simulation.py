@@ -56,8 +56,8 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import (ArrayPlan, CheckedDecision, ClusterView, Decision, PlanCheck, as_plan, broker_name,
-                             ends_round, is_final)
+from cloudsim.broker import ArrayPlan, ClusterView, Decision, as_plan, broker_name, ends_round, is_final
+from cloudsim.plan_check import CheckedDecision, PlanCheck
 from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord

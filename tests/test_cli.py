@@ -119,3 +119,26 @@ def test_compare_writes_the_report(capsys, tmp_path, trace):
     assert all(r["instances_finished"] + r["instances_failed"] == r["instances"] for r in lines[:-1])
 
 
+
+
+def test_compare_runs_the_brokers_it_is_given_even_its_default_list():
+    """Without --brokers each experiment runs its own list; a list given is run as given, never swapped."""
+    from pathlib import Path
+
+    from cloudsim.run.config import HEURISTICS, BrokerConfig, CompareConfig, ConfigError, WorkloadConfig
+
+    deeprm = WorkloadConfig("deeprm")
+    assert CompareConfig(workload=deeprm, env="deeprm").chosen_brokers.brokers == (
+        "sjf", "packer", "tetris-star", "random", "deeprm")
+    assert CompareConfig(workload=WorkloadConfig("rlsk")).chosen_brokers.brokers == (
+        "first-fit", "random", "round-robin", "least-load", "rlsk")
+    assert CompareConfig().chosen_brokers.brokers == HEURISTICS and CompareConfig().brokers.brokers is None
+    # the heuristics' list typed out is run as typed: in DeepRM's environment, refused (it was DeepRM's list)
+    with pytest.raises(ConfigError, match="cannot act in DeepRM's environment"):
+        CompareConfig(workload=deeprm, env="deeprm", brokers=BrokerConfig(HEURISTICS))
+    # a bare --checkpoint PATH belongs to the one learned broker of the default list (it was refused)
+    shipped = str(Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "deeprm.pt")
+    config = CompareConfig(workload=deeprm, env="deeprm", brokers=BrokerConfig(checkpoint=shipped))
+    assert config.chosen_brokers.checkpoint == (("deeprm", shipped),)
+    with pytest.raises(ConfigError, match="--brokers names none"):
+        CompareConfig(workload=WorkloadConfig("alibaba-like"), brokers=BrokerConfig(checkpoint=shipped))

@@ -295,10 +295,10 @@ def test_the_shipped_policies_load_and_schedule_every_task(name):
 def test_a_training_can_start_from_another_policys_actor(tmp_path, network):
     from sb3_contrib import MaskablePPO
 
-    from agents.deepk8s import _sb3_policy, make_env, to_sb3
+    from agents.deepk8s import make_env, sb3_policy, to_sb3
 
     def ppo(config):
-        policy_class, kwargs = _sb3_policy(config, 2)
+        policy_class, kwargs = sb3_policy(config, 2)
         return MaskablePPO(policy_class, make_env(config, small, deepk8s_cluster()), policy_kwargs=kwargs,
                            device="cpu")
 

@@ -1,4 +1,4 @@
-"""The learning kit (agents/kit.py): returns and baselines by hand, checkpoints that resume exactly and refuse
+"""The learning kit (agents/kit/): returns and baselines by hand, checkpoints that resume exactly and refuse
 damaged files by name, the training log that survives a killed run, and evaluation episodes."""
 
 import errno

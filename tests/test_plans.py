@@ -391,3 +391,15 @@ def test_an_array_plan_reads_as_its_decisions():
                      (([0], [0], [[1]]), "count must be a 1-d array")):
         with pytest.raises(ValueError, match=why):
             ArrayPlan(*bad)
+
+
+def test_the_plan_check_still_imports_from_its_old_module_with_a_warning():
+    """`PlanCheck` moved to `cloudsim.plan_check`; for one release `cloudsim.broker` still gives it, warning."""
+    import cloudsim.broker
+    import cloudsim.plan_check
+
+    for name in ("PlanCheck", "CheckedDecision", "check_decision"):
+        with pytest.warns(DeprecationWarning, match=f"cloudsim.broker.{name} moved to cloudsim.plan_check.{name}"):
+            assert getattr(cloudsim.broker, name) is getattr(cloudsim.plan_check, name)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        cloudsim.broker.Nothing

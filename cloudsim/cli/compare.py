@@ -62,7 +62,7 @@ def _print_runs(config: CompareConfig, result) -> None:
         shown = table[["runs"] + [c for c in table.columns if c.endswith("_mean")]]
         print(shown.rename(columns=lambda c: c.removesuffix("_mean")).to_string(float_format=lambda v: f"{v:.3f}"))
     sweep = runs["load"].nunique() > 1
-    if config.env == "deeprm":
+    if config.environment == "deeprm":
         print(f"\n{len(runs)} run(s) in DeepRM's environment ({result.total['sizes']} job sizes, "
               f"{result.total['arrivals']} arrivals, "
               f"{result.total['slots']} slots): {runs['broker'].nunique()} broker(s) x {len(config.seed_list)} "
@@ -72,7 +72,7 @@ def _print_runs(config: CompareConfig, result) -> None:
               + f", {result.total['dropped']} dropped at a full backlog")
     else:
         where = " in RLSK's federation (each job sent to a cluster's queue or postponed)" if config.federated else ""
-        print(f"\n{len(runs)} run(s){where}: {len(config.brokers.brokers)} broker(s) x {len(config.seed_list)} seed(s)"
+        print(f"\n{len(runs)} run(s){where}: {len(config.chosen_brokers.brokers)} broker(s) x {len(config.seed_list)} seed(s)"
               + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
               + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
               + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")

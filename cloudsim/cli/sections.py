@@ -30,8 +30,9 @@ def _section_defaults(cls: type) -> dict[str, Any]:
 def add_run_sections(parser: argparse.ArgumentParser, cls: type) -> None:
     """Every section of config class ``cls``, then its own options (e.g. compare's --loads)."""
     defaults = _section_defaults(cls)
+    shown = {**defaults, "brokers": defaults["brokers"].named(cls.DEFAULT_BROKERS)}  # the help names the default list
     for key, title in SECTIONS:
-        add_section(parser, key, type(defaults[key]), title, defaults[key])
+        add_section(parser, key, type(defaults[key]), title, shown[key])
     add_section(parser, "command", cls, f"{parser.prog.split()[-1]} options")
 
 

@@ -101,7 +101,7 @@ def bench(config: BenchConfig, on_row: Callable[[dict], None] | None = None) -> 
     result = replay(config, on_row)
     frame = pd.DataFrame(result.rows)
     candidate = config.candidate_name
-    baselines = [b for b in config.brokers.brokers if b != candidate]
+    baselines = [b for b in config.chosen_brokers.brokers if b != candidate]
     comparison = makespan_table(frame, candidate, baselines)
     plots = plot_makespan_differences(frame, candidate, baselines, config.plots) if config.plots else []
     total = {**result.total, "candidate": candidate, "comparison": comparison}

@@ -54,7 +54,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
     sweep) and utilisation.png; it appears only when complete.
     """
     import pandas as pd
-    if config.env == "deeprm":
+    if config.environment == "deeprm":
         from cloudsim.run.compare_deeprm import compare_deeprm
 
         return compare_deeprm(config, argv, on_row)
@@ -62,7 +62,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
         from cloudsim.run.compare_fill import compare_fill
 
         return compare_fill(config, argv, on_row)
-    brokers = config.brokers.brokers
+    brokers = config.chosen_brokers.brokers
     seeds = config.seed_list
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         if config.workload.is_generator:
@@ -120,7 +120,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
                  "wall_s": round(float(runs_frame["wall_s"].sum()), 3)}
         if folder is not None:
             out = folder.staging
-            write_broker_sources(out, config.brokers.brokers)
+            write_broker_sources(out, config.chosen_brokers.brokers)
             _write_runs(runs_frame, out / "runs.parquet")
             (out / "summary.md").write_text(f"Made by `cloudsim {shlex.join(argv)}` (cloudsim {__version__}): "
                                             f"mean ± standard deviation over runs.\n\n{markdown_table(table)}")

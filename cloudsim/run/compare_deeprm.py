@@ -60,7 +60,7 @@ def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Call
     """Every broker on every (load, seed) jobset of DeepRM's environment; one row per (broker, knob, load, seed)."""
     import pandas as pd
     policies = [(name, knob, factory()) for name, knob, factory in _policies(config)]  # checkpoints checked first
-    checkpoints = dict(config.brokers.checkpoint)
+    checkpoints = dict(config.chosen_brokers.checkpoint)
     for name, _, policy in policies:  # a learned policy refuses another environment before any run
         check = getattr(policy, "check_params", None)
         if check is not None:

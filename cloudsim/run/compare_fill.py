@@ -115,11 +115,11 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
     source = config.workload
     cluster, workload, target = _inputs(str(source.source), str(source.machine_table))  # a bad file: refused now
     jobs = workload.jobs
-    for name in config.brokers.brokers:  # and a broker that cannot be built
+    for name in config.chosen_brokers.brokers:  # and a broker that cannot be built
         make_broker(name, seed=0, **target_options(name, target))
     never = len(unholdable(cluster, [job.tasks[0] for job in jobs]))
     specs = [FillSpec(str(source.source), str(source.machine_table), broker, seed, config.fill)
-             for broker in config.brokers.brokers for seed in config.seed_list]
+             for broker in config.chosen_brokers.brokers for seed in config.seed_list]
     rows = []
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         try:
@@ -139,7 +139,7 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
         stats = runs.groupby("broker", sort=False)[columns].agg(["mean", "std"])
         table = pd.DataFrame({f"{c}_{s}": stats[(c, s)] for c in columns for s in ("mean", "std")})
         table.insert(0, "runs", runs.groupby("broker", sort=False).size())
-        total = {"summary": True, "fill": config.fill, "brokers": list(config.brokers.brokers), "runs": len(runs),
+        total = {"summary": True, "fill": config.fill, "brokers": list(config.chosen_brokers.brokers), "runs": len(runs),
                  "pods": len(jobs), "pods_no_node_holds": never, "skipped": workload.skipped, "notes": workload.notes,
                  "seeds": list(config.seed_list), "table": table.reset_index().to_dict("records"),
                  "wall_s": round(float(runs["wall_s"].sum()), 3)}

@@ -122,6 +122,6 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
         total = account(run, rows)
         if folder is not None:
             pd.DataFrame(rows).to_csv(folder.staging / "episodes.csv", index=False)
-            write_broker_sources(folder.staging, config.brokers.brokers)
+            write_broker_sources(folder.staging, config.chosen_brokers.brokers)
             total["out"] = str(folder.commit())
         return ReplayResult(rows, total, None if folder is None else folder.path)

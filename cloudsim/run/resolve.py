@@ -93,15 +93,15 @@ class ResolvedRun:
 def broker_plans(config: RunConfig) -> tuple[BrokerPlan, ...]:
     """One `BrokerPlan` per broker of ``config``: its checkpoint, and the task window heuristics see
     (--task-window, else the generator's own, `GENERATOR_WINDOWS`)."""
-    window = config.brokers.window
+    window = config.chosen_brokers.window
     if window is None and config.workload.is_generator:
         window = GENERATOR_WINDOWS.get(config.workload.generator_name)
-    checkpoints = dict(config.brokers.checkpoint)
-    options = {name: [(key, value) for n, key, value in config.brokers.options if n == name]
-               for name in config.brokers.brokers}
+    checkpoints = dict(config.chosen_brokers.checkpoint)
+    options = {name: [(key, value) for n, key, value in config.chosen_brokers.options if n == name]
+               for name in config.chosen_brokers.brokers}
     return tuple(BrokerPlan(name, ((("checkpoint", checkpoints[name]),) if name in checkpoints else ())
                             + tuple(options[name]), window, config.federated)
-                 for name in config.brokers.brokers)
+                 for name in config.chosen_brokers.brokers)
 
 
 def workplace(config: RunConfig, cluster: ClusterSpec, jobs: object = None) -> Workplace:

@@ -32,8 +32,8 @@ class CompareConfig(RunConfig):
     """`cloudsim compare`: every broker on the same episodes, at several loads and seeds."""
 
     writes_tables = False  # its --out holds a comparison, not each run's tables
+    DEFAULT_BROKERS = HEURISTICS  # on the simulator; DeepRM's environment, RLSK's federation and a fill have theirs
 
-    brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(HEURISTICS))
     report: ReportConfig = field(default_factory=ReportConfig)
 
     loads: tuple[float, ...] | None = option(
@@ -71,17 +71,29 @@ class CompareConfig(RunConfig):
         "poisson (DeepRM_Plus's: 5-50 jobs, Poisson arrivals, the code's sizes unless --sizes) (default bernoulli)",
         choices=("bernoulli", "poisson"))
 
+    @property
+    def environment(self) -> str:
+        """Where the comparison runs (one of `ENVIRONMENTS`): --env, else rlsk for the rlsk workload, else cloudsim."""
+        if self.env is not None:
+            return self.env
+        return "rlsk" if self.workload.is_generator and self.workload.generator_name == "rlsk" else "cloudsim"
+
+    @property
+    def default_brokers(self) -> tuple[str, ...]:
+        """The brokers that run when --brokers is not given: the GPU policies in a fill run, DeepRM's own brokers
+        in its environment, RLSK's Table 1 in its federation, else every heuristic."""
+        if self.fill is not None:
+            return tuple(GPU_POLICIES)
+        return {"deeprm": DEEPRM_DEFAULT_BROKERS, "rlsk": RLSK_DEFAULT_BROKERS}.get(self.environment, HEURISTICS)
+
     def __post_init__(self) -> None:
-        if self.env is None:  # first: the checks of RunConfig ask whether the brokers are RLSK's dispatchers
-            rlsk = self.workload.is_generator and self.workload.generator_name == "rlsk"
-            object.__setattr__(self, "env", "rlsk" if rlsk else "cloudsim")
         super().__post_init__()
         cls = type(self)
-        require(self.nodes is None or self.env == "rlsk", cls, "nodes", self.nodes,
+        require(self.nodes is None or self.environment == "rlsk", cls, "nodes", self.nodes,
                  "applies to RLSK's federation; add --env rlsk (with the rlsk workload)")
-        if self.env == "rlsk":
+        if self.environment == "rlsk":
             self._check_rlsk_env()
-        if self.env == "deeprm":
+        if self.environment == "deeprm":
             self._check_deeprm_env()
         else:
             for name in ("sizes", "slots", "knobs", "arrivals"):
@@ -117,7 +129,7 @@ class CompareConfig(RunConfig):
         require(not self.workload.is_generator and self.workload.trace_format == "openb", cls, "fill", self.fill,
                  "fills a GPU cluster with the pods of an openb pod list: give the pod list as WORKLOAD with "
                  "--format openb --machine-table NODES")
-        require(self.env == "cloudsim", cls, "fill", self.fill, "runs on the simulator: leave --env out")
+        require(self.environment == "cloudsim", cls, "fill", self.fill, "runs on the simulator: leave --env out")
         for name, value in (("chunk_size", self.workload.chunk_size), ("jobs", self.workload.jobs)):
             require(value is None, WorkloadConfig, name, value, "a fill run offers every pod of the list (inflated "
                     "to --fill); leave it out")
@@ -126,30 +138,24 @@ class CompareConfig(RunConfig):
         require(self.workload.load is None, WorkloadConfig, "load", self.workload.load,
                 "a fill run offers its pods one an instant, whatever their times; --fill sets how many: leave "
                 "--load out")
-        if self.brokers.brokers == HEURISTICS:  # compare's default list: the GPU policies instead
-            object.__setattr__(self, "brokers", BrokerConfig(tuple(GPU_POLICIES), self.brokers.checkpoint,
-                                                             self.brokers.window))
-        learned = [b for b in self.brokers.brokers if b in LEARNED]
-        require(not learned, BrokerConfig, "brokers", self.brokers.brokers,
+        learned = [b for b in self.chosen_brokers.brokers if b in LEARNED]
+        require(not learned, BrokerConfig, "brokers", self.chosen_brokers.brokers,
                 f"{', '.join(learned)} was trained on CPU clusters; a fill run takes heuristics and the GPU policies "
                 f"({', '.join(GPU_POLICIES)})")
 
     def _check_deeprm_env(self) -> None:
         cls = type(self)
-        if self.brokers.brokers == HEURISTICS:  # compare's default list: DeepRM's own brokers instead
-            object.__setattr__(self, "brokers", BrokerConfig(DEEPRM_DEFAULT_BROKERS, self.brokers.checkpoint,
-                                                             self.brokers.window))
-        require(self.workload.is_generator and self.workload.generator_name == "deeprm", cls, "env", self.env,
+        require(self.workload.is_generator and self.workload.generator_name == "deeprm", cls, "env", self.environment,
                  "runs the deeprm workload's jobsets; write `cloudsim compare deeprm --env deeprm ...`")
-        other = [b for b in self.brokers.brokers if b not in DEEPRM_ENV_BROKERS]
-        require(not other, BrokerConfig, "brokers", self.brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
+        other = [b for b in self.chosen_brokers.brokers if b not in DEEPRM_ENV_BROKERS]
+        require(not other, BrokerConfig, "brokers", self.chosen_brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
                  f"environment; choose from {', '.join(DEEPRM_ENV_BROKERS)}")
         if self.slots is not None:
             check_positive_whole(cls, "slots", self.slots, "job slots")
         if self.knobs is not None:
             require(len(self.knobs) > 0 and all(is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
                      self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
-            require("tetris-star" in self.brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
+            require("tetris-star" in self.chosen_brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
             require(len(set(self.knobs)) == len(self.knobs), cls, "knobs", self.knobs,
                     "names a knob twice (a doubled sample); give each once")
         from cloudsim.envs.deeprm import arrival_rate
@@ -163,17 +169,14 @@ class CompareConfig(RunConfig):
 
     def _check_rlsk_env(self) -> None:
         cls = type(self)
-        if self.brokers.brokers == HEURISTICS:  # compare's default list: RLSK's Table 1 instead
-            object.__setattr__(self, "brokers", BrokerConfig(RLSK_DEFAULT_BROKERS, self.brokers.checkpoint,
-                                                             self.brokers.window))
-        require(self.workload.is_generator and self.workload.generator_name == "rlsk", cls, "env", self.env,
+        require(self.workload.is_generator and self.workload.generator_name == "rlsk", cls, "env", self.environment,
                  "runs RLSK's federation on the rlsk workload; write `cloudsim compare rlsk ...`")
-        other = [b for b in self.brokers.brokers if b not in RLSK_DISPATCHERS]
-        require(not other, BrokerConfig, "brokers", self.brokers.brokers,
+        other = [b for b in self.chosen_brokers.brokers if b not in RLSK_DISPATCHERS]
+        require(not other, BrokerConfig, "brokers", self.chosen_brokers.brokers,
                  f"{', '.join(other)} cannot dispatch jobs to clusters; in RLSK's federation choose from "
                  f"{', '.join(RLSK_DISPATCHERS)}, or add --env cloudsim to run machine-level brokers on the "
                  f"rlsk workload")
-        require(self.brokers.window is None, BrokerConfig, "window", self.brokers.window,
+        require(self.chosen_brokers.window is None, BrokerConfig, "window", self.chosen_brokers.window,
                  "applies to brokers that pick among waiting tasks; RLSK's federation dispatches each job as it "
                  "arrives")
         if self.nodes is not None:
@@ -183,7 +186,7 @@ class CompareConfig(RunConfig):
 
     @property
     def federated(self) -> bool:
-        return self.env == "rlsk"
+        return self.environment == "rlsk"
 
     @property
     def deeprm_arrivals(self) -> str:
@@ -201,7 +204,7 @@ class CompareConfig(RunConfig):
     def default_sizes(self) -> str:
         """--sizes when not given: the code's for Poisson arrivals and whenever a learned DeepRM policy runs
         (`cloudsim train deeprm` trains on them, and so were the shipped checkpoints), else the paper's."""
-        learned = any(b in ("deeprm", "deeprm-plus") for b in self.brokers.brokers)
+        learned = any(b in ("deeprm", "deeprm-plus") for b in self.chosen_brokers.brokers)
         return "code" if self.deeprm_arrivals == "poisson" or learned else "paper"
 
     @property
@@ -231,8 +234,9 @@ class BenchConfig(RunConfig):
 
     writes_tables = False  # its --out holds a comparison, not each run's tables
 
+    DEFAULT_BROKERS = ("first-fit", "tetris", "deepjs")
+
     simulation: SimulationConfig = field(default_factory=TickedSimulationConfig)
-    brokers: BrokerConfig = field(default_factory=lambda: BrokerConfig(("first-fit", "tetris", "deepjs")))
     report: ReportConfig = field(default_factory=BenchReportConfig)
     candidate: str | None = option(
         None, "--candidate", "the broker compared with the others (default: deepjs if listed, else the last)")
@@ -242,7 +246,7 @@ class BenchConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         cls = type(self)
-        names = self.brokers.brokers
+        names = self.chosen_brokers.brokers
         require(len(names) >= 2, BrokerConfig, "brokers", names,
                  "bench compares a candidate with baselines: give two or more brokers")
         require(self.candidate is None or self.candidate in names, cls, "candidate", self.candidate,
@@ -257,5 +261,5 @@ class BenchConfig(RunConfig):
 
     @property
     def candidate_name(self) -> str:
-        names = self.brokers.brokers
+        names = self.chosen_brokers.brokers
         return self.candidate or ("deepjs" if "deepjs" in names else names[-1])

@@ -3,9 +3,11 @@ which checks how they fit together: everything `cloudsim replay` reads."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Mapping
+from typing import ClassVar, Mapping
 
 from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
 from agents import plugins
@@ -362,8 +364,8 @@ class PlotConfig:
 class BrokerConfig:
     """Which brokers run."""
 
-    brokers: tuple[str, ...] = option(
-        ("first-fit",), "--brokers", "brokers, comma-separated (the table in docs/guide/brokers.md)",
+    brokers: tuple[str, ...] | None = option(
+        None, "--brokers", "brokers, comma-separated (the table in docs/guide/brokers.md)",
         parse=name_list, metavar="NAMES", aliases=("--broker",))
     checkpoint: tuple[tuple[str, str], ...] = option(
         (), "--checkpoint", "weights for learned brokers, NAME=PATH[,NAME=PATH] (a bare PATH when one learned "
@@ -377,10 +379,32 @@ class BrokerConfig:
         parse=broker_option_list, metavar="NAME.KEY=VALUE")
 
     def __post_init__(self) -> None:
+        """Checks what these options say alone; with ``brokers=None`` (the command's default list, not
+        known yet) the checks that need the names wait for `named`."""
         cls = type(self)
         require(not isinstance(self.brokers, str), cls, "brokers", self.brokers,
                  "give the names as a tuple, e.g. BrokerConfig((\"first-fit\",))")
-        object.__setattr__(self, "brokers", tuple(self.brokers))
+        object.__setattr__(self, "options", tuple(self.options))
+        keys = [(name, key) for name, key, _ in self.options]
+        twice = sorted({f"{n}.{k}" for n, k in keys if keys.count((n, k)) > 1})
+        require(not twice, cls, "options", ", ".join(twice), "given twice; give each option once")
+        require(not any(key == "checkpoint" for _, key, _ in self.options), cls, "options", "checkpoint",
+                "give checkpoints with --checkpoint NAME=PATH")
+        if isinstance(self.checkpoint, str):  # a bare path from Python
+            object.__setattr__(self, "checkpoint", (("", self.checkpoint),))
+        if self.window is not None:
+            check_positive_whole(cls, "window", self.window, "visible tasks")
+        if self.brokers is not None:
+            object.__setattr__(self, "brokers", tuple(self.brokers))
+            self._check_names()
+
+    def named(self, default: tuple[str, ...]) -> "BrokerConfig":
+        """These options with the brokers they run: --brokers as given, else a command's ``default`` list
+        (a new config, checked whole: a bare --checkpoint PATH is assigned to the one learned broker)."""
+        return self if self.brokers is not None else dataclasses.replace(self, brokers=tuple(default))
+
+    def _check_names(self) -> None:
+        cls = type(self)
         choose = (f"choose from {', '.join(BROKERS)} (DeepRM's environment: {', '.join(DEEPRM_ENV_BROKERS)}; RLSK's "
                   f"federation: {', '.join(RLSK_DISPATCHERS)}), a broker an installed package declares (`cloudsim "
                   "brokers` lists them) or your own as module:Class or path/to/file.py:Class")
@@ -388,19 +412,11 @@ class BrokerConfig:
                  f"give one or more broker names separated by commas; {choose}")
         known = (*BROKERS, *DEEPRM_ENV_BROKERS, *RLSK_DISPATCHERS)
         check_user_brokers(cls, "brokers", self.brokers, known, choose)
-        object.__setattr__(self, "options", tuple(self.options))
         for name, key, _ in self.options:
             require(name in self.brokers, cls, "options", f"{name}.{key}",
                     f"{name} is not in --brokers ({', '.join(self.brokers)}); name a broker that runs")
-        keys = [(name, key) for name, key, _ in self.options]
-        twice = sorted({f"{n}.{k}" for n, k in keys if keys.count((n, k)) > 1})
-        require(not twice, cls, "options", ", ".join(twice), "given twice; give each option once")
-        require(not any(key == "checkpoint" for _, key, _ in self.options), cls, "options", "checkpoint",
-                "give checkpoints with --checkpoint NAME=PATH")
         repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
         require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
-        if isinstance(self.checkpoint, str):  # a bare path from Python
-            object.__setattr__(self, "checkpoint", (("", self.checkpoint),))
         learned = [b for b in self.brokers if b in LEARNED]
         require(not self.checkpoint or learned, cls, "checkpoint", ",".join(p for _, p in self.checkpoint),
                  f"applies to learned brokers ({', '.join(LEARNED)}) and --brokers names none; add one or leave "
@@ -422,8 +438,6 @@ class BrokerConfig:
                                                                             for n, p in self.checkpoint),
                  "names a broker twice; give one checkpoint per broker")
         object.__setattr__(self, "checkpoint", tuple(pairs))
-        if self.window is not None:
-            check_positive_whole(cls, "window", self.window, "visible tasks")
 
 
 def check_machine_table(workload: WorkloadConfig, cluster: ClusterConfig) -> None:
@@ -455,6 +469,9 @@ def check_user_brokers(section: type, name: str, brokers: tuple[str, ...], known
 class RunConfig:
     """Everything a replay needs; `compare` and `bench` add their own options."""
 
+    DEFAULT_BROKERS: ClassVar[tuple[str, ...]] = ("first-fit",)
+    """The brokers the command runs when --brokers is not given (what its help shows)."""
+
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     simulation: SimulationConfig = field(default_factory=SimulationConfig)
@@ -466,6 +483,16 @@ class RunConfig:
     def federated(self) -> bool:
         """Whether brokers act as RLSK's cluster-level dispatchers (`compare --env rlsk`)."""
         return False
+
+    @property
+    def default_brokers(self) -> tuple[str, ...]:
+        """The brokers this run runs when --brokers is not given."""
+        return self.DEFAULT_BROKERS
+
+    @cached_property
+    def chosen_brokers(self) -> BrokerConfig:
+        """The broker options with the brokers that run: --brokers as given, else `default_brokers`."""
+        return self.brokers.named(self.default_brokers)
 
     @property
     def writes_tables(self) -> bool:
@@ -488,13 +515,15 @@ class RunConfig:
             problem = place_problem(self.report.out, self.reads)
             require(problem is None, ReportConfig, "out", self.report.out, problem)
         check_machine_table(self.workload, self.cluster)
+        self.chosen_brokers  # checked now: a mistake is refused when the config is made
         self._check_core_brokers()
 
     def _check_core_brokers(self) -> None:
         """Refuse the names that only dispatch jobs in RLSK's federation (an oracle, say) on the core."""
         if self.federated:
             return
-        federation_only = [b for b in self.brokers.brokers if b in RLSK_DISPATCHERS and b not in BROKERS]
-        require(not federation_only, BrokerConfig, "brokers", self.brokers.brokers,
+        names = self.chosen_brokers.brokers
+        federation_only = [b for b in names if b in RLSK_DISPATCHERS and b not in BROKERS]
+        require(not federation_only, BrokerConfig, "brokers", names,
                  f"{', '.join(federation_only)} dispatches jobs to RLSK's clusters only; run it with `cloudsim compare "
                  f"rlsk --brokers {','.join(federation_only)}`")

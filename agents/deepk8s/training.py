@@ -1,0 +1,51 @@
+"""`train`: a Deepk8s agent trained with its config's algorithm (A2C, PPO or DAgger) into one folder."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from agents.deepk8s.broker import AGENT, POLICY_FILE, load_policy
+from agents.deepk8s.dagger import train_dagger
+from agents.deepk8s.envs import Workload
+from agents.deepk8s.sb3 import check_init, train_sb3
+from agents.deepk8s_config import Deepk8sConfig
+from agents.kit import TrainingLog, read_checkpoint, trim_log
+from cloudsim import ClusterSpec
+from cloudsim.envs import deepk8s_cluster
+
+
+def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
+          resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10,
+          device: str = "auto") -> Path:
+    """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
+
+    ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
+    to resume from (``model.zip`` or ``dagger.pt``), ``config.json`` and the log
+    (``log.csv``, ``log.jsonl``, one row per iteration), every ``save_every``
+    iterations and at the end. ``device`` (`agents.kit.DEVICES`) is where the
+    updates run (Stable-Baselines3 keeps its whole policy there; DAgger acts with
+    a CPU copy refreshed after each update).
+    """
+    import json
+
+    out = Path(out)
+    if config.init is not None and not resume:  # before anything is written
+        check_init(load_policy(config.init), config)
+    out.mkdir(parents=True, exist_ok=True)
+    cluster = cluster if cluster is not None else deepk8s_cluster()
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    if resume:  # the log goes on from the saved state, not from the last iteration logged
+        saved = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))
+        trim_log(out, int(saved["iterations"]))
+    trainer = train_dagger if config.algo == "dagger" else train_sb3
+    with TrainingLog(out, tensorboard=tensorboard) as log:
+        try:
+            return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
+                           save_every=save_every, device=device)
+        except KeyboardInterrupt as interrupted:
+            if (out / POLICY_FILE).is_file():
+                done = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))["iterations"]
+                interrupted.add_note(f"the training saved at iteration {done} is in {out}; add --resume to "
+                                     f"continue it")
+            raise

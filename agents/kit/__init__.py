@@ -1,0 +1,58 @@
+"""The learning kit: what every learned scheduler in agents/ needs, written once.
+
+docs/design.md ("Learned agents") asks that the algorithms a paper defines itself
+(REINFORCE with its baseline, behaviour cloning, DAgger) be one readable file
+each, sharing the same kit, so that each agent's file holds only its paper's
+ideas. DeepJS (`agents.deepjs`) was written first; what any other learned
+agent would otherwise copy from it lives here:
+
+* the policy-gradient arithmetic: `returns_to_go` and the zero-padded
+  per-decision baseline of DeepJS's Algorithm 2 (`baselines`);
+* checkpoints: `save_checkpoint` writes the weights, the optimiser state, the
+  config, the random states and anything else atomically; `read_checkpoint`
+  checks a file before anything uses it and says what is wrong and what to do
+  (`CheckpointError`, `CheckpointMismatchError`); `rng_state` / `restore_rng`
+  capture and restore the random generators, so a resumed training continues
+  exactly as an uninterrupted one would;
+* `TrainingLog`: one row per iteration in log.csv and log.jsonl (and
+  optionally TensorBoard), readable even when the run is killed;
+* `evaluate`: episodes of a policy on several workloads, through a
+  `cloudsim.runner.Runner` when given one;
+* `training_device`: the torch device a training's ``--device auto|cpu|cuda`` stands for.
+
+The kit imports torch only inside the functions that need it (checkpoints and
+random states): the arithmetic, the log and `evaluate` stay cheap to import,
+as the command line needs (torch takes seconds to import).
+
+The kit's modules: `returns`, `device`, `checkpoints` (with the file format and the random
+states), `log` and `evaluation`. Everything is importable from ``agents.kit``.
+"""
+
+from agents.kit.returns import baselines, returns_to_go
+from agents.kit.device import DEVICES, training_device
+from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, VERSION_KEY, CheckpointError, CheckpointMismatchError,
+                                    CheckpointNotFoundError, read_checkpoint, restore_rng, rng_state, save_checkpoint,
+                                    unusable_checkpoint)
+from agents.kit.log import TrainingLog, trim_log
+from agents.kit.evaluation import evaluate
+
+__all__ = [
+    "CHECKPOINT_KEYS",
+    "CheckpointError",
+    "CheckpointMismatchError",
+    "CheckpointNotFoundError",
+    "DEVICES",
+    "RNG_KEYS",
+    "TrainingLog",
+    "VERSION_KEY",
+    "baselines",
+    "evaluate",
+    "read_checkpoint",
+    "restore_rng",
+    "returns_to_go",
+    "rng_state",
+    "save_checkpoint",
+    "training_device",
+    "trim_log",
+    "unusable_checkpoint",
+]
