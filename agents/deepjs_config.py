@@ -6,14 +6,12 @@ and check a configuration without importing torch (which takes seconds).
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.checks import check_learning_rate
+from agents.checks import check_learning_rate, is_finite_number, is_whole
 from cloudsim import ClusterView
 
 __all__ = [
@@ -89,15 +87,6 @@ def needed_resources(features: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(FEATURE_RESOURCES[f] for f in features if f in FEATURE_RESOURCES))
 
 
-def _whole(value: object) -> bool:
-    # bool is an Integral too, but iterations=True is a mistake, not a count.
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
 @dataclass(frozen=True)
 class DeepJSConfig:
     """Everything that defines a DeepJS agent and its training; saved with every checkpoint.
@@ -141,34 +130,31 @@ class DeepJSConfig:
             raise ValueError(f"DeepJSConfig.hidden={self.hidden!r} lists no hidden layer; give layer sizes such as "
                              f"(3, 9, 6), Table 1's (--hidden 3,9,6)")
         for i, size in enumerate(self.hidden):
-            if not _whole(size) or size < 1:
+            if not is_whole(size) or size < 1:
                 raise ValueError(f"DeepJSConfig.hidden={self.hidden!r}: layer {i} has size {size!r}, but every layer "
                                  f"needs a whole number of units >= 1 (a zero-width layer cuts the network); "
                                  f"give sizes such as (3, 9, 6) (--hidden 3,9,6)")
-        if not _finite(self.learning_rate) or self.learning_rate <= 0:
-            raise ValueError(f"DeepJSConfig.learning_rate must be a finite number > 0, got {self.learning_rate!r}; "
-                             f"the paper uses 0.001 (--learning-rate 0.001)")
-        check_learning_rate(self)
-        if not _whole(self.iterations) or self.iterations < 1:
+        check_learning_rate(self, hint="the paper uses 0.001 (--learning-rate 0.001)")
+        if not is_whole(self.iterations) or self.iterations < 1:
             raise ValueError(f"DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), "
                              f"got {self.iterations!r}; the paper uses 10 (--iterations 10)")
-        if not _whole(self.trajectories) or self.trajectories < 1:
+        if not is_whole(self.trajectories) or self.trajectories < 1:
             raise ValueError(f"DeepJSConfig.trajectories must be a whole number >= 1 (trajectories per iteration), "
                              f"got {self.trajectories!r}; the paper uses 12 (--trajectories 12)")
-        if not _finite(self.gamma) or not 0 < self.gamma <= 1:
+        if not is_finite_number(self.gamma) or not 0 < self.gamma <= 1:
             raise ValueError(f"DeepJSConfig.gamma must be in (0, 1], got {self.gamma!r}; 1 (no discount) is "
                              f"Algorithm 2's")
-        if not _finite(self.tick) or self.tick <= 0:
+        if not is_finite_number(self.tick) or self.tick <= 0:
             raise ValueError(f"DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), "
                              f"got {self.tick!r}; DeepJS's reward of -1 per tick uses 1 (--tick 1)")
-        if not _whole(self.seed) or self.seed < 0:
+        if not is_whole(self.seed) or self.seed < 0:
             raise ValueError(f"DeepJSConfig.seed must be a whole number >= 0, got {self.seed!r} (--seed 0)")
         n = len(self.features)
-        if self.feature_mean and (len(self.feature_mean) != n or not all(_finite(v) for v in self.feature_mean)):
+        if self.feature_mean and (len(self.feature_mean) != n or not all(is_finite_number(v) for v in self.feature_mean)):
             raise ValueError(f"DeepJSConfig.feature_mean={self.feature_mean!r} needs one finite value per feature "
                              f"({n}: {', '.join(self.features)}); leave it empty to fit it on the training "
                              f"workload (DeepJSTrainer.fit_normaliser)")
-        if self.feature_std and (len(self.feature_std) != n or not all(_finite(v) and v > 0 for v in self.feature_std)):
+        if self.feature_std and (len(self.feature_std) != n or not all(is_finite_number(v) and v > 0 for v in self.feature_std)):
             raise ValueError(f"DeepJSConfig.feature_std={self.feature_std!r} needs one finite value > 0 per feature "
                              f"({n}: {', '.join(self.features)}; features are divided by it); leave it empty to "
                              f"fit it on the training workload (DeepJSTrainer.fit_normaliser)")

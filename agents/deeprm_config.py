@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from agents.checks import check_learning_rate
+from agents.checks import check_finite, check_learning_rate, check_whole, is_finite_number
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
 __all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
@@ -92,23 +92,20 @@ class DeepRMConfig:
             raise ValueError(f"DeepRMConfig.workload must be one of {ARRIVALS}, got {self.workload!r}")
         if self.hidden is None:
             object.__setattr__(self, "hidden", HIDDEN[self.network])
-        if not (isinstance(self.clone_jobsets, int) and self.clone_jobsets >= 0):
-            raise ValueError(f"DeepRMConfig.clone_jobsets must be a whole number >= 0, got {self.clone_jobsets!r}")
+        check_whole(self, ("clone_jobsets",), 0)
         if self.clone_jobsets and self.network != "cnn":
             raise ValueError("cloning SJF (clone_jobsets > 0) is DeepRM_Plus's first stage: use network 'cnn'")
         if not (0 < self.clone_accuracy <= 1 and isinstance(self.clone_epochs, int) and self.clone_epochs >= 1):
             raise ValueError("clone_accuracy must be in (0, 1] and clone_epochs a whole number >= 1")
-        for name in ("slots", "simu_len", "jobsets", "episodes", "iterations", "hidden", "max_actions"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-                raise ValueError(f"DeepRMConfig.{name} must be a whole number >= 1, got {value!r}")
+        check_whole(self, ("slots", "simu_len", "jobsets", "episodes", "iterations", "hidden", "max_actions"), 1)
         if self.mode not in MODES:
             raise ValueError(f"DeepRMConfig.mode must be one of {MODES}, got {self.mode!r}")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"DeepRMConfig.objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if not (self.learning_rate > 0 and 0 < self.rms_decay < 1 and self.rms_eps > 0):
-            raise ValueError("learning_rate and rms_eps must be > 0 and rms_decay in (0, 1)")
         check_learning_rate(self)
+        check_finite(self, ("rms_eps",), above=0)
+        if not (is_finite_number(self.rms_decay) and 0 < self.rms_decay < 1):
+            raise ValueError(f"rms_decay must be in (0, 1), got {self.rms_decay!r}")
         if not (0 < self.gamma <= 1):
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
         self.env_params()  # the load must be reachable with one arrival per step

@@ -144,11 +144,11 @@ def test_config_errors_name_the_choices():
     ({"hidden": (3, 0, 6)}, "DeepJSConfig.hidden=(3, 0, 6): layer 1 has size 0, but every layer needs a whole number "
                             "of units >= 1 (a zero-width layer cuts the network); give sizes such as (3, 9, 6)"),
     ({"hidden": (3, -2)}, "DeepJSConfig.hidden=(3, -2): layer 1 has size -2,"),
-    ({"learning_rate": 0.0}, "DeepJSConfig.learning_rate must be a finite number > 0, got 0.0; the paper uses 0.001 "
+    ({"learning_rate": 0.0}, "learning_rate must be a finite number > 0, got 0.0; the paper uses 0.001 "
                              "(--learning-rate 0.001)"),
-    ({"learning_rate": -0.001}, "DeepJSConfig.learning_rate must be a finite number > 0, got -0.001;"),
-    ({"learning_rate": math.nan}, "DeepJSConfig.learning_rate must be a finite number > 0, got nan;"),
-    ({"learning_rate": math.inf}, "DeepJSConfig.learning_rate must be a finite number > 0, got inf;"),
+    ({"learning_rate": -0.001}, "learning_rate must be a finite number > 0, got -0.001; the paper uses 0.001"),
+    ({"learning_rate": math.nan}, "learning_rate must be a finite number, got nan; the paper uses 0.001"),
+    ({"learning_rate": math.inf}, "learning_rate must be a finite number, got inf; the paper uses 0.001"),
     ({"gamma": 0.0}, "DeepJSConfig.gamma must be in (0, 1], got 0.0; 1 (no discount) is Algorithm 2's"),
     ({"gamma": 1.5}, "DeepJSConfig.gamma must be in (0, 1], got 1.5;"),
     ({"gamma": math.nan}, "DeepJSConfig.gamma must be in (0, 1], got nan;"),

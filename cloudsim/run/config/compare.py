@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS
 from cloudsim.run.output import folder_problem
 from cloudsim.run.config.fields import (
-    ConfigError, check_positive_whole, is_real, is_whole, load_list, option, real, real_list, require, seed_span,
+    ConfigError, check_positive_whole, is_finite_number, is_whole, load_list, option, real, real_list, require, seed_span,
     whole,
 )
 from cloudsim.run.config.sections import (
@@ -112,7 +112,7 @@ class CompareConfig(RunConfig):
         require(count <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS:,} seeds per load or "
                  "episode (each is a run); run several compares for more")
         if self.loads is not None:
-            require(len(self.loads) > 0 and all(is_real(v) and v > 0 for v in self.loads), cls, "loads",
+            require(len(self.loads) > 0 and all(is_finite_number(v) and v > 0 for v in self.loads), cls, "loads",
                      self.loads, "every load must be a finite fraction of capacity > 0")
             require(self.workload.is_generator, cls, "loads", self.loads,
                      "applies to generators; a trace runs as it is (use --chunks)")
@@ -124,7 +124,7 @@ class CompareConfig(RunConfig):
 
     def _check_fill(self) -> None:
         cls = type(self)
-        require(is_real(self.fill) and 0 < self.fill <= MAX_FILL, cls, "fill", self.fill,
+        require(is_finite_number(self.fill) and 0 < self.fill <= MAX_FILL, cls, "fill", self.fill,
                  f"must be a factor of the cluster's GPUs in (0, {MAX_FILL:g}], such as 1.3 (the paper's)")
         require(not self.workload.is_generator and self.workload.trace_format == "openb", cls, "fill", self.fill,
                  "fills a GPU cluster with the pods of an openb pod list: give the pod list as WORKLOAD with "
@@ -153,7 +153,7 @@ class CompareConfig(RunConfig):
         if self.slots is not None:
             check_positive_whole(cls, "slots", self.slots, "job slots")
         if self.knobs is not None:
-            require(len(self.knobs) > 0 and all(is_real(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
+            require(len(self.knobs) > 0 and all(is_finite_number(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
                      self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
             require("tetris-star" in self.chosen_brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
             require(len(set(self.knobs)) == len(self.knobs), cls, "knobs", self.knobs,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from agents.checks import is_finite_number, is_whole  # the project's number checks, written once
 from cloudsim.specs import parse_capacity
 
 class ConfigError(ValueError):
@@ -203,14 +204,6 @@ def require(ok: bool, section: type, name: str, value: object, problem: str) -> 
         raise ConfigError(flag_of(section, name), value, problem)
 
 
-def is_whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_real(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def check_choices(section: object) -> None:
     """Every option with a fixed set of values holds one of them (argparse checks the command line; this
     checks configs built in Python too)."""
@@ -233,7 +226,7 @@ def physical_memory() -> int | None:
 
 
 def check_positive_real(section: type, name: str, value: object, meaning: str) -> None:
-    require(is_real(value) and value > 0, section, name, value, f"must be a finite number > 0 ({meaning})")
+    require(is_finite_number(value) and value > 0, section, name, value, f"must be a finite number > 0 ({meaning})")
 
 
 def span_text(value: tuple | None) -> str:

@@ -18,7 +18,7 @@ from cloudsim.simulation import FAILURE_POLICIES
 from traces import GENERATORS
 from cloudsim.run.config.fields import (
     ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
-    broker_option_list, check_range, checkpoint_list, index_range, is_real, is_whole, name_list, option,
+    broker_option_list, check_range, checkpoint_list, index_range, is_finite_number, is_whole, name_list, option,
     physical_memory, real, require, span_text, time_window, whole,
 )
 
@@ -146,7 +146,7 @@ class WorkloadConfig:
             check_positive_real(cls, "softerror_downtime", self.softerror_downtime, "seconds")
         if self.window is not None:
             start, end = self.window
-            require(is_real(start) and is_real(end) and start < end, cls, "window", span_text(self.window),
+            require(is_finite_number(start) and is_finite_number(end) and start < end, cls, "window", span_text(self.window),
                      "need finite START < END (seconds of trace time)")
         if self.cache is not None:
             require(str(self.cache).strip() != "", cls, "cache", self.cache,
@@ -223,7 +223,7 @@ class ClusterConfig:
         if self.capacity is not None:
             require(len(self.capacity) > 0, cls, "capacity", "", "write NAME=NUMBER pairs, e.g. cpu=64,memory=1")
             for name, value in self.capacity.items():
-                require(is_real(value) and value >= 0, cls, "capacity", self.capacity,
+                require(is_finite_number(value) and value >= 0, cls, "capacity", self.capacity,
                          f"{name} must be a finite number >= 0")
             require(any(v > 0 for v in self.capacity.values()), cls, "capacity", self.capacity,
                      "every resource is 0: no task could ever run")
