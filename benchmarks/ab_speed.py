@@ -10,6 +10,10 @@ of its runs' simulation time (``sim_wall_s``; ``wall_s`` for a fill run), so sta
 
 Writes benchmarks/results/ab_speed.{md,json}. The default commands are the learned brokers' and FGD's
 decisions on their own workloads (the cost of `cloudsim.arithmetic`'s deterministic decision arithmetic).
+
+It runs the ``cloudsim`` command line in a fresh process per checkout, not `cloudsim.run` in this one, because
+each checkout's code must be imported on its own (``PYTHONPATH``); the commands themselves go through the run
+layer.
 """
 
 from __future__ import annotations

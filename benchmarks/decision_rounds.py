@@ -11,6 +11,10 @@ gives both medians and their ratio.
     python benchmarks/decision_rounds.py --against /tmp/base --jobs 1000 --brokers first-fit,sjf
 
 Writes benchmarks/results/decision_rounds.{md,json}.
+
+It calls the engine directly, not `cloudsim.run`, because it times `Simulation(...).run()` with its results, in
+a fresh process on either checkout; a run's ``sim_wall_s`` leaves the results out and its ``wall_s`` adds
+building the broker (and, in `compare`, generating the workload).
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ trained on 5 and on 10 machines.
     python benchmarks/deepjs_fitness_correlation.py --a runs/deepjs_5.pt --b runs/deepjs_10.pt --chunk 202
 
 Writes benchmarks/results/deepjs/deepjs_fitness_correlation.{png,json}.
+
+It calls the engine directly, not `cloudsim.run`, because it keeps the DeepJS broker it ran (made with
+``record=True``, on the cluster saved in agent A's checkpoint) to read the machine-task pairs of its trajectory,
+and a run builds its broker from a name and does not hand it back.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ Two parts, each a median over repeats:
     python benchmarks/deepjs_speed.py [--checkpoint PATH] [--chunks 0:5] [--repeats 3]
 
 Writes benchmarks/results/deepjs_speed.{md,json}.
+
+It calls the engine and `DeepJSTrainer` directly, not `cloudsim.run`, because it times `Simulation.run` alone
+(the broker made beforehand) and the trainer's `collect` and `update` apart, which ``cloudsim train deepjs``
+times only together, per iteration.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ mean) with its 95 % interval.
 Writes ``benchmarks/results/deepk8s/oracle.csv`` (a row per sequence: SJF's and the oracle's mean
 weighted turnaround and makespan, the oracle's play-outs) and ``oracle.md``. Seeds 200-399 are the
 held-out sequences of `benchmarks/claims.py`; training draws from seed 1,000 up.
+
+It calls the engine directly, not `cloudsim.run`, because `RolloutOracle` is no broker a run can name: it is
+built from each sequence's own jobs and cluster (the arrivals it looks ahead to), and its play-outs are read
+from it after the run.
 """
 
 from __future__ import annotations

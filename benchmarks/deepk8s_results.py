@@ -18,6 +18,10 @@ scheduler can get on these sequences at all.
     python benchmarks/deepk8s_results.py --seeds 20 --logs ppo=runs/ppo,a2c=runs/a2c,dagger=runs/dagger --oracle
 
 Writes benchmarks/results/deepk8s/{table1.md,table1.json,figure4.png,figure5.png,figure6.png}.
+
+It calls the engine directly, not `cloudsim.run`, because ``--oracle`` runs `RolloutOracle`, built from each
+sequence's own jobs (no broker a run can name), ``--extra`` runs the PPO broker under several checkpoints at
+once, and Figure 5 splits each run's jobs, which `compare`'s summary rows do not hold.
 """
 
 from __future__ import annotations

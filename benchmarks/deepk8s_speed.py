@@ -12,6 +12,10 @@ Measures, each as the median of ``--repeats`` runs:
     python benchmarks/deepk8s_speed.py --repeats 3
 
 Writes benchmarks/results/deepk8s/speed.{md,json}.
+
+It drives Deepk8s's environment and trainers directly, not `cloudsim.run`, because it measures environment steps
+under random masked actions and training iterations from the trainer's own log, which no replay, comparison or
+bench runs.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ The same held-out jobsets (seeds 0.. of DeepRM's code generator, never trained o
 The table gives each one's mean job slowdown over all jobs of all jobsets, side by side.
 
     python benchmarks/deeprm_core.py --seeds 20 --load 0.7
+
+It drives DeepRM's batched environment and the engine directly, not `cloudsim.run`, because it replays the very
+jobsets of DeepRM's environment in the core (converted here by `core_jobs`), which no workload of the run layer
+makes, and pools every job's slowdown over the jobsets.
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ The learned policies act by sampling (seeded), as the original evaluations do.
         --plus-log RUNP/log.csv --deeprm-log RUND/log.csv [--clone RUNP/clone.json]
 
 Writes benchmarks/results/deeprm_plus/ (figures, results.md, results.json).
+
+It drives DeepRM's batched environment directly, not `cloudsim.run`, because Figure 13 runs jobsets cut from the
+Alibaba v2018 sample (`traces.deeprm`), which ``compare --env deeprm`` does not take, and Figures 8, 9 and 13
+pool the jobs of all the jobsets where `compare` averages per jobset.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ turnaround of each, best first.
 
     python benchmarks/deeprm_plus_select.py runs/plus/snap_*.pt agents/checkpoints/deeprm-plus.pt \
         --out benchmarks/results/deeprm_plus/training/selection.csv
+
+It drives DeepRM's batched environment directly, not `cloudsim.run`, because it scores each checkpoint with
+`deeprm_plus_results.py`'s own `held_out` and `run`, so that the choice is measured exactly as the results are.
 """
 
 from __future__ import annotations

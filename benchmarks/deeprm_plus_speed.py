@@ -10,6 +10,10 @@ iteration (rollout and update) and epoch, and the iterations per hour.
 
 Writes benchmarks/results/deeprm_plus/speed.json (one entry per ``--label``, so that
 two commits can be measured into one file; ``--label`` defaults to the commit).
+
+It calls DeepRM's trainer and `agents.deeprm_plus.clone` directly, not `cloudsim.run`, because it times each
+cloning epoch on its own (through ``on_epoch``), which ``cloudsim train deeprm-plus`` does not log, and runs
+REINFORCE with the shipped training's config.json as it is.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@
         --log70 RUN70/log.csv [--completion130 RUNC/policy.pt]
 
 Writes benchmarks/results/deeprm/ (figures, results.md, results.json).
+
+It drives DeepRM's batched environment directly, not `cloudsim.run`, because Figure 7 looks at every step (the
+jobs that fit but are withheld), and Figures 4 and 5 run two DeepRM checkpoints side by side and pool every job
+of a load's jobsets, where ``compare --env deeprm`` takes one checkpoint per broker and averages per jobset.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ Measures, each the median of ``--repeats`` runs:
     python benchmarks/deeprm_speed.py --repeats 3
 
 Writes benchmarks/results/deeprm/speed.{md,json}.
+
+It drives DeepRM's environment and trainer directly, not `cloudsim.run`, because it measures environment steps
+(one `DeepRMEnv`, and a `DeepRMBatch` with and without the image) and single training iterations, which no
+replay, comparison or bench runs.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ same work `cloudsim train deeprm-plus --device ...` does once an iteration. Medi
 after one warm-up; the GPU is synchronised before each clock read. Writes JSON.
 
     python benchmarks/device_speed.py --out benchmarks/results/device_speed.json
+
+It calls `agents.deeprm.update` directly, not `cloudsim.run`, because it times the update alone, on random
+snapshots and with the GPU synchronised around it, apart from the rollouts a training also runs.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ replayed through the engine; at each decision round the allocated GPU and the fr
 benchmarks/results/gpu_replay/: ``replay.md`` (per policy: mean and peak allocated GPU, mean fragmentation over
 time, pods that waited, mean and 95th-percentile wait), ``replay.csv``, and ``over_time.png`` (allocated GPU
 and fragmentation over time).
+
+It calls the engine directly, not `cloudsim.run`, because it divides the arrival times by ``--speedup`` (the run
+layer's ``--load`` scales a trace to an offered load instead) and averages the `GpuSampler`'s curves up to the
+last arrival, where a run's summary averages them up to the makespan and keeps no curve.
 """
 
 from __future__ import annotations

@@ -34,6 +34,10 @@ carries over fork and exec is far below it; the process's VmHWM is reported besi
     python benchmarks/jobs_range.py --rows 300000 --repeats 1
 
 Writes benchmarks/results/jobs_range.{md,json}.
+
+It calls the loader directly, not `cloudsim.run`, because it measures the `load_alibaba_v2018` call alone
+(seconds and peak memory), on this code and on an older commit's `traces`; a replay would add slicing, checks
+and simulation to both.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ matrix (machines x ready tasks).
     python benchmarks/replay_speed.py --quick         # without the whole-file replays
 
 Writes benchmarks/results/replay_speed.{md,json} and decision_cost.png.
+
+Its replays run ``cloudsim replay`` in a fresh process; the decision timing calls the engine directly, not
+`cloudsim.run`, because it wraps each broker to time every `decide` call and reads the samples back from it, and
+a run builds its broker from a name and does not hand it back.
 """
 
 from __future__ import annotations

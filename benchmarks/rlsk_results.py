@@ -30,6 +30,10 @@
         [--policy-at 1.0=PATH] [--bound-seeds 60]
 
 Writes benchmarks/results/rlsk/ (figure4.png, figure5.png .. figure9.png, results.md, results.json).
+
+It calls the engine directly, not `cloudsim.run`, because Figures 5-9 draw each cluster's utilisation from the
+run's whole result, the metrics use the reward weights of the trained policy (the run layer's use the defaults),
+and ``--policy-at`` runs a second RLSK checkpoint beside the first.
 """
 
 from __future__ import annotations

@@ -29,6 +29,11 @@ commit are in ``LANDED``.
     python benchmarks/round_goals.py --rows floor,first-fit --repeats 5
 
 Writes benchmarks/results/round_goals.{md,json}.
+
+Its CloudSimPy rows run ``cloudsim replay`` and its start-up row ``cloudsim --help``, each in a fresh process;
+the others call SimPy, the engine or the Deepk8s environment directly, not `cloudsim.run`, because they measure
+the engine's own costs (a decision's floor, decisions per second, a streamed run's process time and peak
+memory), which the run layer's resolve step and runner would add to.
 """
 
 from __future__ import annotations

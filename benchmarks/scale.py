@@ -22,6 +22,10 @@ trace; the projection is only as good as the line, and says so.
 
 Writes benchmarks/results/scale.{md,json} and scale.png; with ``--append`` the cases
 join those already in scale.json (a case run again replaces its earlier row).
+
+It calls the engine directly, not `cloudsim.run`, because it measures the engine's own time and peak memory per
+process, with the jobs' generation timed apart in memory mode; there the run layer's resolve step would add its
+checks over every job, and a rebased copy of them, to both.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ imports and job building; the whole first and second loads are reported too.
     python benchmarks/trace_conversion.py --stream-rows 500000,1000000 --repeats 1   # quicker
 
 Writes benchmarks/results/trace_conversion.{md,json} and conversion_memory.png.
+
+It calls the loaders directly, not `cloudsim.run`, because it measures the conversion to Parquet
+(`cached_parquet`) and its peak memory, with nothing simulated; a replay would add building the jobs, its checks
+and the runs to each process.
 """
 
 from __future__ import annotations

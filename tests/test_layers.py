@@ -28,3 +28,20 @@ def test_every_engine_module_is_under_the_engine_contract():
     engine |= {f"cloudsim.{path.name}" for path in (ROOT / "cloudsim").iterdir()
                if (path / "__init__.py").is_file() and path.name not in ("run", "cli")}
     assert engine - listed == set(), "add these engine modules to setup.cfg's engine-up contract"
+
+
+def test_the_config_package_exports_configs_and_moved_helpers_warn():
+    """`cloudsim.run.config` exports the commands' configs and ConfigError; a parsing or training helper it
+    exported before still imports from it for one release, with a warning naming its module."""
+    import pytest
+
+    import cloudsim.run.config as config
+    import cloudsim.run.config.fields as fields
+
+    assert {"RunConfig", "CompareConfig", "BenchConfig", "TuneConfig", "LeaderboardConfig", "ConfigError"} <= set(
+        config.__all__)
+    assert not {"option", "whole", "seed_span", "check_training_folder"} & set(config.__all__)
+    with pytest.warns(DeprecationWarning, match="import it from there"):
+        assert config.whole is fields.whole
+    with pytest.raises(AttributeError):
+        config.nothing_here

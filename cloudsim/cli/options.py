@@ -13,7 +13,8 @@ import argparse
 import dataclasses
 from typing import Any
 
-from cloudsim.run.config import ConfigError, Option, options_of
+from cloudsim.run.config import ConfigError
+from cloudsim.run.config.fields import Option, options_of
 
 __all__ = ["add_section", "build", "given", "parse_given"]
 

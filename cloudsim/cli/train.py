@@ -12,7 +12,7 @@ from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
 from cloudsim.run.output import resumable_or_nothing
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
-from cloudsim.run.config import TRAINING_RUN_FIELDS
+from cloudsim.run.config.training import TRAINING_RUN_FIELDS
 from cloudsim.run.train_deepk8s import Deepk8sTrainConfig, train_deepk8s
 from cloudsim.run.train_deeprm import DeepRMPlusTrainConfig, DeepRMTrainConfig, train_deeprm
 from cloudsim.run.train_rlsk import RLSKTrainConfig, train_rlsk

@@ -19,18 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from agents.deepjs_config import DeepJSConfig
-from cloudsim.run.config import (
-    ClusterConfig,
-    ConfigError,
-    RunnerConfig,
-    WorkloadConfig,
-    flag_of,
-    name_list,
-    span_text,
-    option,
-    real,
-    whole,
-)
+from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, WorkloadConfig
+from cloudsim.run.config.fields import flag_of, name_list, option, real, span_text, whole
 from cloudsim.run.config.sections import check_machine_table
 from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 from cloudsim.run.output import parent_problem

@@ -17,8 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.deepk8s_config import ALGORITHMS, NETWORKS, OPTIMIZERS, Deepk8sConfig
-from cloudsim.run.config import (ConfigError, check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers, option,
-                                 real, saved_agent_config, training_agent_config, whole)
+from cloudsim.run.config import ConfigError
+from cloudsim.run.config.fields import option, real, whole
+from cloudsim.run.config.training import (
+    check_agent_settings, check_resumed_settings, check_training_folder, check_training_numbers,
+    saved_agent_config, training_agent_config
+)
 from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]

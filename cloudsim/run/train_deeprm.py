@@ -19,8 +19,12 @@ from pathlib import Path
 
 from agents.deeprm_config import DeepRMConfig
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES
-from cloudsim.run.config import (ConfigError, check_resumed_settings, check_training_folder, check_training_numbers, option,
-                                 real, saved_agent_config, training_agent_config, whole)
+from cloudsim.run.config import ConfigError
+from cloudsim.run.config.fields import option, real, whole
+from cloudsim.run.config.training import (
+    check_resumed_settings, check_training_folder, check_training_numbers, saved_agent_config,
+    training_agent_config
+)
 from cloudsim.run.config.training import DEVICE_HELP, DEVICES, check_device
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]

@@ -14,14 +14,9 @@ import math
 from dataclasses import dataclass, field
 
 from cloudsim.run.config import (
-    DEFAULT_CAPACITY,
-    DEFAULT_MACHINES,
-    ConfigError,
-    RunConfig,
-    UNLOADED_GENERATORS,
-    WorkloadConfig,
-    span_text,
+    ConfigError, DEFAULT_CAPACITY, DEFAULT_MACHINES, RunConfig, UNLOADED_GENERATORS, WorkloadConfig
 )
+from cloudsim.run.config.fields import span_text
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from traces import (
     EmptyWorkloadError,

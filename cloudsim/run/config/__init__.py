@@ -17,35 +17,24 @@ The package holds one module per concern: `fields` (how an option is declared,
 parsed and checked; `ConfigError`), `sections` (the sections of a run and
 `RunConfig`, a replay's options), `compare` (`CompareConfig`, `BenchConfig`),
 `training` (the checks every ``cloudsim train AGENT`` shares), `leaderboard` and
-`tune`. Everything is importable from here. The configs declare and check
-options only; `cloudsim.run.resolve` turns one into what the runner needs.
+`tune`. The commands' configs, their constants and `ConfigError` are importable
+from here; how an option is declared and parsed, and the training checks, from
+their modules. The configs declare and check options only; `cloudsim.run.resolve`
+turns one into what the runner needs.
 """
 
 from __future__ import annotations
 
-from cloudsim.run.config.fields import (  # noqa: F401
-    ConfigError, Option, checkpoint_list, flag_of, index_range, load_list, name_list, option, options_of, real,
-    real_list, seed_span, span_text, time_window, whole,
-)
-from cloudsim.run.config.sections import (  # noqa: F401
+from cloudsim.run.config.fields import ConfigError
+from cloudsim.run.config.sections import (
     BYTES_PER_MACHINE, BrokerConfig, ClusterConfig, DEFAULT_CAPACITY, DEFAULT_GENERATOR, DEFAULT_LOAD,
     DEFAULT_MACHINES, FORMATS, GENERATOR_WINDOWS, HEURISTICS, MAX_SEEDS, PlotConfig, ReplayReportConfig,
     ReportConfig, RunConfig, RunnerConfig, SWF_SUFFIXES, SimulationConfig, TickedSimulationConfig,
     UNLOADED_GENERATORS, WorkloadConfig,
 )
-from cloudsim.run.config.compare import (  # noqa: F401
-    BenchConfig, CompareConfig, DEEPRM_DEFAULT_BROKERS, ENVIRONMENTS, RLSK_DEFAULT_BROKERS,
-)
-from cloudsim.run.config.training import (  # noqa: F401
-    TRAINING_RUN_FIELDS, check_agent_settings, check_resumed_settings, check_training_folder,
-    check_training_numbers, saved_agent_config, training_agent_config,
-)
-from cloudsim.run.config.leaderboard import (  # noqa: F401
-    LEADERBOARD_WORKLOADS, LeaderboardConfig,
-)
-from cloudsim.run.config.tune import (  # noqa: F401
-    DEEPK8S_SPACE, TuneConfig,
-)
+from cloudsim.run.config.compare import BenchConfig, CompareConfig, DEEPRM_DEFAULT_BROKERS, ENVIRONMENTS, RLSK_DEFAULT_BROKERS
+from cloudsim.run.config.leaderboard import LEADERBOARD_WORKLOADS, LeaderboardConfig
+from cloudsim.run.config.tune import DEEPK8S_SPACE, TuneConfig
 
 __all__ = [
     "BYTES_PER_MACHINE",
@@ -67,7 +56,6 @@ __all__ = [
     "LEADERBOARD_WORKLOADS",
     "LeaderboardConfig",
     "MAX_SEEDS",
-    "Option",
     "PlotConfig",
     "RLSK_DEFAULT_BROKERS",
     "ReplayReportConfig",
@@ -76,28 +64,30 @@ __all__ = [
     "RunnerConfig",
     "SWF_SUFFIXES",
     "SimulationConfig",
-    "TRAINING_RUN_FIELDS",
     "TickedSimulationConfig",
     "TuneConfig",
     "UNLOADED_GENERATORS",
     "WorkloadConfig",
-    "check_agent_settings",
-    "check_resumed_settings",
-    "check_training_folder",
-    "check_training_numbers",
-    "checkpoint_list",
-    "flag_of",
-    "index_range",
-    "load_list",
-    "name_list",
-    "option",
-    "options_of",
-    "real",
-    "real_list",
-    "saved_agent_config",
-    "seed_span",
-    "span_text",
-    "time_window",
-    "training_agent_config",
-    "whole",
 ]
+
+_MOVED = {
+    **dict.fromkeys(("Option", "checkpoint_list", "flag_of", "index_range", "load_list", "name_list", "option",
+                     "options_of", "real", "real_list", "seed_span", "span_text", "time_window", "whole"),
+                    "cloudsim.run.config.fields"),
+    **dict.fromkeys(("TRAINING_RUN_FIELDS", "check_agent_settings", "check_resumed_settings", "check_training_folder",
+                     "check_training_numbers", "saved_agent_config", "training_agent_config"),
+                    "cloudsim.run.config.training"),
+}
+"""Helpers this package exported in cloudsim 0.1.0: they still import from here, with a warning, for one release."""
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
+        import warnings
+
+        warnings.warn(f"cloudsim.run.config.{name} is a helper of {_MOVED[name]}; import it from there (this "
+                      f"package exports the commands' configs and ConfigError; the old path goes in the next "
+                      f"release)", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module 'cloudsim.run.config' has no attribute {name!r}")
