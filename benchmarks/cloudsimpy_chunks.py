@@ -9,7 +9,8 @@ chunk, which results it moves:
     python benchmarks/cloudsimpy_chunks.py                     # writes results/cloudsimpy_chunks.json
     python benchmarks/cloudsimpy_chunks.py --against OLD.json  # also lists every run that differs from OLD
 
-About two minutes on the 2-core machine.
+About two minutes on the 2-core machine. The runs go through the run layer (`cloudsim.run.replay`), as
+``cloudsim replay jobs.csv --format cloudsimpy --chunk-size 10 --machines 5 --tick 1`` runs them.
 """
 
 from __future__ import annotations
@@ -26,23 +27,21 @@ BROKERS = ("first-fit", "tetris")
 
 
 def replay_every_chunk(trace: Path) -> dict[str, list[float]]:
+    """Each broker on every chunk, through the run layer (`cloudsim.run.replay`), as ``cloudsim replay`` runs it."""
     from tqdm.auto import tqdm
 
-    from agents import make_broker
-    from cloudsim import ClusterSpec, simulate
-    from traces import job_chunk, load_cloudsimpy
+    from cloudsim.run import (BrokerConfig, ClusterConfig, RunConfig, RunnerConfig, SimulationConfig, WorkloadConfig,
+                              replay)
 
-    jobs = load_cloudsimpy(trace)
-    chunks = (len(jobs) + 9) // 10
-    cluster = ClusterSpec.uniform(5, {"cpu": 64, "memory": 1, "disk": 1})
-    runs = {}
-    with tqdm(total=len(BROKERS) * chunks, unit="run", desc="chunks") as bar:
-        for broker in BROKERS:
-            for chunk in range(chunks):
-                summary = simulate(cluster, job_chunk(jobs, 10, chunk), make_broker(broker), tick=1).summary
-                runs[f"{broker}/{chunk}"] = [summary["makespan"], summary["avg_completion"], summary["avg_slowdown"]]
-                bar.update()
-    return runs
+    config = RunConfig(workload=WorkloadConfig(str(trace), format="cloudsimpy", chunk_size=10),
+                       cluster=ClusterConfig(machines=5, capacity={"cpu": 64, "memory": 1, "disk": 1}),
+                       simulation=SimulationConfig(tick=1), brokers=BrokerConfig(BROKERS),
+                       runner=RunnerConfig(workers=1))
+    with tqdm(unit="run", desc="chunks") as bar:
+        rows = replay(config, on_row=lambda row: bar.update()).rows
+    order = {broker: k for k, broker in enumerate(BROKERS)}
+    return {f"{row['broker']}/{row['chunk']}": [row["makespan"], row["avg_completion"], row["avg_slowdown"]]
+            for row in sorted(rows, key=lambda row: (order[row["broker"]], row["chunk"]))}
 
 
 def differences(old: dict, new: dict) -> list[str]:

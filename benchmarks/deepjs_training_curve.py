@@ -8,6 +8,10 @@ plots (heuristic - DeepJS) per chunk, with a running count of wins and losses.
     python benchmarks/deepjs_training_curve.py --checkpoint runs/deepjs.pt
 
 Writes benchmarks/results/deepjs/deepjs_training_curve.{png,md,json}.
+
+It calls the engine directly, not `cloudsim.run`, because it replays the chunks on the cluster saved in the
+checkpoint (its machines as they were, which may be drawn from a table with capacities of their own) and with
+its tick, which no ``--machines``/``--capacity`` of the run layer restates.
 """
 
 from __future__ import annotations

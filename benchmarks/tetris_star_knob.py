@@ -4,6 +4,9 @@ DeepRM does not give the knob that mixes packing and shortness in Tetris*; this
 sweep shows how much the choice matters. Writes results/tetris_star_knob.md.
 
     python benchmarks/tetris_star_knob.py [--seeds 30]
+
+It calls the engine directly, not `cloudsim.run`, because it runs Tetris* at five knobs side by side on each
+workload, and a comparison names each broker once (``--broker-options`` gives one knob per broker).
 """
 
 from __future__ import annotations

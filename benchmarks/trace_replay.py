@@ -18,6 +18,10 @@ them share one private Parquet cache, filled once (also in a child process) befo
 
 Writes benchmarks/results/trace_replay.{md,json}, replay_v2017_utilisation.png and
 replay_v2018_utilisation.png.
+
+It calls the loaders and the engine directly, not `cloudsim.run`, because it measures the whole trace's loading
+(seconds and peak memory of the process) and draws each run's machine events and utilisation over time, which
+a replay's rows do not hold.
 """
 
 from __future__ import annotations
