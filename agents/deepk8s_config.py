@@ -13,9 +13,12 @@ from pathlib import Path
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 
-__all__ = ["ALGORITHMS", "BROKER_NAMES", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
+EXPERTS = ("sjf", "oracle")
+"""DAgger's expert: SJF on the window (the paper's), or the rollout oracle (`agents.rollout.RolloutOracle`),
+which knows the whole sequence and plays every candidate out with SJF."""
 OPTIMIZERS = ("adam", "sgd")
 NETWORKS = ("pairs", "flat")
 BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
@@ -74,6 +77,9 @@ class Deepk8sConfig:
         tasks: tasks per training sequence.
         dagger_episodes: episodes the learner plays per DAgger iteration.
         dagger_updates: minibatch steps per DAgger iteration on the aggregated set.
+        expert: DAgger's expert (`EXPERTS`): "sjf", or "oracle", the rollout oracle, whose
+            labels cost a play-out per candidate action (about 15-30 s a sequence of 250 tasks).
+            PPO and A2C ignore it (a PPO training that starts from a DAgger policy keeps its config).
         seed: seeds the networks, the environments and the workload draws.
         init: a trained policy (``policy.pt``) whose actor started this PPO or
             A2C training (e.g. DAgger's: imitation, then reinforcement), or None
@@ -101,6 +107,7 @@ class Deepk8sConfig:
     tasks: int = 250
     dagger_episodes: int = 2
     dagger_updates: int = 16
+    expert: str = "sjf"
     seed: int = 0
     init: str | None = None
 
@@ -111,6 +118,8 @@ class Deepk8sConfig:
             raise ValueError(f"network must be one of {', '.join(NETWORKS)}, got {self.network!r}")
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}, got {self.algo!r}")
+        if self.expert not in EXPERTS:
+            raise ValueError(f"expert must be one of {', '.join(EXPERTS)}, got {self.expert!r}")
         if self.init is not None and self.algo == "dagger":
             raise ValueError("init applies to PPO and A2C; DAgger starts from scratch")
         check_whole(self, ("iterations", "envs", "steps_per_env", "a2c_steps", "epochs", "minibatch", "window",

@@ -46,6 +46,46 @@ def test_daggers_set_holds_every_visited_state_with_sjfs_label(tmp_path):
     assert masks[np.arange(len(labels)), labels].all()  # every label is a possible action
 
 
+def oracle_case() -> list[JobSpec]:
+    # One machine of 10 cpu. R (cpu 1, 100 long) runs from t=0; A (cpu 9, 4 long) arrives at 0.5 and B (cpu 9,
+    # 1 long) at 1. SJF starts A at 0.5, so B waits until 4.5: weighted turnarounds A 1, B (5.5 - 1) / 1 = 4.5.
+    # Waiting at 0.5 lets B run first at 1: B 1, A (6 - 0.5) / 4 = 1.375, 3.125 less, and only a look-ahead sees it.
+    return [task_job("R", 0.0, 1, 100), task_job("A", 0.5, 9, 4), task_job("B", 1.0, 9, 1)]
+
+
+def test_the_oracle_labels_the_wait_that_sjf_misses():
+    from agents.deepk8s.dagger import oracle_labels
+
+    cluster = ClusterSpec.uniform(1, {"cpu": 10, "memory": 64})
+    config = Deepk8sConfig(algo="dagger", expert="oracle", **TINY)
+    wait = config.window  # one machine: actions 0-9 are (slot, machine 0), 10 waits
+    # The trajectory: R now (slot 0), wait at 0.5, B (slot 1 after A) at 1, then A when B ends.
+    played = np.array([0, wait, 1, 0])
+    assert list(oracle_labels(config, lambda seed: oracle_case(), cluster, 7, played)) == [0, wait, 1, 0]
+    # Where the learner did not wait, the oracle still labels each state it reached: at 0.5 it would wait.
+    assert oracle_labels(config, lambda seed: oracle_case(), cluster, 7, np.array([0, 0, 0]))[1] == wait
+
+
+def test_an_oracle_dagger_training_is_the_same_for_any_number_of_workers_and_keeps_its_labels(tmp_path, monkeypatch):
+    from agents.deepk8s import dagger
+
+    config = Deepk8sConfig(algo="dagger", expert="oracle", **{**TINY, "dagger_episodes": 3, "tasks": 6})
+    workload = lambda seed: small(seed, 6)  # noqa: E731
+    train(config, workload, tmp_path / "one", progress=False)
+    train(config, workload, tmp_path / "two", progress=False, workers=2)
+    a = read_checkpoint(tmp_path / "one" / "dagger.pt", agent="deepk8s-dagger")
+    b = read_checkpoint(tmp_path / "two" / "dagger.pt", agent="deepk8s-dagger")
+    assert torch.equal(a["labels"], b["labels"]) and all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    assert len(list((tmp_path / "one" / dagger.LABELS).glob("*.npz"))) == 2 * 3  # every episode's labels kept
+    # A training stopped in an iteration labels again only what it had not kept: here nothing.
+    (tmp_path / "one" / "dagger.pt").unlink()
+    (tmp_path / "one" / "policy.pt").unlink()
+    monkeypatch.setattr(dagger, "oracle_labels", lambda *args: pytest.fail("labelled again"))
+    train(config, workload, tmp_path / "one", progress=False)
+    again = read_checkpoint(tmp_path / "one" / "dagger.pt", agent="deepk8s-dagger")
+    assert torch.equal(again["labels"], a["labels"])
+
+
 def test_a_resumed_dagger_training_ends_exactly_as_an_uninterrupted_one(tmp_path):
     config = Deepk8sConfig(algo="dagger", **{**TINY, "iterations": 3})
     train(config, small, tmp_path / "straight", progress=False)
@@ -118,6 +158,9 @@ def test_train_resume_and_compare_from_the_command_line(tmp_path, capsys):
     (["--iterations", "0"], ["--iterations", ">= 1"]),
     (["--entropy", "-1"], ["--entropy", ">= 0"]),
     (["--algo", "dqn"], ["--algo", "ppo"]),
+    (["--expert", "oracle"], ["--expert oracle", "applies to DAgger; add --algo dagger"]),
+    (["--algo", "dagger", "--workers", "2"], ["--workers 2", "add --algo dagger --expert oracle"]),
+    (["--algo", "dagger", "--expert", "oracle", "--workers", "0"], ["--workers 0", ">= 1"]),
 ])
 def test_training_mistakes_get_one_clear_message(tmp_path, capsys, argv, words):
     code, _, err = cli(["train", "deepk8s", "--out", str(tmp_path / "run"), *argv], capsys)

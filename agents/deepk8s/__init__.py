@@ -34,9 +34,9 @@ from agents.deepk8s.envs import Workload, expert_action, make_env
 from agents.deepk8s.sb3 import check_init, from_sb3, sb3_policy, to_sb3, train_sb3
 from agents.deepk8s.dagger import train_dagger
 from agents.deepk8s.training import train
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 
 __all__ = ["AGENT", "ActorCritic", "Deepk8sBroker", "Deepk8sConfig", "Deepk8sPolicy", "PairActorCritic", "POLICY_FILE",
            "Workload", "check_init", "expert_action", "from_sb3", "load_policy", "make_env", "make_network",
-           "masked_logits", "optimizer_class", "save_policy", "sb3_policy", "to_sb3", "train", "train_dagger",
-           "train_sb3"]
+           "masked_logits", "optimizer_class", "save_policy", "sb3_policy", "shipped_checkpoint", "to_sb3", "train",
+           "train_dagger", "train_sb3"]

@@ -1,9 +1,19 @@
 """Deepk8s's imitation of SJF by DAgger (eq. 5): the learner acts, the expert labels every state it
-visits, and the aggregated labels are fitted with an entropy bonus."""
+visits, and the aggregated labels are fitted with an entropy bonus.
+
+The expert is SJF on the window (the paper's), or the rollout oracle (`agents.rollout.RolloutOracle`,
+``expert="oracle"``), which knows the whole sequence. An oracle's label costs a play-out per candidate
+action, so the oracle labels an iteration's episodes after the learner has played them: each episode is
+replayed from its seed and actions (the environment is deterministic) in ``workers`` processes, and its
+labels are kept in ``out/oracle-labels/`` as soon as they are made, so that a stopped training resumes
+without labelling them again. The labels, and so the training, are the same for any number of workers.
+"""
 
 from __future__ import annotations
 
 import copy
+import multiprocessing
+import signal
 import time
 from pathlib import Path
 
@@ -16,16 +26,87 @@ from agents.deepk8s.network import make_network, masked_logits, optimizer_class
 from agents.deepk8s_config import Deepk8sConfig
 from agents.heuristics import ShortestJobFirst, Windowed
 from agents.kit import TrainingLog, read_checkpoint, restore_rng, rng_state, save_checkpoint, training_device
+from agents.rollout import RolloutOracle
 from cloudsim import ClusterSpec
+
+LABELS = "oracle-labels"
+"""The folder of a training's ``out`` where the oracle's labels of each episode are kept."""
+
+
+def oracle_labels(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec, seed: int,
+                  actions: np.ndarray) -> np.ndarray:
+    """The rollout oracle's action in each state of the episode that ``env.reset(seed=seed)`` starts and
+    ``actions`` play (the learner's): the oracle knows the episode's whole sequence and continues with SJF."""
+    env = make_env(config, workload, cluster)
+    _, info = env.reset(seed=seed)
+    jobs = workload(info["workload_seed"])
+    oracle = RolloutOracle(jobs, cluster, lambda: Windowed(ShortestJobFirst(), config.window), window=config.window,
+                           max_wait=config.max_wait)
+    labels = np.empty(len(actions), dtype=np.int64)
+    for step, action in enumerate(actions):
+        labels[step] = expert_action(env, oracle)
+        env.step(int(action))
+    return labels
+
+
+_SHARED: tuple = ()  # (config, workload, cluster) of the labelling processes, inherited when they fork
+
+
+def _label_episode(task: tuple[int, np.ndarray]) -> np.ndarray:
+    return oracle_labels(*_SHARED, *task)
+
+
+def _quiet() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the training, which ends the workers
+
+
+def label_with_oracle(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec, episodes: list,
+                      folder: Path, iteration: int, workers: int) -> list[np.ndarray]:
+    """The oracle's labels of ``episodes`` (``(seed, actions)`` each), in their order: read from ``folder``
+    where an earlier run of this iteration kept them (for the same actions), else made in ``workers``
+    processes and kept there as each episode is done."""
+    global _SHARED
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"{iteration:05d}-{k:03d}.npz" for k in range(len(episodes))]
+    labels: list[np.ndarray | None] = [None] * len(episodes)
+    for k, (path, (_, actions)) in enumerate(zip(paths, episodes)):
+        if path.is_file():
+            kept = np.load(path)
+            if np.array_equal(kept["actions"], actions):
+                labels[k] = kept["labels"]
+    todo = [k for k, found in enumerate(labels) if found is None]
+
+    def keep(k: int, made: np.ndarray) -> None:
+        labels[k] = made
+        partial = paths[k].with_name(f".{paths[k].name}")
+        with open(partial, "wb") as handle:  # whole or absent: written aside, then renamed
+            np.savez(handle, actions=episodes[k][1], labels=made)
+        partial.replace(paths[k])
+
+    if workers <= 1 or len(todo) <= 1:
+        for k in todo:
+            keep(k, oracle_labels(config, workload, cluster, *episodes[k]))
+        return labels
+    _SHARED = (config, workload, cluster)
+    pool = multiprocessing.get_context("fork").Pool(min(workers, len(todo)), initializer=_quiet)
+    try:
+        for k, made in zip(todo, pool.imap(_label_episode, [episodes[k] for k in todo])):
+            keep(k, made)
+    finally:
+        pool.terminate()
+        pool.join()
+        _SHARED = ()
+    return labels
 
 
 def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: ClusterSpec, *, resume: bool,
-                 log: TrainingLog, progress: bool, save_every: int, device: str = "auto") -> Path:
-    """DAgger: the learner acts, SJF labels every visited state, minibatches from the aggregated set.
+                 log: TrainingLog, progress: bool, save_every: int, device: str = "auto", workers: int = 1) -> Path:
+    """DAgger: the learner acts, the expert labels every visited state, minibatches from the aggregated set.
 
     ``out/dagger.pt`` holds the whole state (weights, optimiser, random states,
     the aggregated set), so a resumed training continues exactly as an
-    uninterrupted one.
+    uninterrupted one. ``workers``: processes labelling with the oracle (the
+    module's docstring); SJF labels as the learner plays.
     """
     from tqdm.auto import tqdm
 
@@ -33,7 +114,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     rng = np.random.default_rng(config.seed)
     torch.manual_seed(config.seed)
     env = make_env(config, workload, cluster)
-    expert = Windowed(ShortestJobFirst(), config.window)
+    expert = Windowed(ShortestJobFirst(), config.window) if config.expert == "sjf" else None  # None: the oracle
     net = make_network(config, env.observation_space.shape[0], env.action_space.n, len(cluster.resources))
     where = training_device(device)  # the updates run there; the learner acts with ``net``, on the CPU
     learner = net if where.type == "cpu" else copy.deepcopy(net).to(where)
@@ -64,26 +145,34 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     bar = tqdm(total=config.iterations, initial=done, unit="it", desc="deepk8s dagger", disable=not progress)
     for iteration in range(done + 1, config.iterations + 1):
         # Roll out the learner's policy; the expert labels each state it visits.
-        returns, agreed, visited = [], 0, 0
+        returns, agreed, visited, played = [], 0, 0, []
         for _ in range(config.dagger_episodes):
-            obs, _ = env.reset(seed=int(rng.integers(2**31)))
-            total, finished = 0.0, False
+            seed = int(rng.integers(2**31))
+            obs, _ = env.reset(seed=seed)
+            total, finished, actions = 0.0, False, []
             while not finished:
                 mask = env.action_masks()
                 with torch.no_grad():
                     logits, _ = net(torch.as_tensor(obs))
                 probs = torch.softmax(masked_logits(logits, torch.as_tensor(mask)), -1).numpy().astype(np.float64)
                 action = int(rng.choice(len(probs), p=probs / probs.sum()))
-                label = expert_action(env, expert)
                 states.append(obs[None])
                 masks.append(mask[None])
-                labels.append(np.array([label]))
-                agreed += action == label
+                if expert is not None:
+                    label = expert_action(env, expert)
+                    labels.append(np.array([label]))
+                    agreed += action == label
+                actions.append(action)
                 visited += 1
                 obs, reward, terminated, truncated, _ = env.step(action)
                 total += reward
                 finished = terminated or truncated
             returns.append(total)
+            played.append((seed, np.array(actions, dtype=np.int64)))
+        if expert is None:  # the oracle labels the episodes just played, in parallel
+            made = label_with_oracle(config, workload, cluster, played, out / LABELS, iteration, workers)
+            labels += made
+            agreed += sum(int((episode_labels == actions).sum()) for episode_labels, (_, actions) in zip(made, played))
         # Maximise sum log pi(a_expert|s) + beta H(pi(.|s)) over minibatches of D.
         data_s, data_m, data_l = (np.concatenate(a) for a in (states, masks, labels))
         states, masks, labels = [data_s], [data_m], [data_l]

@@ -17,7 +17,7 @@ from cloudsim.envs import deepk8s_cluster
 
 def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
           resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10,
-          device: str = "auto") -> Path:
+          device: str = "auto", workers: int = 1) -> Path:
     """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
 
     ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
@@ -25,7 +25,8 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     (``log.csv``, ``log.jsonl``, one row per iteration), every ``save_every``
     iterations and at the end. ``device`` (`agents.kit.DEVICES`) is where the
     updates run (Stable-Baselines3 keeps its whole policy there; DAgger acts with
-    a CPU copy refreshed after each update).
+    a CPU copy refreshed after each update). ``workers``: processes labelling DAgger's episodes with the oracle
+    (``config.expert == "oracle"``).
     """
     import json
 
@@ -41,8 +42,9 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     trainer = train_dagger if config.algo == "dagger" else train_sb3
     with TrainingLog(out, tensorboard=tensorboard) as log:
         try:
+            parallel = {"workers": workers} if config.algo == "dagger" else {}
             return trainer(config, workload, out, cluster, resume=resume, log=log, progress=progress,
-                           save_every=save_every, device=device)
+                           save_every=save_every, device=device, **parallel)
         except KeyboardInterrupt as interrupted:
             if (out / POLICY_FILE).is_file():
                 done = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))["iterations"]

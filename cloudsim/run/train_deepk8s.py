@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.deepk8s_config import ALGORITHMS, NETWORKS, OPTIMIZERS, Deepk8sConfig
+from agents.checks import is_whole
+from agents.deepk8s_config import ALGORITHMS, EXPERTS, NETWORKS, OPTIMIZERS, Deepk8sConfig
 from cloudsim.run.config import ConfigError
 from cloudsim.run.config.fields import option, real, whole
 from cloudsim.run.config.training import (
@@ -54,6 +55,13 @@ class Deepk8sTrainConfig:
     entropy: float = option(AGENT_DEFAULTS.entropy, "--entropy", "weight of the entropy bonus (beta)", parse=real,
                             metavar="BETA")
     tasks: int = option(AGENT_DEFAULTS.tasks, "--tasks", "tasks per training sequence", parse=whole, metavar="N")
+    expert: str = option(AGENT_DEFAULTS.expert, "--expert", "DAgger's expert: sjf (the paper's) or oracle (the "
+                         "rollout oracle, which knows the whole sequence: about 15-30 s of labelling a sequence of 250 "
+                         "tasks, kept in DIR/oracle-labels)", choices=EXPERTS)
+    dagger_episodes: int = option(AGENT_DEFAULTS.dagger_episodes, "--dagger-episodes", "episodes the learner plays "
+                                  "per DAgger iteration", parse=whole, metavar="N")
+    workers: int = option(1, "--workers", "processes labelling DAgger's episodes with --expert oracle (the labels, "
+                          "and so the training, are the same for any number)", parse=whole, metavar="N")
     seed: int = option(AGENT_DEFAULTS.seed, "--seed", "seeds the networks, environments and sequence draws",
                        parse=whole, metavar="N")
     init: str | None = option(None, "--init", "a trained policy.pt whose actor starts a PPO or A2C training "
@@ -69,6 +77,15 @@ class Deepk8sTrainConfig:
         check_training_numbers(self.save_every, self.seed)
         check_device(self.device)
         check_agent_settings(self)
+        if self.algo != "dagger":
+            for name, flag in (("expert", "--expert"), ("dagger_episodes", "--dagger-episodes")):
+                if name in self.given:
+                    raise ConfigError(flag, getattr(self, name), "applies to DAgger; add --algo dagger")
+        if not (is_whole(self.workers) and self.workers >= 1):
+            raise ConfigError("--workers", self.workers, "must be a whole number >= 1")
+        if self.workers > 1 and self.agent.expert != "oracle":
+            raise ConfigError("--workers", self.workers, "label DAgger's episodes with the oracle in parallel; add "
+                              "--algo dagger --expert oracle, or leave --workers out")
         if self.init is not None:
             if self.algo == "dagger":
                 raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")
@@ -104,7 +121,7 @@ def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
     started = time.perf_counter()
     policy = train(agent, functools.partial(deepk8s_workload, tasks=agent.tasks), config.out, resume=config.resume,
                    tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
-                   device=config.device)
+                   device=config.device, workers=config.workers)
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "deepk8s", "algo": agent.algo, "iterations": agent.iterations, "policy": str(policy),

@@ -20,7 +20,7 @@ def check_training_numbers(save_every: object, seed: object) -> None:
 
 
 TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "device", "progress",
-                                 "given"})
+                                 "given", "workers"})
 """Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is."""
 
 
