@@ -150,11 +150,13 @@ class DeepJSConfig:
         if not is_whole(self.seed) or self.seed < 0:
             raise ValueError(f"DeepJSConfig.seed must be a whole number >= 0, got {self.seed!r} (--seed 0)")
         n = len(self.features)
-        if self.feature_mean and (len(self.feature_mean) != n or not all(is_finite_number(v) for v in self.feature_mean)):
+        if self.feature_mean and (len(self.feature_mean) != n
+                                  or not all(is_finite_number(v) for v in self.feature_mean)):
             raise ValueError(f"DeepJSConfig.feature_mean={self.feature_mean!r} needs one finite value per feature "
                              f"({n}: {', '.join(self.features)}); leave it empty to fit it on the training "
                              f"workload (DeepJSTrainer.fit_normaliser)")
-        if self.feature_std and (len(self.feature_std) != n or not all(is_finite_number(v) and v > 0 for v in self.feature_std)):
+        if self.feature_std and (len(self.feature_std) != n
+                                 or not all(is_finite_number(v) and v > 0 for v in self.feature_std)):
             raise ValueError(f"DeepJSConfig.feature_std={self.feature_std!r} needs one finite value > 0 per feature "
                              f"({n}: {', '.join(self.features)}; features are divided by it); leave it empty to "
                              f"fit it on the training workload (DeepJSTrainer.fit_normaliser)")

@@ -72,7 +72,8 @@ def _print_runs(config: CompareConfig, result) -> None:
               + f", {result.total['dropped']} dropped at a full backlog")
     else:
         where = " in RLSK's federation (each job sent to a cluster's queue or postponed)" if config.federated else ""
-        print(f"\n{len(runs)} run(s){where}: {len(config.chosen_brokers.brokers)} broker(s) x {len(config.seed_list)} seed(s)"
+        print(f"\n{len(runs)} run(s){where}: {len(config.chosen_brokers.brokers)} broker(s) x "
+              f"{len(config.seed_list)} seed(s)"
               + (f" x {runs['load'].nunique()} load(s)" if sweep else "")
               + ("" if config.workload.is_generator else f" x {runs['chunk'].nunique()} episode(s)")
               + f"; {result.total['wall_s']:.1f} s simulating; every instance finished or failed")

@@ -139,7 +139,8 @@ def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callab
         stats = runs.groupby("broker", sort=False)[columns].agg(["mean", "std"])
         table = pd.DataFrame({f"{c}_{s}": stats[(c, s)] for c in columns for s in ("mean", "std")})
         table.insert(0, "runs", runs.groupby("broker", sort=False).size())
-        total = {"summary": True, "fill": config.fill, "brokers": list(config.chosen_brokers.brokers), "runs": len(runs),
+        total = {"summary": True, "fill": config.fill, "brokers": list(config.chosen_brokers.brokers),
+                 "runs": len(runs),
                  "pods": len(jobs), "pods_no_node_holds": never, "skipped": workload.skipped, "notes": workload.notes,
                  "seeds": list(config.seed_list), "table": table.reset_index().to_dict("records"),
                  "wall_s": round(float(runs["wall_s"].sum()), 3)}

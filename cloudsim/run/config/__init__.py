@@ -32,7 +32,8 @@ from cloudsim.run.config.sections import (
     ReportConfig, RunConfig, RunnerConfig, SWF_SUFFIXES, SimulationConfig, TickedSimulationConfig,
     UNLOADED_GENERATORS, WorkloadConfig,
 )
-from cloudsim.run.config.compare import BenchConfig, CompareConfig, DEEPRM_DEFAULT_BROKERS, ENVIRONMENTS, RLSK_DEFAULT_BROKERS
+from cloudsim.run.config.compare import (BenchConfig, CompareConfig, DEEPRM_DEFAULT_BROKERS, ENVIRONMENTS,
+                                         RLSK_DEFAULT_BROKERS)
 from cloudsim.run.config.leaderboard import LEADERBOARD_WORKLOADS, LeaderboardConfig
 from cloudsim.run.config.tune import DEEPK8S_SPACE, TuneConfig
 

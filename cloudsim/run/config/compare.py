@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS
 from cloudsim.run.output import folder_problem
 from cloudsim.run.config.fields import (
-    ConfigError, check_positive_whole, is_finite_number, is_whole, load_list, option, real, real_list, require, seed_span,
-    whole,
+    ConfigError, check_positive_whole, is_finite_number, is_whole, load_list, option, real, real_list, require,
+    seed_span, whole,
 )
 from cloudsim.run.config.sections import (
     BrokerConfig, HEURISTICS, MAX_SEEDS, ReportConfig, RunConfig, SimulationConfig, TickedSimulationConfig,
@@ -148,14 +148,16 @@ class CompareConfig(RunConfig):
         require(self.workload.is_generator and self.workload.generator_name == "deeprm", cls, "env", self.environment,
                  "runs the deeprm workload's jobsets; write `cloudsim compare deeprm --env deeprm ...`")
         other = [b for b in self.chosen_brokers.brokers if b not in DEEPRM_ENV_BROKERS]
-        require(not other, BrokerConfig, "brokers", self.chosen_brokers.brokers, f"{', '.join(other)} cannot act in DeepRM's "
-                 f"environment; choose from {', '.join(DEEPRM_ENV_BROKERS)}")
+        require(not other, BrokerConfig, "brokers", self.chosen_brokers.brokers,
+                f"{', '.join(other)} cannot act in DeepRM's "
+                f"environment; choose from {', '.join(DEEPRM_ENV_BROKERS)}")
         if self.slots is not None:
             check_positive_whole(cls, "slots", self.slots, "job slots")
         if self.knobs is not None:
             require(len(self.knobs) > 0 and all(is_finite_number(k) and 0 <= k <= 1 for k in self.knobs), cls, "knobs",
                      self.knobs, "every knob must be in [0, 1] (0 = SJF, 1 = Packer)")
-            require("tetris-star" in self.chosen_brokers.brokers, cls, "knobs", self.knobs, "add tetris-star to --brokers")
+            require("tetris-star" in self.chosen_brokers.brokers, cls, "knobs", self.knobs,
+                    "add tetris-star to --brokers")
             require(len(set(self.knobs)) == len(self.knobs), cls, "knobs", self.knobs,
                     "names a knob twice (a doubled sample); give each once")
         from cloudsim.envs.deeprm import arrival_rate

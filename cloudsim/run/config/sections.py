@@ -146,7 +146,8 @@ class WorkloadConfig:
             check_positive_real(cls, "softerror_downtime", self.softerror_downtime, "seconds")
         if self.window is not None:
             start, end = self.window
-            require(is_finite_number(start) and is_finite_number(end) and start < end, cls, "window", span_text(self.window),
+            require(is_finite_number(start) and is_finite_number(end) and start < end, cls, "window",
+                    span_text(self.window),
                      "need finite START < END (seconds of trace time)")
         if self.cache is not None:
             require(str(self.cache).strip() != "", cls, "cache", self.cache,
