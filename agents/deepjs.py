@@ -596,6 +596,21 @@ class DeepJSTrainer:
             })
 
     @classmethod
+    def from_weights(cls, path: str | Path, config: DeepJSConfig, cluster: ClusterSpec, *,
+                     runner: Runner | None = None, device: str = "auto") -> "DeepJSTrainer":
+        """A new training that starts from the weights of the checkpoint at ``path`` (a fine-tuning): its
+        features, hidden layers and feature normaliser are kept, so that the network's inputs mean what they
+        meant; the rest of ``config`` (learning rate, reward, iterations...) is this training's, and the
+        optimiser, the chunks done and the log start afresh."""
+        saved = read_checkpoint(path)
+        kept = saved["config"]
+        config = dataclasses.replace(config, features=kept.features, hidden=kept.hidden,
+                                     feature_mean=kept.feature_mean, feature_std=kept.feature_std)
+        trainer = cls(config, cluster, runner=runner, device=device)
+        trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
+        return trainer
+
+    @classmethod
     def resume(cls, path: str | Path, workers: int | None = None, *, config: DeepJSConfig | None = None,
                cluster: ClusterSpec | None = None, given: Iterable[str] = (),
                runner: Runner | None = None, device: str = "auto") -> "DeepJSTrainer":

@@ -242,6 +242,42 @@ def test_cli_trains_resumes_and_benches(tmp_path, capsys):
     assert (tmp_path / "plots" / "makespan_difference.png").is_file()
 
 
+def test_a_training_can_start_from_another_checkpoints_weights(tmp_path, capsys):
+    from agents.deepjs import read_checkpoint as deepjs_checkpoint
+    from cloudsim.cli import main
+
+    trained = DeepJSTrainer(DeepJSConfig(iterations=1, trajectories=2, hidden=(4, 3), seed=7), CLUSTER, workers=1)
+    trained.fit_normaliser(small_jobs(1))
+    trained.train_chunk(0, small_jobs(1))
+    trained.save(tmp_path / "a.pt")
+    # The network, its features and normaliser are the checkpoint's; the rest is this training's, from scratch.
+    tuned = DeepJSTrainer.from_weights(tmp_path / "a.pt", DeepJSConfig(learning_rate=0.01, seed=3), CLUSTER)
+    assert tuned.config.hidden == (4, 3) and tuned.config.feature_mean == trained.config.feature_mean
+    assert tuned.config.learning_rate == 0.01 and tuned.chunks_done == [] and tuned.log == []
+    assert all(torch.equal(a, b) for a, b in zip(tuned.model.state_dict().values(),
+                                                 trained.model.state_dict().values()))
+    # From the command line: a new training from those weights; and each misuse of --init in one line.
+    trace = tmp_path / "jobs.csv"
+    rows = [",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk"]
+    for j, job in enumerate(small_jobs(6)):
+        rows += [f"{len(rows)},{job.submit_time},{t.duration},{t.demand['cpu']},{t.demand['memory']},{j},{t.id},"
+                 f"{t.instances},0" for t in job.tasks]
+    trace.write_text("\n".join(rows) + "\n")
+    common = ["train", "deepjs", str(trace), "--chunk-size", "2", "--chunks", "0:1", "--machines", "2",
+              "--capacity", "cpu=4,memory=1,disk=1", "--iterations", "1", "--trajectories", "2"]
+    assert main([*common, "--init", str(tmp_path / "a.pt"), "--checkpoint", str(tmp_path / "b.pt")]) == 0
+    assert deepjs_checkpoint(tmp_path / "b.pt")["config"].hidden == (4, 3)
+    for extra, words in ((["--init", str(tmp_path / "none.pt")], "--init"),
+                         (["--init", str(tmp_path / "a.pt"), "--hidden", "3,3"], "are --init's checkpoint's"),
+                         (["--init", str(tmp_path / "a.pt"), "--resume", "--checkpoint", str(tmp_path / "b.pt")],
+                          "starts a new training")):
+        capsys.readouterr()
+        assert main([*common, *extra, *([] if "--checkpoint" in extra else ["--checkpoint", str(tmp_path / "c.pt")])
+                     ]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err and not (tmp_path / "c.pt").exists()
+
+
 def test_the_shipped_checkpoint_loads_and_schedules():
     from agents import make_broker
     from agents.deepjs import SHIPPED_CHECKPOINT

@@ -32,7 +32,7 @@ __all__ = ["AGENT_FIELD", "RUN_OPTIONS", "DeepJSOptions", "TrainConfig", "TrainW
 AGENT_DEFAULTS = DeepJSConfig()
 AGENT_FIELD = {"no_advantage_normalisation": "normalize_advantage"}
 """`DeepJSOptions` fields whose `DeepJSConfig` field has another name (the others share theirs)."""
-RUN_OPTIONS = frozenset({"checkpoint", "resume", "log", "tensorboard"})
+RUN_OPTIONS = frozenset({"checkpoint", "resume", "log", "tensorboard", "init"})
 """`DeepJSOptions` fields about where the run writes, not the agent: a resume never holds them against the
 checkpoint."""
 LOG_FILES = ("log.csv", "log.jsonl")
@@ -64,6 +64,10 @@ class DeepJSOptions:
     checkpoint: str = option("deepjs.pt", "--checkpoint", "where the checkpoint is written after each chunk",
                              metavar="PATH")
     resume: bool = option(False, "--resume", "continue the training saved in --checkpoint", switch=True)
+    init: str | None = option(None, "--init", "start from the weights of this DeepJS checkpoint (e.g. the shipped "
+                              "agents/checkpoints/deepjs_5x64.pt), keeping its features, hidden layers and feature "
+                              "normaliser; the optimiser and the chunks start afresh (default: random weights)",
+                              metavar="PATH")
     log: str | None = option(None, "--log", "folder for log.csv and log.jsonl, one row per iteration, written after "
                              "each chunk's checkpoint (appended to on --resume)", metavar="DIR")
     tensorboard: bool = option(False, "--tensorboard", "also write the --log rows as TensorBoard events in that "
@@ -120,6 +124,8 @@ class TrainConfig:
         problem = parent_problem(checkpoint)
         if problem is not None:
             raise ConfigError("--checkpoint", self.agent.checkpoint, problem)
+        if self.agent.init is not None:
+            self._check_init()
         self._check_log()
         option_of = {field: option for option, field in AGENT_FIELD.items()}
         for name, value in self.agent.agent_settings().items():
@@ -127,6 +133,25 @@ class TrainConfig:
                 dataclasses.replace(AGENT_DEFAULTS, **{name: value})
             except ValueError as err:
                 raise ConfigError(flag_of(DeepJSOptions, option_of.get(name, name)), value, str(err)) from None
+
+    def _check_init(self) -> None:
+        """--init: a readable DeepJS checkpoint, for a new training whose network it fixes."""
+        from agents.deepjs import read_checkpoint  # torch: imported only when --init is given
+        from agents.kit import CheckpointError
+
+        init = self.agent.init
+        if self.agent.resume:
+            raise ConfigError("--init", init, "starts a new training; a resumed one goes on from its own weights: "
+                              "leave --init out")
+        if self.agent.hidden is not None:
+            raise ConfigError("--hidden", ",".join(map(str, self.agent.hidden)), "the hidden layers are --init's "
+                              "checkpoint's; leave --hidden out")
+        if Path(init).resolve() == Path(self.agent.checkpoint).resolve():
+            raise ConfigError("--init", init, "is the --checkpoint this training writes; give another --checkpoint")
+        try:
+            read_checkpoint(init)
+        except (CheckpointError, FileNotFoundError) as error:
+            raise ConfigError("--init", init, str(error)) from None
 
     def _check_log(self) -> None:
         """--log and --tensorboard: refused up front when the log could not be written or would mix two runs."""
@@ -172,6 +197,9 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
         trainer = DeepJSTrainer.resume(checkpoint, config=dataclasses.replace(AGENT_DEFAULTS, **settings),
                                        cluster=resolved.cluster, given=given, runner=runner,
                                        device=config.agent.device)
+    elif config.agent.init is not None:  # fine-tuning: the network and its normaliser are the init's
+        trainer = DeepJSTrainer.from_weights(config.agent.init, dataclasses.replace(AGENT_DEFAULTS, **settings),
+                                             resolved.cluster, runner=runner, device=config.agent.device)
     else:
         trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner,
                                 device=config.agent.device)
