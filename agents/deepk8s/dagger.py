@@ -57,7 +57,10 @@ def _label_episode(task: tuple[int, np.ndarray]) -> np.ndarray:
 
 
 def _quiet() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the training, which ends the workers
+    # Ctrl-C stops the training, which ends the workers; they die quietly on the SIGTERM that ends them, not
+    # through the handler the command line installed before they forked.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def label_with_oracle(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec, episodes: list,
@@ -92,8 +95,11 @@ def label_with_oracle(config: Deepk8sConfig, workload: Workload, cluster: Cluste
     try:
         for k, made in zip(todo, pool.imap(_label_episode, [episodes[k] for k in todo])):
             keep(k, made)
+        pool.close()
+    except BaseException:
+        pool.terminate()  # stopped or failed: the episodes not labelled yet are labelled on the next run
+        raise
     finally:
-        pool.terminate()
         pool.join()
         _SHARED = ()
     return labels
