@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cloudsim.run import (BrokerConfig, ClusterConfig, CompareConfig, RunnerConfig, SimulationConfig, WorkloadConfig,
-                          compare)
+from cloudsim.run import BrokerConfig, ClusterConfig, RunnerConfig, SimulationConfig, WorkloadConfig, compare
+from cloudsim.run.config import compare_config
 from cloudsim.run.paired import paired
 from traces.data import data_folder
 
@@ -135,9 +135,10 @@ def measure(claims: list[Claim], workers: int) -> list[dict]:
         checkpoints = tuple(dict.fromkeys(
             (broker, str(CHECKPOINTS / file)) for c in mine
             for broker, file in ((c.candidate, c.checkpoint), (c.baseline, c.baseline_checkpoint)) if file))
-        rows = compare(CompareConfig(**WORKLOADS[workload](data_folder()),
-                                     brokers=BrokerConfig(brokers, checkpoint=checkpoints),
-                                     runner=RunnerConfig(workers=workers))).runs.to_dict("records")
+        options = WORKLOADS[workload](data_folder())
+        sections = {name: options.pop(name) for name in ("workload", "cluster", "simulation") if name in options}
+        sections.update(brokers=BrokerConfig(brokers, checkpoint=checkpoints), runner=RunnerConfig(workers=workers))
+        rows = compare(compare_config(sections, options, options.pop("env", None))).runs.to_dict("records")
         wall = time.perf_counter() - started
         by = {}
         for row in rows:  # a case is a (seed, chunk): sequences differ by seed, chunks by chunk

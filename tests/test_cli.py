@@ -125,20 +125,59 @@ def test_compare_runs_the_brokers_it_is_given_even_its_default_list():
     """Without --brokers each experiment runs its own list; a list given is run as given, never swapped."""
     from pathlib import Path
 
-    from cloudsim.run.config import HEURISTICS, BrokerConfig, CompareConfig, ConfigError, WorkloadConfig
+    from cloudsim.run.config import (HEURISTICS, BrokerConfig, CompareConfig, ConfigError, DeepRMCompareConfig,
+                                     FederationCompareConfig, WorkloadConfig)
 
     deeprm = WorkloadConfig("deeprm")
-    assert CompareConfig(workload=deeprm, env="deeprm").chosen_brokers.brokers == (
+    assert DeepRMCompareConfig(workload=deeprm).chosen_brokers.brokers == (
         "sjf", "packer", "tetris-star", "random", "deeprm")
-    assert CompareConfig(workload=WorkloadConfig("rlsk")).chosen_brokers.brokers == (
+    assert FederationCompareConfig(workload=WorkloadConfig("rlsk")).chosen_brokers.brokers == (
         "first-fit", "random", "round-robin", "least-load", "rlsk")
     assert CompareConfig().chosen_brokers.brokers == HEURISTICS and CompareConfig().brokers.brokers is None
     # the heuristics' list typed out is run as typed: in DeepRM's environment, refused (it was DeepRM's list)
     with pytest.raises(ConfigError, match="cannot act in DeepRM's environment"):
-        CompareConfig(workload=deeprm, env="deeprm", brokers=BrokerConfig(HEURISTICS))
+        DeepRMCompareConfig(workload=deeprm, brokers=BrokerConfig(HEURISTICS))
     # a bare --checkpoint PATH belongs to the one learned broker of the default list (it was refused)
     shipped = str(Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "deeprm.pt")
-    config = CompareConfig(workload=deeprm, env="deeprm", brokers=BrokerConfig(checkpoint=shipped))
+    config = DeepRMCompareConfig(workload=deeprm, brokers=BrokerConfig(checkpoint=shipped))
     assert config.chosen_brokers.checkpoint == (("deeprm", shipped),)
     with pytest.raises(ConfigError, match="--brokers names none"):
         CompareConfig(workload=WorkloadConfig("alibaba-like"), brokers=BrokerConfig(checkpoint=shipped))
+
+
+@pytest.mark.parametrize("argv, config, message", [
+    (["deeprm", "--env", "deeprm"], "DeepRMCompareConfig", None),
+    (["rlsk"], "FederationCompareConfig", None),
+    (["rlsk", "--env", "cloudsim"], "CompareConfig", None),
+    (["deeprm"], "CompareConfig", None),
+    (["deeprm", "--sizes", "code"], None, "--sizes code: applies to DeepRM's environment; add --env deeprm"),
+    (["rlsk", "--env", "deeprm"], None, "--env deeprm: runs the deeprm workload's jobsets"),
+    (["deeprm", "--env", "deeprm", "--nodes", "2"], None, "--nodes 2: applies to RLSK's federation; add --env rlsk"),
+    (["deeprm", "--env", "rlsk"], None, "--env rlsk: runs RLSK's federation on the rlsk workload"),
+    (["deeprm", "--fill", "1.3"], None, "--fill 1.3: fills a GPU cluster with the pods of an openb pod list"),
+    (["deeprm", "--env", "deeprm", "--fill", "1.3"], None, "--fill 1.3: runs on the simulator: leave --env out"),
+])
+def test_compare_picks_each_experiments_config_and_refuses_anothers_options(argv, config, message, monkeypatch,
+                                                                             capsys):
+    """`cloudsim compare` makes the config of the experiment asked for (by --env, --fill or the rlsk workload);
+    an option of another experiment ends in one line that names it and the fix."""
+    import cloudsim.cli.compare as command
+
+    class Made(BaseException):  # stops the command once its config is made: the run is not the point here
+        pass
+
+    made = []
+
+    def record(config, *args):
+        made.append(config)
+        raise Made
+
+    monkeypatch.setattr(command, "compare", record)
+    if message is None:
+        with pytest.raises(Made):
+            main(["compare", *argv, "--seeds", "1"])
+        assert type(made[0]).__name__ == config
+    else:
+        assert main(["compare", *argv, "--seeds", "1"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and not made

@@ -104,13 +104,13 @@ def test_a_sample_of_a_machine_table_keeps_its_mix_of_shapes_and_their_events():
 
 def test_a_load_on_a_fill_run_is_refused(tmp_path):
     # A fill run offers its pods one an instant: a load would change nothing, so it is refused, not ignored.
-    from cloudsim.run.config import CompareConfig, ConfigError
+    from cloudsim.run.config import ConfigError, FillCompareConfig
 
     pods, nodes = tmp_path / "pods.csv", tmp_path / "nodes.csv"
     pods.write_text(""), nodes.write_text("")  # (the options are checked before the files are read)
     with pytest.raises(ConfigError, match="--load 0.8: a fill run offers its pods one an instant"):
-        CompareConfig(workload=WorkloadConfig(str(pods), format="openb", load=0.8, machine_table=str(nodes)),
-                      fill=1.3)
+        FillCompareConfig(workload=WorkloadConfig(str(pods), format="openb", load=0.8, machine_table=str(nodes)),
+                          fill=1.3)
 
 
 @pytest.mark.parametrize("machines, words", [("0", "--machines 0: must be a whole number >= 1"),

@@ -3,30 +3,44 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 
-from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
-from cloudsim.run import CompareConfig, compare, strict_json
+from cloudsim.cli.options import add_section, given, parse_given
+from cloudsim.cli.sections import add_run_command, build_sections, json_printer
+from cloudsim.run import CompareConfig, FillCompareConfig, compare, strict_json
+from cloudsim.run.config.compare import ENV_OPTION, EXPERIMENTS, compare_config
 
 __all__ = ["add_parser", "run"]
 
+EXPERIMENT = "experiment"  # the key of --env among the parsed options
+
 
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
-    add_run_command(
+    parser = add_run_command(
         commands, parents, "compare", CompareConfig, run,
         help="run many brokers on the same workload (loads, chunks, seeds) and report tables and plots",
         description="Run every broker on the same workload: a trace (its chunks or a job range) or a generator "
                     "(deeprm, poisson, rlsk, alibaba-like) at one or more loads, for several seeds. Prints the "
                     "mean metrics per broker (and load); --out writes runs.parquet, summary.md and PNG plots.")
+    group = parser.add_argument_group("experiments (DeepRM's environment, RLSK's federation, the GPU fill)")
+    group.add_argument(ENV_OPTION.flag, dest=f"{EXPERIMENT}.env", choices=ENV_OPTION.choices, help=ENV_OPTION.help,
+                       default=argparse.SUPPRESS)
+    added = {f.name for f in dataclasses.fields(CompareConfig)}
+    for experiment in EXPERIMENTS[1:]:  # each experiment's own options
+        own = {f.name for f in dataclasses.fields(experiment)} - added
+        add_section(group, "command", experiment, only=own)
+        added |= own
 
 
 def run(namespace: argparse.Namespace) -> int:
-    config = build_run_config(namespace, CompareConfig)
+    config = compare_config(build_sections(namespace, CompareConfig), parse_given(namespace, "command", EXPERIMENTS),
+                            given(namespace, EXPERIMENT).get("env"))
     result = compare(config, namespace.argv, json_printer(config))
     if config.report.json:
         print(strict_json(result.total), flush=True)
         return 0
-    if config.fill is not None:
+    if isinstance(config, FillCompareConfig):
         _print_fill(config, result)
     else:
         _print_runs(config, result)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import Any, Collection
 
 from cloudsim.run.config import ConfigError
 from cloudsim.run.config.fields import Option, options_of
@@ -26,14 +26,17 @@ def _dest(section: str, name: str) -> str:
 
 
 def add_section(parser: argparse.ArgumentParser, section: str, cls: type, title: str | None = None,
-                defaults: Any = None) -> None:
-    """Add every option of config class ``cls`` to ``parser`` under the key ``section``.
+                defaults: Any = None, only: Collection[str] | None = None) -> None:
+    """Add every option of config class ``cls`` (or those named in ``only``) to ``parser`` under the key
+    ``section``.
 
     ``defaults``: an instance whose values the help shows as defaults (when they
     differ from the class's own, e.g. a command's own broker list).
     """
     group = parser.add_argument_group(title) if title else parser
     for name, how, default in options_of(cls):
+        if only is not None and name not in only:
+            continue
         shown = getattr(defaults, name) if defaults is not None else default
         text = how.help + _default_note(how, shown, default)
         dest = _dest(section, name)
@@ -61,11 +64,11 @@ def given(namespace: argparse.Namespace, section: str) -> dict[str, str | bool]:
     return {key[len(prefix):]: value for key, value in vars(namespace).items() if key.startswith(prefix)}
 
 
-def parse_given(namespace: argparse.Namespace, section: str, cls: type) -> dict[str, Any]:
-    """The options of ``section`` that the user gave, parsed by each field's parser; text that does
-    not parse raises `ConfigError` naming the option."""
+def parse_given(namespace: argparse.Namespace, section: str, cls: type | tuple[type, ...]) -> dict[str, Any]:
+    """The options of ``section`` that the user gave, parsed by each field's parser (the fields of ``cls``, or
+    of any of several classes); text that does not parse raises `ConfigError` naming the option."""
     values = {}
-    how = {name: option for name, option, _ in options_of(cls)}
+    how = {name: option for one in (cls if isinstance(cls, tuple) else (cls,)) for name, option, _ in options_of(one)}
     for name, text in given(namespace, section).items():
         option = how[name]
         if option.parse is None or not isinstance(text, str):

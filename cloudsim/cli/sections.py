@@ -10,7 +10,7 @@ from cloudsim.cli.options import add_section, build, parse_given
 from cloudsim.run import RunnerConfig, strict_json
 
 __all__ = ["add_run_command", "add_run_sections", "add_runner_sections", "build_run_config", "build_runner_config",
-           "json_printer"]
+           "build_sections", "json_printer"]
 
 SECTIONS = (
     ("workload", "workload"),
@@ -36,12 +36,17 @@ def add_run_sections(parser: argparse.ArgumentParser, cls: type) -> None:
     add_section(parser, "command", cls, f"{parser.prog.split()[-1]} options")
 
 
+def build_sections(namespace: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """Each section of config class ``cls`` (workload, cluster, ...) from the options given, on top of the
+    class's default."""
+    defaults = _section_defaults(cls)
+    return {key: build(namespace, key, defaults[key]) for key, _ in SECTIONS}
+
+
 def build_run_config(namespace: argparse.Namespace, cls: type) -> Any:
     """The command's config from the options given, each section on top of the class's default;
     the whole is checked once, when it is made."""
-    defaults = _section_defaults(cls)
-    sections = {key: build(namespace, key, defaults[key]) for key, _ in SECTIONS}
-    return cls(**sections, **parse_given(namespace, "command", cls))
+    return cls(**build_sections(namespace, cls), **parse_given(namespace, "command", cls))
 
 
 def add_runner_sections(parser: argparse.ArgumentParser, cls: type, runner_title: str, title: str) -> None:

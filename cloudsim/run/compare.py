@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from cloudsim.version import __version__
 from cloudsim.run.comparison import (REPORTED, RLSK_REPORTED, CompareResult, markdown_table, plot_broker_bars,
                                      plot_metric_vs_load, plot_utilisation_curves, summarise)
-from cloudsim.run.config import CompareConfig
+from cloudsim.run.config import CompareConfig, DeepRMCompareConfig, FillCompareConfig
 from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.output import ResultFolder, write_broker_sources
 from cloudsim.run.replay import check_accounted
@@ -49,16 +49,20 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
             ) -> CompareResult:
     """Run every broker on every episode (or load) for each seed; ``on_row`` sees each row when ready.
 
+    Each experiment runs its own way: `DeepRMCompareConfig` in DeepRM's environment
+    (`cloudsim.run.compare_deeprm`), `FillCompareConfig` as the fill experiment (`cloudsim.run.compare_fill`),
+    `FederationCompareConfig` and `CompareConfig` on the simulator (the former dispatching to clusters).
+
     With ``config.report.out`` the folder gets runs.parquet, summary.md (with the
     command ``argv`` that made it), brokers.png, slowdown_vs_load.png (a load
     sweep) and utilisation.png; it appears only when complete.
     """
     import pandas as pd
-    if config.environment == "deeprm":
+    if isinstance(config, DeepRMCompareConfig):
         from cloudsim.run.compare_deeprm import compare_deeprm
 
         return compare_deeprm(config, argv, on_row)
-    if config.fill is not None:
+    if isinstance(config, FillCompareConfig):
         from cloudsim.run.compare_fill import compare_fill
 
         return compare_fill(config, argv, on_row)

@@ -18,7 +18,7 @@ import numpy as np
 from cloudsim.version import __version__
 from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
 from cloudsim.run.comparison import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
-from cloudsim.run.config import CompareConfig, ConfigError
+from cloudsim.run.config import ConfigError, DeepRMCompareConfig
 from cloudsim.run.output import ResultFolder
 from cloudsim.run.resolve import RunWarning, broker_plans
 
@@ -28,7 +28,7 @@ DEEPRM_REPORTED = ("avg_job_slowdown", "avg_job_completion", "total_reward", "en
                    "not_allocated")
 
 
-def _policies(config: CompareConfig) -> list[tuple[str, float | None, Callable[[], Callable]]]:
+def _policies(config: DeepRMCompareConfig) -> list[tuple[str, float | None, Callable[[], Callable]]]:
     """(broker name, knob, factory) per row kind; tetris-star once per knob."""
     from agents import DEEPRM_TETRIS_STAR_KNOB, make_deeprm_broker
 
@@ -55,7 +55,7 @@ def run_jobsets(policy: Callable, params, lengths: np.ndarray, sizes: np.ndarray
     return batch, total
 
 
-def compare_deeprm(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
+def compare_deeprm(config: DeepRMCompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
                    ) -> CompareResult:
     """Every broker on every (load, seed) jobset of DeepRM's environment; one row per (broker, knob, load, seed)."""
     import pandas as pd

@@ -26,7 +26,7 @@ from agents import make_broker
 from agents.gpu import target_options
 from cloudsim.version import __version__
 from cloudsim.run.comparison import CompareResult, markdown_table
-from cloudsim.run.config import CompareConfig
+from cloudsim.run.config import FillCompareConfig
 from cloudsim.run.fill import FILL_CURVES, fill_run
 from cloudsim.run.output import ResultFolder, pyplot, save_figure
 from cloudsim.runner import Runner
@@ -108,7 +108,7 @@ def plot_fill_bars(table: pd.DataFrame, path: str | Path, title: str) -> Path:
     return save_figure(fig, path)
 
 
-def compare_fill(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
+def compare_fill(config: FillCompareConfig, argv: Sequence[str] = (), on_row: Callable[[dict], None] | None = None
                  ) -> CompareResult:
     """Every broker's fill runs, one per seed; the table compares them at 100 % arrived workload."""
     import pandas as pd

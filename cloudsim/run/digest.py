@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
-from cloudsim.run.config import (BrokerConfig, ClusterConfig, CompareConfig, RunConfig, SimulationConfig,
-                                 WorkloadConfig)
+from cloudsim.run.config import (BrokerConfig, ClusterConfig, DeepRMCompareConfig, RunConfig, SimulationConfig,
+                                 WorkloadConfig, compare_config)
 from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.resolve import resolve
 from cloudsim.version import __version__
@@ -47,7 +47,7 @@ class DigestRun:
     """One run of the digest: one broker on one episode (`config`), or a fill run (``fill``).
 
     ``workload``, ``cluster``, ``simulation`` and ``compare`` are the keyword options of the run's
-    `WorkloadConfig`, `ClusterConfig`, `SimulationConfig` and `CompareConfig` (its paths relative to
+    `WorkloadConfig`, `ClusterConfig`, `SimulationConfig` and a comparison's (`compare_config`; its paths relative to
     the data folder); with ``compare={"env": "deeprm", ...}`` the run is `compare --env deeprm` (the
     policy in DeepRM's own environment), whose table is its rows; ``needs``: the files the run reads;
     ``fill``: the fill experiment's (pods, nodes, seed, factor).
@@ -68,10 +68,12 @@ class DigestRun:
         for name in ("source", "machine_table"):  # a generator's name is no path
             if name in workload and (name == "machine_table" or "format" in workload):
                 workload[name] = str(data / workload[name])
-        kind = CompareConfig if self.compare is not None else RunConfig
-        return kind(workload=WorkloadConfig(**workload), cluster=ClusterConfig(**self.cluster),
-                    simulation=SimulationConfig(**self.simulation), brokers=BrokerConfig((self.broker,)),
-                    **(self.compare or {}))
+        sections = dict(workload=WorkloadConfig(**workload), cluster=ClusterConfig(**self.cluster),
+                        simulation=SimulationConfig(**self.simulation), brokers=BrokerConfig((self.broker,)))
+        if self.compare is None:
+            return RunConfig(**sections)
+        options = dict(self.compare)
+        return compare_config(sections, options, options.pop("env", None))
 
 
 def _replay(name: str, broker: str, workload: dict, *, cluster: dict | None = None, simulation: dict | None = None,
@@ -154,7 +156,7 @@ def _compute_one(run: DigestRun, data: Path) -> dict:
         row = run_fill(FillSpec(str(data / pods), str(data / nodes), run.broker, seed, factor))
         return {"summary": _exact({k: v for k, v in row.items() if k not in TIMING})}
     config = run.config(data)
-    if getattr(config, "env", None) == "deeprm":
+    if isinstance(config, DeepRMCompareConfig):
         from cloudsim.run.compare_deeprm import compare_deeprm
 
         runs = compare_deeprm(config).runs

@@ -15,7 +15,8 @@ refused.
 
 The package holds one module per concern: `fields` (how an option is declared,
 parsed and checked; `ConfigError`), `sections` (the sections of a run and
-`RunConfig`, a replay's options), `compare` (`CompareConfig`, `BenchConfig`),
+`RunConfig`, a replay's options), `compare` (`CompareConfig` and each experiment's own:
+`DeepRMCompareConfig`, `FederationCompareConfig`, `FillCompareConfig`; `BenchConfig`),
 `training` (the checks every ``cloudsim train AGENT`` shares), `leaderboard` and
 `tune`. The commands' configs, their constants and `ConfigError` are importable
 from here; how an option is declared and parsed, and the training checks, from
@@ -32,8 +33,9 @@ from cloudsim.run.config.sections import (
     ReportConfig, RunConfig, RunnerConfig, SWF_SUFFIXES, SimulationConfig, TickedSimulationConfig,
     UNLOADED_GENERATORS, WorkloadConfig,
 )
-from cloudsim.run.config.compare import (BenchConfig, CompareConfig, DEEPRM_DEFAULT_BROKERS, ENVIRONMENTS,
-                                         RLSK_DEFAULT_BROKERS)
+from cloudsim.run.config.compare import (BenchConfig, CompareConfig, DEEPRM_DEFAULT_BROKERS, DeepRMCompareConfig,
+                                         ENVIRONMENTS, FederationCompareConfig, FillCompareConfig,
+                                         RLSK_DEFAULT_BROKERS, compare_config)
 from cloudsim.run.config.leaderboard import LEADERBOARD_WORKLOADS, LeaderboardConfig
 from cloudsim.run.config.tune import DEEPK8S_SPACE, TuneConfig
 
@@ -46,12 +48,15 @@ __all__ = [
     "ConfigError",
     "DEEPK8S_SPACE",
     "DEEPRM_DEFAULT_BROKERS",
+    "DeepRMCompareConfig",
     "DEFAULT_CAPACITY",
     "DEFAULT_GENERATOR",
     "DEFAULT_LOAD",
     "DEFAULT_MACHINES",
     "ENVIRONMENTS",
     "FORMATS",
+    "FederationCompareConfig",
+    "FillCompareConfig",
     "GENERATOR_WINDOWS",
     "HEURISTICS",
     "LEADERBOARD_WORKLOADS",
@@ -69,6 +74,7 @@ __all__ = [
     "TuneConfig",
     "UNLOADED_GENERATORS",
     "WorkloadConfig",
+    "compare_config",
 ]
 
 _MOVED = {
