@@ -637,15 +637,14 @@ class DeepJSTrainer:
         contradictions = []
         # In the config's field order, then the cluster: the same message whatever order ``given`` came in
         # (a set's order changes from one process to the next).
-        for name in [f for f in (*fields, "cluster") if f in given]:
-            if name == "cluster":
-                had = saved["cluster"]
-                if (tuple(had.resources), had.capacities) != (tuple(cluster.resources), cluster.capacities):
-                    contradictions.append(f"cluster: the checkpoint has {_describe_cluster(had)}, asked for "
-                                          f"{_describe_cluster(cluster)}")
-            elif getattr(saved["config"], name) != getattr(config, name):
-                contradictions.append(f"{name}: the checkpoint has {getattr(saved['config'], name)!r}, asked for "
-                                      f"{getattr(config, name)!r}")
+        for name in kit.changed_settings(saved["config"], config, [f for f in fields if f in given]):
+            contradictions.append(f"{name}: the checkpoint has {getattr(saved['config'], name)!r}, asked for "
+                                  f"{getattr(config, name)!r}")
+        if "cluster" in given:
+            had = saved["cluster"]
+            if (tuple(had.resources), had.capacities) != (tuple(cluster.resources), cluster.capacities):
+                contradictions.append(f"cluster: the checkpoint has {_describe_cluster(had)}, asked for "
+                                      f"{_describe_cluster(cluster)}")
         if contradictions:
             raise CheckpointError(
                 f"{path}: cannot resume with options that contradict the checkpoint:\n  " + "\n  ".join(contradictions)

@@ -34,8 +34,8 @@ from torch import nn
 
 from agents.deeprm_config import DeepRMConfig
 from agents.deeprm_numpy import NumpyDeepRM
-from agents.kit import (TrainingLog, baselines, read_checkpoint, restore_rng, returns_to_go, rng_state,
-                        save_checkpoint, training_device, trim_log)
+from agents.kit import (TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng, returns_to_go,
+                        rng_state, save_checkpoint, training_device, trim_log)
 from cloudsim import arithmetic
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
@@ -297,12 +297,11 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
                                 keys=("iteration", "sampler"),
                                 fix=f"the training in {out} cannot be resumed; start it afresh in another folder "
                                     f"(cloudsim train {'deeprm-plus' if config.network == 'cnn' else 'deeprm'} --out NEW)")
-        if saved["config"] != config:
-            changed = [f.name for f in dataclasses.fields(config)
-                       if getattr(saved["config"], f.name) != getattr(config, f.name) and f.name != "iterations"]
-            if changed:
-                raise ValueError(f"{policy_file} was trained with other settings ({', '.join(changed)}); resume "
-                                 f"with the same options, or train into a new --out folder")
+        changed = changed_settings(saved["config"], config,
+                                   [f.name for f in dataclasses.fields(config) if f.name != "iterations"])
+        if changed:
+            raise ValueError(f"{policy_file} was trained with other settings ({', '.join(changed)}); resume "
+                             f"with the same options, or train into a new --out folder")
         net.load_state_dict(saved["model"])
         learner.load_state_dict(saved["model"])
         optimiser.load_state_dict(saved["optimizer"])

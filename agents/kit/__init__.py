@@ -31,8 +31,8 @@ states), `log` and `evaluation`. Everything is importable from ``agents.kit``.
 from agents.kit.returns import baselines, returns_to_go
 from agents.kit.device import DEVICES, training_device
 from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, VERSION_KEY, CheckpointError, CheckpointMismatchError,
-                                    CheckpointNotFoundError, read_checkpoint, restore_rng, rng_state, save_checkpoint,
-                                    unusable_checkpoint)
+                                    CheckpointNotFoundError, changed_settings, read_checkpoint, restore_rng, rng_state,
+                                    save_checkpoint, unusable_checkpoint)
 from agents.kit.log import TrainingLog, trim_log
 from agents.kit.evaluation import evaluate
 
@@ -46,6 +46,7 @@ __all__ = [
     "TrainingLog",
     "VERSION_KEY",
     "baselines",
+    "changed_settings",
     "evaluate",
     "read_checkpoint",
     "restore_rng",

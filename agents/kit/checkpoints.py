@@ -153,6 +153,13 @@ def _tuples(value: Any) -> Any:
     return value
 
 
+def changed_settings(saved: Any, asked: Any, names: Iterable[str]) -> list[str]:
+    """The settings among ``names`` (config fields) on which ``asked`` differs from ``saved``, a saved
+    training's config, in the order of ``names``: what a resumed training may not change. Every resume check
+    asks this one question: the command line's before anything runs, and each trainer's own."""
+    return [name for name in names if getattr(saved, name) != getattr(asked, name)]
+
+
 def save_checkpoint(path: str | Path, *, agent: str, config: Any, model: Mapping[str, Any],
                     optimizer: Mapping[str, Any] | None = None, rng: Mapping[str, Any] | None = None,
                     extra: Mapping[str, Any] | None = None) -> Path:

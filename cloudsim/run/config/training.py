@@ -8,7 +8,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from agents.kit import DEVICES  # (agents.kit imports torch only inside the functions that need it)
+from agents.kit import DEVICES, changed_settings  # (agents.kit imports torch only inside the functions that need it)
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import ConfigError, is_whole
 
@@ -102,8 +102,7 @@ def check_resumed_settings(given: frozenset[str], saved: Any, current: Any,
                            flags: Mapping[str, str] | None = None, length: str = "iterations") -> None:
     """Refuse a setting given on --resume (other than the training's length, ``length``: --iterations, or
     --timesteps) that differs from the saved training's."""
-    for name in sorted(given - {length}):
-        if getattr(saved, name) != getattr(current, name):
-            flag = (flags or {}).get(name, f"--{name.replace('_', '-')}")
-            raise ConfigError(flag, getattr(current, name), f"differs from the training being resumed "
-                              f"({getattr(saved, name)!r}); leave it out to keep the saved value")
+    for name in changed_settings(saved, current, sorted(given - {length}))[:1]:
+        flag = (flags or {}).get(name, f"--{name.replace('_', '-')}")
+        raise ConfigError(flag, getattr(current, name), f"differs from the training being resumed "
+                          f"({getattr(saved, name)!r}); leave it out to keep the saved value")
