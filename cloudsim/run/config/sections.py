@@ -485,15 +485,10 @@ class RunConfig:
         """Whether brokers act as RLSK's cluster-level dispatchers (`compare --env rlsk`)."""
         return False
 
-    @property
-    def default_brokers(self) -> tuple[str, ...]:
-        """The brokers this run runs when --brokers is not given."""
-        return self.DEFAULT_BROKERS
-
     @cached_property
     def chosen_brokers(self) -> BrokerConfig:
-        """The broker options with the brokers that run: --brokers as given, else `default_brokers`."""
-        return self.brokers.named(self.default_brokers)
+        """The broker options with the brokers that run: --brokers as given, else the class's `DEFAULT_BROKERS`."""
+        return self.brokers.named(self.DEFAULT_BROKERS)
 
     @property
     def writes_tables(self) -> bool:
