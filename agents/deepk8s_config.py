@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.checks import check_finite, check_learning_rate, check_whole
+from agents.settings import setting
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
 
@@ -86,30 +87,36 @@ class Deepk8sConfig:
             for a network trained from scratch, as in the paper.
     """
 
-    algo: str = "ppo"
-    iterations: int = 300
-    envs: int = 4
-    steps_per_env: int = 256
+    algo: str = setting("ppo", "ppo (clipped objective, masked), a2c (synchronous A3C) or dagger (imitation of SJF)",
+                        choices=ALGORITHMS)
+    iterations: int = setting(300, "training iterations (in all, counting those a resumed run already did)")
+    envs: int = setting(4, "parallel environments (PPO, A2C)")
+    steps_per_env: int = setting(256, "rollout steps per environment and iteration (PPO, A2C)")
     a2c_steps: int = 5
-    learning_rate: float = 1e-3
-    optimizer: str = "adam"
+    learning_rate: float = setting(1e-3, "the optimiser's learning rate", metavar="LR")
+    optimizer: str = setting("adam", "adam, or sgd (the paper's)", choices=OPTIMIZERS)
     gamma: float = 1.0
     gae_lambda: float = 0.95
-    entropy: float = 0.01
+    entropy: float = setting(0.01, "weight of the entropy bonus (beta)", metavar="BETA")
     clip: float = 0.2
     epochs: int = 4
     minibatch: int = 256
-    network: str = "pairs"
+    network: str = setting("pairs", "pairs (every slot-machine pair scored by shared weights: runs on any number of "
+                           "machines) or flat (the paper's MLP over the whole state: only on the training cluster's "
+                           "machine count)", choices=NETWORKS)
     trunk: tuple[int, ...] = (128, 128)
     head: tuple[int, ...] = (64,)
     window: int = 10
     max_wait: float = 16.0
-    tasks: int = 250
-    dagger_episodes: int = 2
+    tasks: int = setting(250, "tasks per training sequence")
+    dagger_episodes: int = setting(2, "episodes the learner plays per DAgger iteration")
     dagger_updates: int = 16
-    expert: str = "sjf"
-    seed: int = 0
-    init: str | None = None
+    expert: str = setting("sjf", "DAgger's expert: sjf (the paper's) or oracle (the rollout oracle, which knows the "
+                          "whole sequence: about 15-30 s of labelling a sequence of 250 tasks, kept in "
+                          "DIR/oracle-labels)", choices=EXPERTS)
+    seed: int = setting(0, "seeds the networks, environments and sequence draws")
+    init: str | None = setting(None, "a trained policy.pt whose actor starts a PPO or A2C training (e.g. DAgger's: "
+                               "imitation, then reinforcement)", metavar="PATH")
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:

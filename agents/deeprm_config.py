@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agents.checks import check_finite, check_learning_rate, check_whole, is_finite_number
+from agents.settings import setting
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
 __all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
@@ -62,28 +63,34 @@ class DeepRMConfig:
             set drawn from ``jobset_seed``, as DeepRM's code does.
     """
 
-    slots: int = 10
-    load: float = 0.7
-    mode: str = "code"
-    objective: str = "slowdown"
+    slots: int = setting(10, "M, the visible job slots", metavar="M")
+    load: float = setting(0.7, "expected load per resource of the training jobsets (0.7 = 70 %)")
+    mode: str = setting("code", "job sizes: code (the published code's, loads up to 184 %) or paper (section 4.1's, "
+                        "loads up to 92 %)", flag="--sizes", choices=MODES)
+    objective: str = setting("slowdown", "the reward: slowdown (-sum 1/len), completion (-jobs in the system) or "
+                             "makespan (-1 while jobs remain)", choices=OBJECTIVES)
     simu_len: int = 50
-    jobsets: int = 100
-    episodes: int = 20
-    iterations: int = 1000
-    learning_rate: float = 1e-3
+    jobsets: int = setting(100, "training jobsets")
+    episodes: int = setting(20, "episodes per jobset and iteration (N)")
+    iterations: int = setting(1000, "training iterations (in all, counting those a resumed run already did; "
+                              "DeepRM_Plus's come after cloning)")
+    learning_rate: float = setting(1e-3, "rmsprop's learning rate", metavar="LR")
     rms_decay: float = 0.9
     rms_eps: float = 1e-9
     hidden: int | None = None
     gamma: float = 1.0
     max_actions: int = 200
     jobset_seed: int = TRAINING_JOBSET_SEED
-    seed: int = 0
+    seed: int = setting(0, "seeds the network and the action sampler")
     network: str = "dense"
-    workload: str = "bernoulli"
-    clone_jobsets: int = 0
-    clone_accuracy: float = 0.9
-    clone_epochs: int = 30
-    fresh_jobsets: bool = False
+    workload: str = setting("bernoulli", "bernoulli (DeepRM's jobsets: 50 steps, at most one arrival per step) or "
+                            "poisson (DeepRM_Plus's: 5-50 jobs, Poisson arrivals)", flag="--arrivals", choices=ARRIVALS)
+    clone_jobsets: int = setting(0, "jobsets on which SJF's state-action pairs are collected (Algorithm 2); 0 skips "
+                                 "cloning")
+    clone_accuracy: float = setting(0.9, "cloning stops once the test accuracy passes this")
+    clone_epochs: int = setting(30, "cloning stops after this many epochs")
+    fresh_jobsets: bool = setting(False, "draw the --jobsets afresh every iteration (from seeds above the training "
+                                  "seed) instead of training on one fixed set")
 
     def __post_init__(self) -> None:
         if self.network not in NETWORKS:

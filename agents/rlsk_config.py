@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agents.checks import check_finite, check_learning_rate, check_whole
+from agents.settings import setting
 
 from cloudsim.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
 
@@ -53,30 +54,33 @@ class RLSKConfig:
         seed: seeds the network, exploration and the environments.
     """
 
-    timesteps: int = 600_000
-    envs: int = 4
-    learning_rate: float = 2.5e-4
-    buffer_size: int = 100_000
+    timesteps: int = setting(600_000, "dispatch decisions in all (counting those a resumed run already made)")
+    envs: int = setting(4, "environments stepped together")
+    learning_rate: float = setting(2.5e-4, "Adam's step size", metavar="LR")
+    buffer_size: int = setting(100_000, "N: the replay memory's capacity")
     learning_starts: int = 5_000
     batch_size: int = 256
-    discount: float = 0.9
-    target_update: int = 5_000
+    discount: float = setting(0.9, "gamma of the Q-learning target, per decision", metavar="G")
+    target_update: int = setting(5_000, "C: steps between copies of Q into the target network", metavar="C")
     train_freq: int = 4
-    exploration_fraction: float = 0.3
+    exploration_fraction: float = setting(0.3, "share of the steps over which epsilon falls to its final value",
+                                          metavar="F")
     exploration_initial: float = 1.0
     exploration_final: float = 0.02
     hidden: tuple[int, ...] = (128, 128)
     normalize: bool = True
-    load: float = 0.7
-    jobs: int = 1000
-    sequences: int = 10
-    clusters: int = 3
-    nodes: int = 1
-    postpone: tuple[int, int] = DEFAULT_POSTPONE
-    alpha: float = _WEIGHTS.alpha
-    beta: float = _WEIGHTS.beta
-    gamma: float = _WEIGHTS.gamma
-    seed: int = 0
+    load: float = setting(0.7, "the training sequences' load (0.7 = 70 % of the clusters' capacity)",
+                          metavar="LOAD")
+    jobs: int = setting(1000, "jobs per training sequence")
+    sequences: int = setting(10, "training sequences; an epoch is one episode per sequence")
+    clusters: int = setting(3, "M, the clusters", metavar="M")
+    nodes: int = setting(1, "nodes per cluster (1: a cluster is one resource pool)")
+    postpone: tuple[int, int] = setting(DEFAULT_POSTPONE, "LOW:HIGH, whole steps a postponed job stays away "
+                                        "(uniform)")
+    alpha: float = setting(_WEIGHTS.alpha, "eq. 4's weight of Util", metavar="A")
+    beta: float = setting(_WEIGHTS.beta, "eq. 4's weight of DiffCluster (eq. 7)", metavar="B")
+    gamma: float = setting(_WEIGHTS.gamma, "eq. 4's weight of DiffRes (eq. 8)", metavar="C")
+    seed: int = setting(0, "seeds the network, exploration and the environments")
 
     def __post_init__(self) -> None:
         check_whole(self, ("timesteps", "envs", "buffer_size", "batch_size", "target_update", "train_freq", "jobs",

@@ -12,7 +12,7 @@ from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
 from cloudsim.run.output import resumable_or_nothing
 from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
-from cloudsim.run.config.training import TRAINING_RUN_FIELDS
+from cloudsim.run.config.training import TRAINING_RUN_FIELDS, agent_setting_names
 from cloudsim.run.train_deepk8s import Deepk8sTrainConfig, train_deepk8s
 from cloudsim.run.train_deeprm import DeepRMPlusTrainConfig, DeepRMTrainConfig, train_deeprm
 from cloudsim.run.train_rlsk import RLSKTrainConfig, train_rlsk
@@ -44,7 +44,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
         description="Train a Deepk8s agent on Alibaba task sequences (5 machines of 10 cpu and 64 memory, a "
                     "window of 10 tasks): PPO, A2C or DAgger imitation of SJF. Writes DIR/policy.pt (use it with "
                     "--checkpoint deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.")
-    add_section(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
+    add_training_sections(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
     deepk8s.set_defaults(run=training_command(
         Deepk8sTrainConfig, "deepk8s", train_deepk8s,
         lambda agent: f"Deepk8s by {agent.algo} for {agent.iterations} iterations"))
@@ -62,7 +62,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     )
     for key, section, title, summary, description in deeprm_commands:
         command = agents.add_parser(key, parents=parents, allow_abbrev=False, help=summary, description=description)
-        add_section(command, key, section, title)
+        add_training_sections(command, key, section, title)
         command.set_defaults(run=training_command(
             section, key, train_deeprm,
             lambda agent, title=title: f"{title} ({agent.objective}, load {agent.load:g}, {agent.workload} workload, "
@@ -75,11 +75,20 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "(section IV-A: Bernoulli arrivals, 3 clusters of 1 cpu and 1 memory, 70 % load). Writes "
                     "DIR/policy.pt (use it with --checkpoint rlsk=DIR/policy.pt), the state to resume from, "
                     "config.json and a log of every epoch (one episode per sequence).")
-    add_section(rlsk, "rlsk", RLSKTrainConfig, "RLSK")
+    add_training_sections(rlsk, "rlsk", RLSKTrainConfig, "RLSK")
     rlsk.set_defaults(run=training_command(
         RLSKTrainConfig, "rlsk", train_rlsk,
         lambda agent: f"RLSK by DQN for {agent.timesteps} steps on {agent.sequences} sequences of {agent.jobs} jobs "
                       f"(load {agent.load:g}, {agent.clusters} clusters of {agent.nodes} node(s))"))
+
+
+def add_training_sections(parser: argparse.ArgumentParser, key: str, section: type, title: str) -> None:
+    """A training command's options under ``key``, in two groups: the run's (where and how it writes), then
+    the agent's settings (titled ``title``)."""
+    settings = agent_setting_names(section)
+    add_section(parser, key, section, "where and how it trains",
+                only=[f.name for f in dataclasses.fields(section) if f.name not in settings])
+    add_section(parser, key, section, title, only=settings)
 
 
 def training_command(section: type, key: str, train, describe):

@@ -363,7 +363,7 @@ def postpone_range(postpone: object) -> tuple[int, int]:
         raise ValueError(f"postpone must be (low, high) whole steps or a function rng -> delay, got "
                          f"{postpone!r}") from None
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (low, high)) or not 1 <= low <= high:
-        raise ValueError(f"postpone must be whole steps 1 <= low <= high, got {postpone!r}")
+        raise ValueError(f"postpone must be whole steps LOW:HIGH with 1 <= LOW <= HIGH, got {postpone!r}")
     return int(low), int(high)
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import types
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -62,8 +65,34 @@ def option(default: Any, flag: str, help: str, **how: Any) -> Any:
 
 
 def options_of(section: type) -> list[tuple[str, Option, Any]]:
-    """(field name, Option, default) of every option of a config section, in field order."""
-    return [(f.name, f.metadata["option"], f.default) for f in fields(section) if "option" in f.metadata]
+    """(field name, Option, default) of every option of a config section, in field order: the fields made
+    with `option`, and an agent's settings (`agents.settings.setting`), whose options `setting_option`
+    derives."""
+    return [(f.name, f.metadata["option"] if "option" in f.metadata else setting_option(section, f.name), f.default)
+            for f in fields(section) if "option" in f.metadata or "setting" in f.metadata]
+
+
+@functools.lru_cache(maxsize=None)
+def setting_option(section: type, name: str) -> Option:
+    """The command-line `Option` of the agent setting ``name`` of ``section``: its flag, help, metavar and
+    choices as the setting declares them, its parser from the field's type (int: a whole number, float: a
+    number, bool: a switch, str: text or one of its choices, tuple[int, ...]: whole numbers separated by
+    commas, tuple[int, int]: LOW:HIGH); None in the type only allows the default."""
+    how = next(f for f in fields(section) if f.name == name).metadata["setting"]
+    kind = typing.get_type_hints(section)[name]
+    if isinstance(kind, types.UnionType):  # "int | None": the option itself always gives a value
+        kind = next(part for part in typing.get_args(kind) if part is not type(None))
+    flag = how.flag or "--" + name.replace("_", "-")
+    forms = {int: (whole, "N"), float: (real, "X"), str: (None, None), tuple[int, ...]: (whole_list, "SIZES"),
+             tuple[int, int]: (whole_pair, "LOW:HIGH")}
+    text = how.help.replace("%", "%%")  # argparse formats help with %
+    if kind is bool:
+        return Option(flag, text, switch=True)
+    if kind not in forms:
+        raise TypeError(f"{section.__name__}.{name}: a setting of type {kind} has no command-line form")
+    parse, metavar = forms[kind]
+    return Option(flag, text, parse=parse, metavar=how.metavar or (None if how.choices else metavar),
+                  choices=how.choices)
 
 
 def flag_of(section: type, name: str) -> str:
@@ -76,6 +105,17 @@ def whole(text: str) -> int:
         return int(text)
     except ValueError:
         raise ValueError("is not a whole number") from None
+
+
+def whole_list(text: str) -> tuple[int, ...]:
+    """``"3,9,6"`` -> (3, 9, 6)."""
+    return tuple(whole(part) for part in name_list(text))
+
+
+def whole_pair(text: str) -> tuple[int, int]:
+    """``LOW:HIGH`` (or ``LOW,HIGH``, as the help shows a default pair) whole numbers; ``5`` alone is 5:5."""
+    low, _, high = text.replace(",", ":").partition(":")
+    return whole(low), whole(high or low)
 
 
 def real(text: str) -> float:

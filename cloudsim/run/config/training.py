@@ -1,16 +1,25 @@
-"""The checks every `cloudsim train AGENT` configuration shares: numbers, the training folder, --resume."""
+"""What every `cloudsim train AGENT` configuration shares: the run's options and checks, the agent's settings.
+
+A training command's config is `AgentTraining` (where and how the run writes: --out, --resume,
+--save-every, --device, --tensorboard, and the checks of the folder and of a resume) with the agent's
+own settings added by `with_agent_settings`: the fields of its config dataclass made with
+`agents.settings.setting`, their help and flags declared there once. The command line is generated from
+the result (`cloudsim.cli.options.add_section`), and its ``agent`` property is the agent config the
+training runs.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import fields
+import typing
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from agents.kit import DEVICES, changed_settings  # (agents.kit imports torch only inside the functions that need it)
 from cloudsim.run.output import parent_problem, place_problem
-from cloudsim.run.config.fields import ConfigError, is_whole
+from cloudsim.run.config.fields import ConfigError, is_whole, option, options_of, whole, whole_pair
 
 def check_training_numbers(save_every: object, seed: object) -> None:
     """A training's --save-every (>= 1) and --seed (>= 0), as whole numbers."""
@@ -69,14 +78,17 @@ def training_agent_config(command: Any, defaults: Any, length: str) -> Any:
 
 def check_agent_settings(command: Any) -> None:
     """A new training's agent config must build: the agent's own check ("NAME must be ...") becomes a
-    `ConfigError` naming the option ``--NAME``."""
+    `ConfigError` naming NAME's option (``--NAME`` where the command has no such option)."""
     if command.resume:
         return
     try:
         command.agent
     except ValueError as err:
         name = str(err).split(" ", 1)[0]
-        raise ConfigError(f"--{name.replace('_', '-')}", getattr(command, name, None), str(err)) from None
+        how = {field: how for field, how, _ in options_of(type(command))}.get(name)
+        value = getattr(command, name, None)
+        shown = f"{value[0]}:{value[1]}" if how is not None and how.parse is whole_pair else value
+        raise ConfigError(how.flag if how else f"--{name.replace('_', '-')}", shown, str(err)) from None
 
 
 def check_training_folder(out: str, *, resume: bool, state: Path, what: str,
@@ -98,11 +110,98 @@ def check_training_folder(out: str, *, resume: bool, state: Path, what: str,
                           "another folder")
 
 
-def check_resumed_settings(given: frozenset[str], saved: Any, current: Any,
-                           flags: Mapping[str, str] | None = None, length: str = "iterations") -> None:
+def check_resumed_settings(given: frozenset[str], saved: Any, current: Any, length: str = "iterations") -> None:
     """Refuse a setting given on --resume (other than the training's length, ``length``: --iterations, or
-    --timesteps) that differs from the saved training's."""
+    --timesteps) that differs from the saved training's; the message names the setting's option in
+    ``current``'s command."""
+    flags = {name: how.flag for name, how, _ in options_of(type(current))}
     for name in changed_settings(saved, current, sorted(given - {length}))[:1]:
-        flag = (flags or {}).get(name, f"--{name.replace('_', '-')}")
+        flag = flags.get(name, f"--{name.replace('_', '-')}")
         raise ConfigError(flag, getattr(current, name), f"differs from the training being resumed "
                           f"({getattr(saved, name)!r}); leave it out to keep the saved value")
+
+
+@dataclass(frozen=True)
+class AgentTraining:
+    """Where and how a `cloudsim train AGENT` run writes, and the checks every such run makes before it
+    starts; `with_agent_settings` adds the agent's own settings as fields.
+
+    Each agent's command subclasses it, declaring its ``out`` default and help, the class attributes below
+    and any options of its own (checked in `check_options`)."""
+
+    out: str = option("run", "--out", "folder for policy.pt (also the state to resume from), config.json and the "
+                      "log (log.csv, log.jsonl)", metavar="DIR")
+    resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
+    save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
+    tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
+                               "(needs the tensorboard package)", switch=True)
+    progress: bool = True
+    given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
+
+    agent_name: ClassVar[str]              # the command's AGENT
+    agent_class: ClassVar[type]            # the agent's config dataclass (set by with_agent_settings)
+    agent_defaults: ClassVar[Any]          # the defaults a new training starts from (set by with_agent_settings)
+    length: ClassVar[str] = "iterations"   # the setting that says how long it trains: a resume may raise it
+    state_name: ClassVar[str] = "policy.pt"  # the file a resumed training starts from
+    reads: ClassVar[tuple[str, ...]] = ()  # settings that name a file the training reads (kept out of --out)
+
+    def __post_init__(self) -> None:
+        check_training_numbers(self.save_every, self.seed)
+        check_device(self.device)
+        check_agent_settings(self)
+        self.check_options()
+        check_training_folder(self.out, resume=self.resume, state=self.state_file, what=self.describe_state(),
+                              reads={f"--{name}": getattr(self, name) for name in self.reads})
+        if self.resume:
+            self.check_saved()
+            check_resumed_settings(self.given, self.saved_agent, self, length=self.length)
+
+    def check_options(self) -> None:
+        """The command's own checks of how its options fit together (none by default)."""
+
+    def check_saved(self) -> None:
+        """On --resume, before the settings are compared: the saved training is one this command resumes."""
+
+    def describe_state(self) -> str:
+        """What kind of training ``state_file`` holds, as the --resume message names it."""
+        return self.agent_name
+
+    @property
+    def state_file(self) -> Path:
+        """The file a resumed training starts from; until it exists the folder holds nothing to resume."""
+        return Path(self.out) / self.state_name
+
+    @property
+    def saved_agent(self) -> Any:
+        """The config of the training saved in ``out`` (its config.json)."""
+        return saved_agent_config(self.out, self.agent_class)
+
+    @property
+    def agent(self) -> Any:
+        """A new training's agent config (the defaults with the settings given here) or, on --resume, the
+        saved training's with the length (``length``) given here."""
+        return training_agent_config(self, self.agent_defaults, self.length)
+
+
+def agent_setting_names(command: type) -> tuple[str, ...]:
+    """The fields of a training command's config that are its agent's settings, in order."""
+    return tuple(f.name for f in fields(command) if "setting" in f.metadata)
+
+
+def with_agent_settings(agent: type, defaults: Any = None, leave_out: tuple[str, ...] = ()) -> Callable[[type], type]:
+    """A class decorator: the `AgentTraining` subclass it decorates, with every setting of the agent config
+    dataclass ``agent`` (its fields made with `agents.settings.setting`, less ``leave_out``) as a field and
+    so an option, defaulting to ``defaults``' values (an ``agent`` instance; default: ``agent()``)."""
+
+    def decorate(command: type) -> type:
+        start = agent() if defaults is None else defaults
+        types = typing.get_type_hints(agent)
+        added = [(f.name, types[f.name], dataclasses.field(default=getattr(start, f.name), metadata=f.metadata))
+                 for f in fields(agent) if "setting" in f.metadata and f.name not in leave_out]
+        made = dataclasses.make_dataclass(command.__name__, added, bases=(command,), frozen=True,
+                                          namespace={"agent_class": agent, "agent_defaults": start})
+        made.__module__, made.__qualname__, made.__doc__ = command.__module__, command.__qualname__, command.__doc__
+        return made
+
+    return decorate
