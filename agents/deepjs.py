@@ -648,8 +648,8 @@ class DeepJSTrainer:
         if contradictions:
             raise CheckpointError(
                 f"{path}: cannot resume with options that contradict the checkpoint:\n  " + "\n  ".join(contradictions)
-                + "\nDrop those options to continue the training as saved, or start a new checkpoint (another "
-                "--checkpoint path, without --resume).", path=path)
+                + "\nDrop those options to continue the training as saved, or start a new training (another "
+                "--out folder, without --resume).", path=path)
         trainer = cls(saved["config"], saved["cluster"], workers, runner, device)
         trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
         try:  # what only a resume reads: a damaged file can still fail here
@@ -659,6 +659,6 @@ class DeepJSTrainer:
             kit.restore_rng(saved)  # torch's generator (and Python's, in checkpoints written since the kit)
         except (TypeError, ValueError, KeyError, RuntimeError) as err:
             raise CheckpointError(f"{path}: cannot resume from it: its optimizer state, progress or random state "
-                                  f"is damaged ({type(err).__name__}: {err}); start a new checkpoint (another "
-                                  f"--checkpoint path, without --resume)", path=path) from err
+                                  f"is damaged ({type(err).__name__}: {err}); start a new training (another --out "
+                                  f"folder, without --resume)", path=path) from err
         return trainer

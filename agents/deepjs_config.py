@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from agents.checks import check_learning_rate, is_finite_number, is_whole
+from agents.settings import setting
 from cloudsim import ClusterView
 
 __all__ = [
@@ -101,16 +102,18 @@ class DeepJSConfig:
     """
 
     features: tuple[str, ...] = PAPER_FEATURES
-    hidden: tuple[int, ...] = (3, 9, 6)
+    hidden: tuple[int, ...] = setting((3, 9, 6), "hidden layer sizes (Table 1)")
     feature_mean: tuple[float, ...] = ()
     feature_std: tuple[float, ...] = ()
-    reward: str = "makespan"
-    learning_rate: float = 0.001
-    iterations: int = 10
-    trajectories: int = 12
+    reward: str = setting("makespan", "the reward: makespan (-1 per tick), slowdown or completion",
+                          choices=tuple(REWARDS))
+    learning_rate: float = setting(0.001, "Adam's learning rate", metavar="RATE")
+    iterations: int = setting(10, "iterations per chunk")
+    trajectories: int = setting(12, "trajectories per iteration")
     gamma: float = 1.0
-    normalize_advantage: bool = True
-    tick: float = 1.0
+    normalize_advantage: bool = setting(True, "use the raw advantages q_t - b_t (default: scaled to unit variance "
+                                        "per iteration)", flag="--no-advantage-normalisation")
+    tick: float = setting(1.0, "scheduler tick", metavar="T")
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -5,7 +5,7 @@ makespan recorded before the agent trained on that chunk (so on a chunk it had
 never seen). This script replays first-fit and Tetris on the same chunks and
 plots (heuristic - DeepJS) per chunk, with a running count of wins and losses.
 
-    python benchmarks/deepjs_training_curve.py --checkpoint runs/deepjs.pt
+    python benchmarks/deepjs_training_curve.py --checkpoint runs/deepjs/policy.pt
 
 Writes benchmarks/results/deepjs/deepjs_training_curve.{png,md,json}.
 

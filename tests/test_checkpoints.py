@@ -24,7 +24,8 @@ from conftest import task
 
 CLUSTER = ClusterSpec.uniform(2, {"cpu": 4, "memory": 1})
 JOBS = [JobSpec(0, 0.0, (task(0, 2, 1, 0.1, 2), task(1, 1, 2, 0.2, 3))), JobSpec(1, 1.0, (task(0, 3, 1, 0.1, 1),))]
-FIX = "train one with `cloudsim train deepjs --checkpoint PATH`, or pass another checkpoint with --checkpoint"
+FIX = "train one with `cloudsim train deepjs --out DIR` (it writes DIR/policy.pt), or pass another checkpoint with " \
+      "--checkpoint"
 ADVICE = ". Train a checkpoint on this cluster (`cloudsim train deepjs` with the same --machines and --capacity) " \
          "before relying on its makespans."
 
@@ -125,7 +126,7 @@ def test_resume_names_a_checkpoint_whose_training_state_is_damaged(tmp_path, dam
     message = str(caught.value)
     assert message.startswith(f"{path}: cannot resume from it: its optimizer state, progress or random state is "
                               f"damaged ({error}: ")
-    assert message.endswith("; start a new checkpoint (another --checkpoint path, without --resume)")
+    assert message.endswith("; start a new training (another --out folder, without --resume)")
 
 
 def test_a_missing_file_stays_file_not_found_with_its_path(tmp_path):
@@ -265,8 +266,8 @@ def test_resume_lists_every_option_that_contradicts_the_checkpoint(tmp_path):
         f"  learning_rate: the checkpoint has 0.001, asked for 0.01\n"
         f"  iterations: the checkpoint has 2, asked for 5\n"
         f"  cluster: the checkpoint has 2 machines of cpu=4, memory=1, asked for 3 machines of cpu=4, memory=1\n"
-        f"Drop those options to continue the training as saved, or start a new checkpoint (another --checkpoint "
-        f"path, without --resume).")
+        f"Drop those options to continue the training as saved, or start a new training (another --out folder, "
+        f"without --resume).")
     assert caught.value.path == path
 
 

@@ -220,11 +220,12 @@ def test_cli_trains_resumes_and_benches(tmp_path, capsys):
         rows += [f"{len(rows)},{job.submit_time},{t.duration},{t.demand['cpu']},{t.demand['memory']},{j},{t.id},"
                  f"{t.instances},0" for t in job.tasks]
     trace.write_text("\n".join(rows) + "\n")
-    checkpoint = tmp_path / "deepjs.pt"
+    out = tmp_path / "run"
+    checkpoint = out / "policy.pt"
     common = [str(trace), "--chunk-size", "2", "--machines", "2", "--capacity", "cpu=4,memory=1,disk=1"]
     assert main(["train", "deepjs", *common, "--chunks", "0:1", "--iterations", "1", "--trajectories", "2",
-                 "--checkpoint", str(checkpoint)]) == 0
-    assert main(["train", "deepjs", *common, "--chunks", "0:2", "--resume", "--checkpoint", str(checkpoint)]) == 0
+                 "--out", str(out)]) == 0
+    assert main(["train", "deepjs", *common, "--chunks", "0:2", "--resume", "--out", str(out)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     # One log line per chunk trained, then a summary: the resumed run trained chunk 1 only.
     assert [line.get("chunk", line.get("chunks")) for line in lines] == [0, 1, 1, 2]
@@ -265,17 +266,16 @@ def test_a_training_can_start_from_another_checkpoints_weights(tmp_path, capsys)
     trace.write_text("\n".join(rows) + "\n")
     common = ["train", "deepjs", str(trace), "--chunk-size", "2", "--chunks", "0:1", "--machines", "2",
               "--capacity", "cpu=4,memory=1,disk=1", "--iterations", "1", "--trajectories", "2"]
-    assert main([*common, "--init", str(tmp_path / "a.pt"), "--checkpoint", str(tmp_path / "b.pt")]) == 0
-    assert deepjs_checkpoint(tmp_path / "b.pt")["config"].hidden == (4, 3)
+    assert main([*common, "--init", str(tmp_path / "a.pt"), "--out", str(tmp_path / "b")]) == 0
+    assert deepjs_checkpoint(tmp_path / "b" / "policy.pt")["config"].hidden == (4, 3)
     for extra, words in ((["--init", str(tmp_path / "none.pt")], "--init"),
                          (["--init", str(tmp_path / "a.pt"), "--hidden", "3,3"], "are --init's checkpoint's"),
-                         (["--init", str(tmp_path / "a.pt"), "--resume", "--checkpoint", str(tmp_path / "b.pt")],
+                         (["--init", str(tmp_path / "a.pt"), "--resume", "--out", str(tmp_path / "b")],
                           "starts a new training")):
         capsys.readouterr()
-        assert main([*common, *extra, *([] if "--checkpoint" in extra else ["--checkpoint", str(tmp_path / "c.pt")])
-                     ]) == 2
+        assert main([*common, *extra, *([] if "--out" in extra else ["--out", str(tmp_path / "c")])]) == 2
         err = capsys.readouterr().err
-        assert words in err and "Traceback" not in err and not (tmp_path / "c.pt").exists()
+        assert words in err and "Traceback" not in err and not (tmp_path / "c").exists()
 
 
 def test_the_shipped_checkpoint_loads_and_schedules():

@@ -26,8 +26,7 @@ def test_cuda_without_a_gpu_is_one_line_and_nothing_is_written(tmp_path, capsys,
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: --device cuda is allowed here")
     out = tmp_path / "run"
-    where = ["--checkpoint", str(out)] if argv[-1] == "deepjs" else ["--out", str(out)]
-    assert main([*argv, *where, "--device", "cuda"]) == 2
+    assert main([*argv, "--out", str(out), "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("cloudsim: --device cuda: ") and "use --device cpu" in err and len(err.splitlines()) == 1
     assert not out.exists()

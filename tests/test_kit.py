@@ -32,7 +32,8 @@ from cloudsim import ClusterSpec, JobSpec, Simulation
 from cloudsim.runner import Runner
 from conftest import task
 
-FIX = "train one with `cloudsim train toy --checkpoint PATH`, or pass another checkpoint with --checkpoint"
+FIX = "train one with `cloudsim train toy --out DIR` (it writes DIR/policy.pt), or pass another checkpoint with " \
+      "--checkpoint"
 
 
 @dataclass(frozen=True)
@@ -356,27 +357,25 @@ def test_train_logs_every_iteration_after_its_checkpoint_and_resume_appends(tmp_
     from cloudsim.cli import main
 
     common = _trace(tmp_path)
-    log = tmp_path / "log"
-    assert main(["train", "deepjs", *common, "--chunks", "0:1", "--checkpoint", str(tmp_path / "a.pt"),
-                 "--log", str(log)]) == 0
-    assert main(["train", "deepjs", *common, "--chunks", "0:2", "--checkpoint", str(tmp_path / "a.pt"),
-                 "--log", str(log), "--resume"]) == 0
-    rows = pd.read_csv(log / "log.csv")
+    out = tmp_path / "a"
+    assert main(["train", "deepjs", *common, "--chunks", "0:1", "--out", str(out)]) == 0
+    assert main(["train", "deepjs", *common, "--chunks", "0:2", "--out", str(out), "--resume"]) == 0
+    rows = pd.read_csv(out / "log.csv")
     # 2 iterations per chunk; the resumed run trained chunk 1 only and went on counting.
     assert rows["iteration"].tolist() == [0, 1, 2, 3] and rows["chunk"].tolist() == [0, 0, 1, 1]
     assert rows["chunk_iteration"].tolist() == [0, 1, 0, 1]
     assert {"makespan_before", "mean_makespan", "mean_return", "loss", "decisions", "wall_s"} <= set(rows.columns)
-    assert pd.read_json(log / "log.jsonl", lines=True)["iteration"].tolist() == [0, 1, 2, 3]
-    assert not any(p.name.startswith("events.out.tfevents") for p in log.iterdir())  # TensorBoard only if asked
+    assert pd.read_json(out / "log.jsonl", lines=True)["iteration"].tolist() == [0, 1, 2, 3]
+    assert not any(p.name.startswith("events.out.tfevents") for p in out.iterdir())  # TensorBoard only if asked
     summaries = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"summary"' in line]
-    assert [s["log"] for s in summaries] == [str(log), str(log)]
-    # The log changes nothing: the same training without it ends with the same weights.
+    assert [s["log"] for s in summaries] == [str(out), str(out)]
+    assert [s["checkpoint"] for s in summaries] == [str(out / "policy.pt")] * 2
+    # The same training in another folder ends with the same weights and the same log.
     for chunks, resume in (("0:1", []), ("0:2", ["--resume"])):  # the normaliser is fitted on the first run's chunks
-        assert main(["train", "deepjs", *common, "--chunks", chunks, "--checkpoint", str(tmp_path / "b.pt"),
-                     *resume]) == 0
-    logged, plain = (torch.load(tmp_path / name, weights_only=True) for name in ("a.pt", "b.pt"))
-    assert all(torch.equal(logged["model"][k], plain["model"][k]) for k in plain["model"])
-    assert logged["log"] == plain["log"]
+        assert main(["train", "deepjs", *common, "--chunks", chunks, "--out", str(tmp_path / "b"), *resume]) == 0
+    first, second = (torch.load(tmp_path / name / "policy.pt", weights_only=True) for name in ("a", "b"))
+    assert all(torch.equal(first["model"][k], second["model"][k]) for k in second["model"])
+    assert first["log"] == second["log"]
 
 
 @pytest.mark.needs("tensorboard")
@@ -384,12 +383,11 @@ def test_train_with_tensorboard_writes_events_beside_the_log(tmp_path):
     from cloudsim.cli import main
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    log = tmp_path / "log"
-    assert main(["train", "deepjs", *_trace(tmp_path), "--chunks", "0:1", "--checkpoint", str(tmp_path / "a.pt"),
-                 "--log", str(log), "--tensorboard"]) == 0
-    events = EventAccumulator(str(log))
+    out = tmp_path / "run"
+    assert main(["train", "deepjs", *_trace(tmp_path), "--chunks", "0:1", "--out", str(out), "--tensorboard"]) == 0
+    events = EventAccumulator(str(out))
     events.Reload()
-    assert [e.step for e in events.Scalars("mean_makespan")] == pd.read_csv(log / "log.csv")["iteration"].tolist()
+    assert [e.step for e in events.Scalars("mean_makespan")] == pd.read_csv(out / "log.csv")["iteration"].tolist()
 
 
 def test_train_with_tensorboard_missing_says_how_to_get_it(tmp_path, capsys, monkeypatch):
@@ -398,26 +396,25 @@ def test_train_with_tensorboard_missing_says_how_to_get_it(tmp_path, capsys, mon
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *args: None if name == "tensorboard" else real_find_spec(name, *args))
-    assert main(["train", "deepjs", *_trace(tmp_path), "--checkpoint", str(tmp_path / "a.pt"),
-                 "--log", str(tmp_path / "log"), "--tensorboard"]) == 2
+    assert main(["train", "deepjs", *_trace(tmp_path), "--out", str(tmp_path / "run"), "--tensorboard"]) == 2
     assert "--tensorboard: needs the tensorboard package: pip install tensorboard" in capsys.readouterr().err
-    assert not (tmp_path / "a.pt").exists() and not (tmp_path / "log").exists()
+    assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--tensorboard"], "--tensorboard: writes into the --log folder; add --log DIR"),
-    (["--log", "{tmp}/jobs.csv"], "is a file; give a folder for log.csv and log.jsonl"),
-    (["--log", "{tmp}/old"], "already holds a training log; add --resume to continue that training and its log"),
+@pytest.mark.parametrize("out, message", [
+    ("{tmp}/jobs.csv", "is a file; give a folder"),
+    ("{tmp}/old", "already holds a training log; add --resume to continue that training and its log"),
 ])
-def test_train_refuses_a_log_it_cannot_write_before_training(tmp_path, capsys, extra, message):
+def test_train_refuses_a_folder_it_cannot_write_before_training(tmp_path, capsys, out, message):
     from cloudsim.cli import main
 
     common = _trace(tmp_path)
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "log.csv").write_text("iteration\n0\n")
-    extra = [part.format(tmp=tmp_path) for part in extra]
-    assert main(["train", "deepjs", *common, "--checkpoint", str(tmp_path / "c.pt"), *extra]) == 2
-    assert message in capsys.readouterr().err and not (tmp_path / "c.pt").exists()
+    assert main(["train", "deepjs", *common, "--out", out.format(tmp=tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert (tmp_path / "old" / "log.csv").read_text() == "iteration\n0\n"
+    assert not (tmp_path / "old" / "policy.pt").exists()
 
 
 def test_trim_log_keeps_the_rows_up_to_an_iteration_in_both_files(tmp_path):

@@ -131,13 +131,13 @@ def test_deepjs_trains_on_trace_chunks_at_a_load_on_machines_drawn_from_the_tabl
     # table with the seed, the same jobs at the same submit times scaled to the load.
     from conftest import DATA
     from cloudsim.run.config import ClusterConfig
-    from cloudsim.run.train import DeepJSOptions, TrainConfig, TrainWorkloadConfig
+    from cloudsim.run.train import DeepJSTraining, TrainConfig, TrainWorkloadConfig
     trace, table = DATA / "alibaba" / "v2017" / "batch_task.csv", DATA / "alibaba" / "v2017" / "server_event.csv"
     if not (trace.is_file() and table.is_file()):
         pytest.skip(f"needs the v2017 sample under {DATA}")
     source = dict(format="alibaba-v2017", machine_table=str(table), load=1.1, chunk_size=2, chunks=(0, 2))
     training = TrainConfig(workload=TrainWorkloadConfig(str(trace), **source), cluster=ClusterConfig(machines=3),
-                           agent=DeepJSOptions(checkpoint=str(tmp_path / "unused.pt")))
+                           agent=DeepJSTraining(out=str(tmp_path / "unused")))
     replay = RunConfig(workload=WorkloadConfig(str(trace), **source), cluster=ClusterConfig(machines=3))
     trained_on, replayed = resolve_workload(training), resolve_workload(replay)
     assert trained_on.cluster == replayed.cluster and trained_on.cluster.machines == 3
@@ -146,8 +146,7 @@ def test_deepjs_trains_on_trace_chunks_at_a_load_on_machines_drawn_from_the_tabl
     assert [c.offered_load for c in chunks] == [1.1, 1.1] and chunks[0].jobs[0].submit_time == 0.0
     code, out, err = cli(["train", "deepjs", str(trace), "--format", "alibaba-v2017", "--machine-table", str(table),
                           "--machines", "3", "--load", "1.1", "--chunk-size", "2", "--chunks", "0:1",
-                          "--iterations", "1", "--trajectories", "2", "--checkpoint", str(tmp_path / "deepjs.pt"),
-                          "--log", str(tmp_path / "log")], capsys)
+                          "--iterations", "1", "--trajectories", "2", "--out", str(tmp_path / "run")], capsys)
     assert code == 0, err
-    assert json.loads(out.splitlines()[0])["chunk"] == 0 and (tmp_path / "deepjs.pt").stat().st_size > 0
-    assert (tmp_path / "log" / "log.csv").read_text().count("\n") == 2  # header and the one iteration
+    assert json.loads(out.splitlines()[0])["chunk"] == 0 and (tmp_path / "run" / "policy.pt").stat().st_size > 0
+    assert (tmp_path / "run" / "log.csv").read_text().count("\n") == 2  # header and the one iteration

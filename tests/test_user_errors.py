@@ -109,20 +109,22 @@ CASES = [
     (["compare", "alibaba-like", "--loads", "0.5"], 2, ["--loads 0.5", "not alibaba-like"]),
     (["compare", "deeprm", "--seeds", "0"], 2, ["--seeds 0", ">= 1"]),
     (["compare", "deeprm", "--load", "0.5", "--loads", "0.5,0.7"], 2, ["--loads", "either --load or --loads"]),
-    (["train", "deepjs", *TRACE, "--iterations", "0", "--checkpoint", "d.pt"], 2, ["iterations", "0", ">= 1"]),
-    (["train", "deepjs", *TRACE, "--hidden", "3,0,6", "--checkpoint", "d.pt"], 2, ["hidden", "size 0"]),
+    (["train", "deepjs", *TRACE, "--iterations", "0", "--out", "d"], 2, ["iterations", "0", ">= 1"]),
+    (["train", "deepjs", *TRACE, "--hidden", "3,0,6", "--out", "d"], 2, ["hidden", "size 0"]),
     # A learning rate beyond float32 failed inside torch's optimiser with no word of the option.
-    (["train", "deepjs", *TRACE, "--learning-rate", "1e39", "--checkpoint", "d.pt"], 2,
+    (["train", "deepjs", *TRACE, "--learning-rate", "1e39", "--out", "d"], 2,
      ["--learning-rate 1e+39", "largest float32"]),
     (["train", "deepk8s", "--learning-rate", "1e39", "--out", "k"], 2, ["--learning-rate 1e+39", "largest float32"]),
     (["train", "deeprm", "--learning-rate", "1e39", "--out", "r"], 2, ["--learning-rate 1e+39", "largest float32"]),
     (["train", "rlsk", "--learning-rate", "1e39", "--out", "q"], 2, ["--learning-rate 1e+39", "largest float32"]),
-    (["train", "deepjs", *TRACE, "--chunks", "0:99", "--checkpoint", "d.pt"], 2, ["--chunks 0:99", "chunk"]),
+    (["train", "deepjs", *TRACE, "--chunks", "0:99", "--out", "d"], 2, ["--chunks 0:99", "chunk"]),
     (["train", "deepjs", *TRACE, "--jobs", "0:2"], 2, ["--jobs 0:2", "chunks"]),
-    (["train", "deepjs", *TRACE, "--resume", "--checkpoint", "d.pt"], 2, ["--checkpoint d.pt", "--resume"]),
-    (["train", "deepjs", *TRACE, "--checkpoint", "full"], 2, ["--checkpoint full", "folder"]),
-    (["train", "deepjs", *TRACE, "--checkpoint", "afile"], 2, ["--checkpoint afile", "already exists",
-                                                               "--resume"]),
+    (["train", "deepjs", *TRACE, "--resume", "--out", "d"], 2, ["--resume d", "policy.pt is missing",
+                                                                "leave out --resume"]),
+    (["train", "deepjs", *TRACE, "--out", "afile"], 2, ["--out afile", "is a file; give a folder"]),
+    # DeepJS wrote to --checkpoint FILE and --log DIR before it wrote into --out DIR, as every training does.
+    (["train", "deepjs", *TRACE, "--checkpoint", "d.pt"], 2, ["--checkpoint/--log d.pt", "--out DIR"]),
+    (["train", "deepjs", *TRACE, "--log", "logs"], 2, ["--checkpoint/--log logs", "--out DIR"]),
     (["replay", "--executor", "ray", "--address", "http://x:y"], 2, ["--address http://x:y", "HOST:PORT"]),
     (["compare", "deeprm", "--loads", "0.5,0.5"], 2, ["--loads 0.5,0.5", "twice"]),
     (["compare", "deeprm", "--seeds", "100000000"], 2, ["--seeds 100000000", "at most"]),
@@ -130,7 +132,7 @@ CASES = [
     (["replay", "--out", "afile/sub"], 2, ["--out afile/sub", "is a file, not a folder"]),
     (["bench", *TRACE, "--chunk-size", "1", "--brokers", "first-fit,tetris", "--plots", "afile/sub"], 2,
      ["--plots afile/sub", "is a file, not a folder"]),
-    (["train", "deepjs", *TRACE, "--checkpoint", "afile/d.pt"], 2, ["--checkpoint afile/d.pt", "is a file"]),
+    (["train", "deepjs", *TRACE, "--out", "afile/d"], 2, ["--out afile/d", "is a file"]),
     # Bad files: exit 1, the file named.
     (["replay", "afile"], 1, ["afile", "column"]),
     (["replay", *TRACE, "--format", "alibaba-v2018"], 1, ["jobs.csv", "column"]),
@@ -220,9 +222,9 @@ def test_a_diverging_training_is_stopped_not_saved_as_nan(files, capsys, jobs_cs
     monkeypatch.setattr(torch.optim.Adam, "step", diverging_step)
     code, _, err = cli(["train", "deepjs", str(jobs_csv), "--chunk-size", "5", "--chunks", "0:2", "--iterations",
                         "2", "--trajectories", "2", "--machines", "5", "--capacity", "cpu=64,memory=1,disk=1",
-                        "--learning-rate", "0.5", "--workers", "1", "--checkpoint", "d.pt"], capsys)
+                        "--learning-rate", "0.5", "--workers", "1", "--out", "d"], capsys)
     assert code == 1 and "training diverged" in err and "smaller --learning-rate" in err
-    assert not Path("d.pt").exists()
+    assert not Path("d").exists()  # nothing to resume, so nothing left
 
 
 def test_debug_shows_the_traceback(files, capsys):

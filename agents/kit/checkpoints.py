@@ -61,7 +61,8 @@ RNG_KEYS = ("torch_rng", "python_rng", "numpy_rng")
 
 
 def _default_fix(agent: str) -> str:
-    return f"train one with `cloudsim train {agent} --checkpoint PATH`, or pass another checkpoint with --checkpoint"
+    return (f"train one with `cloudsim train {agent} --out DIR` (it writes DIR/policy.pt), or pass another "
+            f"checkpoint with --checkpoint")
 
 
 def unusable_checkpoint(path: str | Path, reason: str, *, agent: str, title: str | None = None,

@@ -4,7 +4,7 @@
     cloudsim replay jobs.csv --format cloudsimpy --chunk-size 10 --chunks 0:100 \\
         --machines 5 --capacity cpu=64,memory=1,disk=1 --broker first-fit --tick 1 --json
     cloudsim compare deeprm --brokers sjf,packer,tetris-star --loads 0.1:1.9:0.2 --seeds 10 --out report/
-    cloudsim train deepjs jobs.csv --chunk-size 10 --chunks 0:200 --checkpoint runs/deepjs.pt
+    cloudsim train deepjs jobs.csv --chunk-size 10 --chunks 0:200 --out runs/deepjs
 
 Every mistake ends in one line on stderr that names the culprit and the fix, and a
 non-zero exit: 2 for options that cannot work, 1 for everything else (a damaged

@@ -42,9 +42,9 @@ def add_section(parser: argparse.ArgumentParser, section: str, cls: type, title:
         dest = _dest(section, name)
         if how.positional:
             group.add_argument(dest, nargs="?", metavar=how.flag, help=text, default=argparse.SUPPRESS)
-        elif how.switch:
-            group.add_argument(how.flag, *how.aliases, dest=dest, action="store_true", help=text,
-                               default=argparse.SUPPRESS)
+        elif how.switch:  # a switch turns its setting on, or off where it is on by default
+            group.add_argument(how.flag, *how.aliases, dest=dest, action="store_false" if default is True else
+                               "store_true", help=text, default=argparse.SUPPRESS)
         else:
             group.add_argument(how.flag, *how.aliases, dest=dest, metavar=how.metavar, choices=how.choices,
                                help=text, default=argparse.SUPPRESS)

@@ -10,12 +10,10 @@ from tqdm.auto import tqdm
 
 from cloudsim.cli.options import add_section, build, given
 from cloudsim.run import strict_json
-from cloudsim.run.output import resumable_or_nothing
-from cloudsim.run.train import AGENT_FIELD, RUN_OPTIONS, TrainConfig, train_deepjs
+from cloudsim.run.config import ConfigError
 from cloudsim.run.config.training import TRAINING_RUN_FIELDS, agent_setting_names
-from cloudsim.run.train_deepk8s import Deepk8sTrainConfig, train_deepk8s
-from cloudsim.run.train_deeprm import DeepRMPlusTrainConfig, DeepRMTrainConfig, train_deeprm
-from cloudsim.run.train_rlsk import RLSKTrainConfig, train_rlsk
+from cloudsim.run.train import (DeepJSTraining, Deepk8sTrainConfig, DeepRMPlusTrainConfig, DeepRMTrainConfig,
+                                RLSKTrainConfig, TrainConfig, train)
 
 __all__ = ["add_parser", "run"]
 
@@ -33,11 +31,14 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
     agents = parser.add_subparsers(dest="agent", metavar="AGENT", required=True)
     deepjs = agents.add_parser(
         "deepjs", parents=parents, allow_abbrev=False, help="DeepJS (REINFORCE, Algorithm 2)",
-        description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving a checkpoint after "
-                    "each chunk; --resume continues a saved training exactly.")
+        description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving DIR/policy.pt after each "
+                    "chunk (use it with --checkpoint deepjs=DIR/policy.pt) and a log of every iteration; --resume "
+                    "continues a saved training exactly.")
     defaults = TrainConfig()
-    for key, title in SECTIONS:
+    for key, title in SECTIONS[:-1]:
         add_section(deepjs, key, type(getattr(defaults, key)), title, getattr(defaults, key))
+    add_training_sections(deepjs, "agent", DeepJSTraining, "DeepJS")
+    deepjs.add_argument("--checkpoint", "--log", dest="retired", help=argparse.SUPPRESS)  # before 0.2: see run
     deepjs.set_defaults(run=run)
     deepk8s = agents.add_parser(
         "deepk8s", parents=parents, allow_abbrev=False, help="Deepk8s (PPO, A2C or DAgger)",
@@ -46,7 +47,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "--checkpoint deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.")
     add_training_sections(deepk8s, "deepk8s", Deepk8sTrainConfig, "Deepk8s")
     deepk8s.set_defaults(run=training_command(
-        Deepk8sTrainConfig, "deepk8s", train_deepk8s,
+        Deepk8sTrainConfig, "deepk8s",
         lambda agent: f"Deepk8s by {agent.algo} for {agent.iterations} iterations"))
     deeprm_commands = (
         ("deeprm", DeepRMTrainConfig, "DeepRM", "DeepRM (REINFORCE on the cluster image)",
@@ -64,7 +65,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
         command = agents.add_parser(key, parents=parents, allow_abbrev=False, help=summary, description=description)
         add_training_sections(command, key, section, title)
         command.set_defaults(run=training_command(
-            section, key, train_deeprm,
+            section, key,
             lambda agent, title=title: f"{title} ({agent.objective}, load {agent.load:g}, {agent.workload} workload, "
                                        f"{agent.mode} sizes, {agent.jobsets} jobsets x {agent.episodes} episodes) "
                                        f"for {agent.iterations} iterations"))
@@ -77,7 +78,7 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "config.json and a log of every epoch (one episode per sequence).")
     add_training_sections(rlsk, "rlsk", RLSKTrainConfig, "RLSK")
     rlsk.set_defaults(run=training_command(
-        RLSKTrainConfig, "rlsk", train_rlsk,
+        RLSKTrainConfig, "rlsk",
         lambda agent: f"RLSK by DQN for {agent.timesteps} steps on {agent.sequences} sequences of {agent.jobs} jobs "
                       f"(load {agent.load:g}, {agent.clusters} clusters of {agent.nodes} node(s))"))
 
@@ -91,27 +92,26 @@ def add_training_sections(parser: argparse.ArgumentParser, key: str, section: ty
     add_section(parser, key, section, title, only=settings)
 
 
-def training_command(section: type, key: str, train, describe):
+def training_command(section: type, key: str, describe):
     """The command of one `cloudsim train AGENT` whose options are the config ``section`` (options under
-    ``key``): it builds the config, says what it trains (``describe(agent config)``), trains with
-    ``train(config) -> summary`` and prints the summary as JSON."""
+    ``key``): it builds the config, says what it trains (``describe(agent config)``), trains it
+    (`cloudsim.run.train.train`) and prints the summary as JSON."""
 
     def run(namespace: argparse.Namespace) -> int:
         chosen = frozenset(given(namespace, key)) - TRAINING_RUN_FIELDS
         config = dataclasses.replace(build(namespace, key, section()), given=chosen)
         print(f"training {describe(config.agent)} into {config.out}{' (resumed)' if config.resume else ''}",
               file=sys.stderr)
-        with resumable_or_nothing(config.out, config.state_file):  # stopped early: resumable, or nothing left
-            summary = train(config)
-        print(strict_json(summary), flush=True)
+        print(strict_json(train(config)), flush=True)
         return 0
 
     return run
 
 
 def _given_agent_settings(namespace: argparse.Namespace) -> frozenset[str]:
-    """The agent settings the user chose (as DeepJSConfig fields), which a resumed checkpoint must match."""
-    chosen = {AGENT_FIELD.get(name, name) for name in given(namespace, "agent")} - RUN_OPTIONS
+    """The DeepJS settings the user chose (DeepJSConfig fields, and "cluster"), which a resumed checkpoint must
+    match."""
+    chosen = set(given(namespace, "agent")) & set(agent_setting_names(DeepJSTraining))
     if "seed" in given(namespace, "workload"):
         chosen.add("seed")
     if given(namespace, "cluster") or "machine_table" in given(namespace, "workload"):
@@ -120,15 +120,21 @@ def _given_agent_settings(namespace: argparse.Namespace) -> frozenset[str]:
 
 
 def run(namespace: argparse.Namespace) -> int:
+    if getattr(namespace, "retired", None) is not None:
+        raise ConfigError("--checkpoint/--log", namespace.retired, "cloudsim train deepjs writes its checkpoint and "
+                          "log into one folder, as every training does: give --out DIR (it writes DIR/policy.pt and "
+                          "DIR/log.csv)")
     defaults = TrainConfig()
-    config = TrainConfig(**{key: build(namespace, key, getattr(defaults, key)) for key, _ in SECTIONS})
-    print(f"training DeepJS on {config.workload.describe()}, chunks of {config.workload.chunk_size} jobs; "
-          f"checkpoint {config.agent.checkpoint}", file=sys.stderr)
+    sections = {key: build(namespace, key, getattr(defaults, key)) for key, _ in SECTIONS if key != "agent"}
+    agent = dataclasses.replace(build(namespace, "agent", defaults.agent), given=_given_agent_settings(namespace))
+    config = TrainConfig(**sections, agent=agent)
+    print(f"training DeepJS on {config.workload.describe()}, chunks of {config.workload.chunk_size} jobs, into "
+          f"{config.agent.out}{' (resumed)' if config.agent.resume else ''}", file=sys.stderr)
     with tqdm(unit="chunk", file=sys.stderr, disable=None) as bar:
         def on_chunk(entry: dict) -> None:
             bar.write(strict_json(entry))
             bar.update()
 
-        summary = train_deepjs(config, on_chunk, _given_agent_settings(namespace))
+        summary = train(config, on_chunk)
     print(strict_json(summary), flush=True)
     return 0

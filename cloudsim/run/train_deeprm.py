@@ -1,12 +1,10 @@
 """`train_deeprm`: `cloudsim train deeprm|deeprm-plus`, DeepRM and DeepRM_Plus trained by REINFORCE
 in DeepRM's own environment.
 
-The agent's hyper-parameters are `agents.deeprm_config.DeepRMConfig`'s;
-`DeepRMTrainConfig` holds the ones the command line sets, each defaulting to
-the agent's own value, and where the run writes; `DeepRMPlusTrainConfig` is the
-same with DeepRM_Plus's defaults (Table I's CNN, SJF cloned first, its Poisson
-workload at 140 %). Training jobsets are drawn
-from seed `TRAINING_JOBSET_SEED` (1000), held-out evaluations use single
+The agent's hyper-parameters are `agents.deeprm_config.DeepRMConfig`'s; `DeepRMTrainConfig` is
+the run's options with those settings added (`with_agent_settings`), and `DeepRMPlusTrainConfig` the
+same with DeepRM_Plus's defaults (Table I's CNN, SJF cloned first, its Poisson workload at 140 %).
+Training jobsets are drawn from seed `TRAINING_JOBSET_SEED` (1000), held-out evaluations use single
 jobsets of seeds below it (``cloudsim compare deeprm --env deeprm --seeds 0:100``).
 """
 

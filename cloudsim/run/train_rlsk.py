@@ -1,8 +1,8 @@
 """`train_rlsk`: `cloudsim train rlsk`, RLSK's DQN trained on a fixed set of RLSK job sequences.
 
-The agent's hyper-parameters are `agents.rlsk_config.RLSKConfig`'s;
-`RLSKTrainConfig` holds the ones the command line sets, each defaulting to the
-agent's own value, and where the run writes. The training sequences are
+The agent's hyper-parameters are `agents.rlsk_config.RLSKConfig`'s; `RLSKTrainConfig` is the
+run's options with those settings added (`with_agent_settings`), and `train_rlsk` runs it
+(through `cloudsim.run.train.train`, as every `cloudsim train AGENT`). The training sequences are
 `traces.rlsk_workload` of seeds 1,000 .. 1,000 + sequences - 1 (from
 `cloudsim.envs.TRAINING_SEEDS`' range), so held-out evaluations
 (``cloudsim compare rlsk --seeds 0:20``) never meet a training sequence.

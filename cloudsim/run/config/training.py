@@ -33,6 +33,9 @@ TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "
 """Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is."""
 
 
+LOG_FILES = ("log.csv", "log.jsonl")
+"""The log every training writes into its folder (`agents.kit.TrainingLog`)."""
+
 DEVICE_HELP = ("where the network's updates run: auto (a CUDA GPU when torch sees one, else the CPU), cpu or cuda; "
                "rollouts stay on the CPU, checkpoints load on either (default auto)")
 
@@ -108,6 +111,9 @@ def check_training_folder(out: str, *, resume: bool, state: Path, what: str,
     if not resume and (Path(out) / "policy.pt").exists():
         raise ConfigError("--out", out, "already holds a trained policy; add --resume to continue it, or give "
                           "another folder")
+    if not resume and any((Path(out) / name).is_file() and (Path(out) / name).stat().st_size for name in LOG_FILES):
+        raise ConfigError("--out", out, "already holds a training log; add --resume to continue that training and "
+                          "its log, or give another folder")
 
 
 def check_resumed_settings(given: frozenset[str], saved: Any, current: Any, length: str = "iterations") -> None:
