@@ -30,38 +30,40 @@ def is_finite_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def check_whole(config: Any, names: Iterable[str], minimum: int) -> None:
-    """Each field of ``names`` is a whole number (not a bool) >= ``minimum``."""
+def check_whole(config: Any, names: Iterable[str], minimum: int, hint: str = "") -> None:
+    """Each field of ``names`` is a whole number (not a bool) >= ``minimum``; ``hint`` (what the number is, the
+    paper's value) ends the message."""
     for name in names:
         value = getattr(config, name)
         if not (is_whole(value) and value >= minimum):
-            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}" + (f"; {hint}" if hint else ""))
 
 
 def check_learning_rate(config: Any, name: str = "learning_rate", hint: str = "") -> None:
     """The field ``name`` is a learning rate: a finite number > 0 that a float32 holds (the weights are
     float32; a larger rate fails inside torch with no word of which option caused it). ``hint`` (such as
     the paper's value) ends the message of a rate that is not > 0."""
-    try:
-        check_finite(config, (name,), above=0)
-    except ValueError as error:
-        raise ValueError(f"{error}; {hint}" if hint else str(error)) from None
+    check_finite(config, (name,), above=0, hint=hint)
     if getattr(config, name) > FLOAT32_MAX:
         raise ValueError(f"{name} must be at most {FLOAT32_MAX:.4g}, the largest float32 (the networks' weights "
                          f"are float32), got {getattr(config, name)!r}")
 
 
 def check_finite(config: Any, names: Iterable[str], *, above: float | None = None, at_least: float | None = None,
-                 at_most: float | None = None) -> None:
-    """Each field of ``names`` is a finite number (not a bool), ``> above``, ``>= at_least`` and
-    ``<= at_most`` where given."""
+                 at_most: float | None = None, hint: str = "") -> None:
+    """Each field of ``names`` is a finite number (not a bool), ``> above`` or ``>= at_least``, and ``<= at_most``,
+    where given; ``hint`` (what the number is, the paper's value) ends the message."""
     for name in names:
         value = getattr(config, name)
+        low = "" if above is None and at_least is None else f"({above:g}" if above is not None else f"[{at_least:g}"
+        if at_most is not None:
+            problem = f"in {low or '(-inf'}, {at_most:g}]"
+        else:
+            problem = f"> {above:g}" if above is not None else f">= {at_least:g}" if at_least is not None else ""
         if not is_finite_number(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if above is not None and not value > above:
-            raise ValueError(f"{name} must be a finite number > {above:g}, got {value!r}")
-        if at_least is not None and at_most is not None and not at_least <= value <= at_most:
-            raise ValueError(f"{name} must be a finite number in [{at_least:g}, {at_most:g}], got {value!r}")
-        if at_least is not None and at_most is None and value < at_least:
-            raise ValueError(f"{name} must be a finite number >= {at_least:g}, got {value!r}")
+            problem = ""
+        elif (above is None or value > above) and (at_least is None or value >= at_least) and (
+                at_most is None or value <= at_most):
+            continue
+        raise ValueError(f"{name} must be a finite number{' ' + problem if problem else ''}, got {value!r}"
+                         + (f"; {hint}" if hint else ""))

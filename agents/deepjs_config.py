@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.checks import check_learning_rate, is_finite_number, is_whole
+from agents.checks import check_finite, check_learning_rate, check_whole, is_finite_number, is_whole
 from agents.settings import setting
 from cloudsim import ClusterView
 
@@ -138,20 +138,12 @@ class DeepJSConfig:
                                  f"needs a whole number of units >= 1 (a zero-width layer cuts the network); "
                                  f"give sizes such as (3, 9, 6) (--hidden 3,9,6)")
         check_learning_rate(self, hint="the paper uses 0.001 (--learning-rate 0.001)")
-        if not is_whole(self.iterations) or self.iterations < 1:
-            raise ValueError(f"DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), "
-                             f"got {self.iterations!r}; the paper uses 10 (--iterations 10)")
-        if not is_whole(self.trajectories) or self.trajectories < 1:
-            raise ValueError(f"DeepJSConfig.trajectories must be a whole number >= 1 (trajectories per iteration), "
-                             f"got {self.trajectories!r}; the paper uses 12 (--trajectories 12)")
-        if not is_finite_number(self.gamma) or not 0 < self.gamma <= 1:
-            raise ValueError(f"DeepJSConfig.gamma must be in (0, 1], got {self.gamma!r}; 1 (no discount) is "
-                             f"Algorithm 2's")
-        if not is_finite_number(self.tick) or self.tick <= 0:
-            raise ValueError(f"DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), "
-                             f"got {self.tick!r}; DeepJS's reward of -1 per tick uses 1 (--tick 1)")
-        if not is_whole(self.seed) or self.seed < 0:
-            raise ValueError(f"DeepJSConfig.seed must be a whole number >= 0, got {self.seed!r} (--seed 0)")
+        check_whole(self, ("iterations",), 1, hint="iterations per chunk; the paper uses 10 (--iterations 10)")
+        check_whole(self, ("trajectories",), 1, hint="trajectories per iteration; the paper uses 12 (--trajectories 12)")
+        check_finite(self, ("gamma",), above=0, at_most=1, hint="1 (no discount) is Algorithm 2's")
+        check_finite(self, ("tick",), above=0, hint="the time between scheduler wakes; DeepJS's reward of -1 per tick "
+                                                    "uses 1 (--tick 1)")
+        check_whole(self, ("seed",), 0)
         n = len(self.features)
         if self.feature_mean and (len(self.feature_mean) != n
                                   or not all(is_finite_number(v) for v in self.feature_mean)):

@@ -102,8 +102,8 @@ class DeepRMConfig:
         check_whole(self, ("clone_jobsets",), 0)
         if self.clone_jobsets and self.network != "cnn":
             raise ValueError("cloning SJF (clone_jobsets > 0) is DeepRM_Plus's first stage: use network 'cnn'")
-        if not (0 < self.clone_accuracy <= 1 and isinstance(self.clone_epochs, int) and self.clone_epochs >= 1):
-            raise ValueError("clone_accuracy must be in (0, 1] and clone_epochs a whole number >= 1")
+        check_finite(self, ("clone_accuracy",), above=0, at_most=1)
+        check_whole(self, ("clone_epochs",), 1)
         check_whole(self, ("slots", "simu_len", "jobsets", "episodes", "iterations", "hidden", "max_actions"), 1)
         if self.mode not in MODES:
             raise ValueError(f"DeepRMConfig.mode must be one of {MODES}, got {self.mode!r}")
@@ -113,8 +113,7 @@ class DeepRMConfig:
         check_finite(self, ("rms_eps",), above=0)
         if not (is_finite_number(self.rms_decay) and 0 < self.rms_decay < 1):
             raise ValueError(f"rms_decay must be in (0, 1), got {self.rms_decay!r}")
-        if not (0 < self.gamma <= 1):
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
+        check_finite(self, ("gamma",), above=0, at_most=1)
         self.env_params()  # the load must be reachable with one arrival per step
 
     def env_params(self) -> DeepRMParams:

@@ -134,11 +134,11 @@ def test_config_errors_name_the_choices():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"iterations": 0}, "DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), got 0; the paper "
-                        "uses 10 (--iterations 10)"),
-    ({"iterations": 2.5}, "DeepJSConfig.iterations must be a whole number >= 1 (iterations per chunk), got 2.5;"),
-    ({"trajectories": 0}, "DeepJSConfig.trajectories must be a whole number >= 1 (trajectories per iteration), got 0; "
-                          "the paper uses 12 (--trajectories 12)"),
+    ({"iterations": 0}, "iterations must be a whole number >= 1, got 0; iterations per chunk; the paper uses 10 "
+                        "(--iterations 10)"),
+    ({"iterations": 2.5}, "iterations must be a whole number >= 1, got 2.5;"),
+    ({"trajectories": 0}, "trajectories must be a whole number >= 1, got 0; trajectories per iteration; the paper "
+                          "uses 12 (--trajectories 12)"),
     ({"hidden": ()}, "DeepJSConfig.hidden=() lists no hidden layer; give layer sizes such as (3, 9, 6), Table 1's "
                      "(--hidden 3,9,6)"),
     ({"hidden": (3, 0, 6)}, "DeepJSConfig.hidden=(3, 0, 6): layer 1 has size 0, but every layer needs a whole number "
@@ -149,13 +149,13 @@ def test_config_errors_name_the_choices():
     ({"learning_rate": -0.001}, "learning_rate must be a finite number > 0, got -0.001; the paper uses 0.001"),
     ({"learning_rate": math.nan}, "learning_rate must be a finite number, got nan; the paper uses 0.001"),
     ({"learning_rate": math.inf}, "learning_rate must be a finite number, got inf; the paper uses 0.001"),
-    ({"gamma": 0.0}, "DeepJSConfig.gamma must be in (0, 1], got 0.0; 1 (no discount) is Algorithm 2's"),
-    ({"gamma": 1.5}, "DeepJSConfig.gamma must be in (0, 1], got 1.5;"),
-    ({"gamma": math.nan}, "DeepJSConfig.gamma must be in (0, 1], got nan;"),
-    ({"tick": 0.0}, "DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), got 0.0; "
-                    "DeepJS's reward of -1 per tick uses 1 (--tick 1)"),
-    ({"tick": math.inf}, "DeepJSConfig.tick must be a finite number > 0 (the time between scheduler wakes), got inf;"),
-    ({"seed": -1}, "DeepJSConfig.seed must be a whole number >= 0, got -1 (--seed 0)"),
+    ({"gamma": 0.0}, "gamma must be a finite number in (0, 1], got 0.0; 1 (no discount) is Algorithm 2's"),
+    ({"gamma": 1.5}, "gamma must be a finite number in (0, 1], got 1.5;"),
+    ({"gamma": math.nan}, "gamma must be a finite number, got nan;"),
+    ({"tick": 0.0}, "tick must be a finite number > 0, got 0.0; the time between scheduler wakes; DeepJS's reward "
+                    "of -1 per tick uses 1 (--tick 1)"),
+    ({"tick": math.inf}, "tick must be a finite number, got inf;"),
+    ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
     ({"features": ()}, "DeepJSConfig.features is empty; name at least one of"),
     ({"feature_std": (1.0,) * 5}, "DeepJSConfig.feature_std=(1.0, 1.0, 1.0, 1.0, 1.0) needs one finite value > 0 per "
                                   "feature (6: machine_cpu, machine_memory, task_cpu, task_memory, task_duration, "
