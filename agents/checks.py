@@ -36,7 +36,8 @@ def check_whole(config: Any, names: Iterable[str], minimum: int, hint: str = "")
     for name in names:
         value = getattr(config, name)
         if not (is_whole(value) and value >= minimum):
-            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}" + (f"; {hint}" if hint else ""))
+            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}"
+                             + (f"; {hint}" if hint else ""))
 
 
 def check_learning_rate(config: Any, name: str = "learning_rate", hint: str = "") -> None:

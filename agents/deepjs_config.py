@@ -139,7 +139,8 @@ class DeepJSConfig:
                                  f"give sizes such as (3, 9, 6) (--hidden 3,9,6)")
         check_learning_rate(self, hint="the paper uses 0.001 (--learning-rate 0.001)")
         check_whole(self, ("iterations",), 1, hint="iterations per chunk; the paper uses 10 (--iterations 10)")
-        check_whole(self, ("trajectories",), 1, hint="trajectories per iteration; the paper uses 12 (--trajectories 12)")
+        check_whole(self, ("trajectories",), 1,
+                    hint="trajectories per iteration; the paper uses 12 (--trajectories 12)")
         check_finite(self, ("gamma",), above=0, at_most=1, hint="1 (no discount) is Algorithm 2's")
         check_finite(self, ("tick",), above=0, hint="the time between scheduler wakes; DeepJS's reward of -1 per tick "
                                                     "uses 1 (--tick 1)")
