@@ -186,8 +186,9 @@ def markdown(results: list[dict]) -> str:
             verdict = (f"missed: {r['wins']} lower where {needed} are needed, {r['losses']} higher where at most "
                        f"{allowed} are allowed")
         else:
-            verdict = ("missed (the interval reaches the claimed side)" if r["short_by_pct"] == 0 else
-                       f"missed by {r['short_by_pct']:.1f} points")
+            far = r["low_pct"] if claims[r["claim"]].higher else r["high_pct"]
+            verdict = (f"missed: the mean is on the claimed side, its interval not wholly (to {far:+.2f} %)"
+                       if r["short_by_pct"] == 0 else f"missed by {r['short_by_pct']:.1f} points")
         lines.append(f"| {r['text']} | {r['cases']} ({r['seeds']}) | {r['candidate_mean']:.4f} | "
                      f"{r['baseline_mean']:.4f} | {r['difference_pct']:+.2f} % [{r['low_pct']:+.2f}, "
                      f"{r['high_pct']:+.2f}] | {r['wins']}/{r['ties']}/{r['losses']} | {r['paper']} | "
