@@ -110,7 +110,7 @@ class Deepk8sConfig:
     max_wait: float = 16.0
     tasks: int = setting(250, "tasks per training sequence")
     dagger_episodes: int = setting(2, "episodes the learner plays per DAgger iteration")
-    dagger_updates: int = 16
+    dagger_updates: int = setting(16, "minibatch steps per DAgger iteration on the aggregated set")
     expert: str = setting("sjf", "DAgger's expert: sjf (the paper's) or oracle (the rollout oracle, which knows the "
                           "whole sequence: about 15-30 s of labelling a sequence of 250 tasks, kept in "
                           "DIR/oracle-labels)", choices=EXPERTS)

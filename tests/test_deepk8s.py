@@ -159,6 +159,8 @@ def test_train_resume_and_compare_from_the_command_line(tmp_path, capsys):
     (["--entropy", "-1"], ["--entropy", ">= 0"]),
     (["--algo", "dqn"], ["--algo", "ppo"]),
     (["--expert", "oracle"], ["--expert oracle", "applies to DAgger; add --algo dagger"]),
+    (["--dagger-updates", "64"], ["--dagger-updates 64", "applies to DAgger; add --algo dagger"]),
+    (["--algo", "dagger", "--dagger-updates", "0"], ["--dagger-updates 0", ">= 1"]),
     (["--algo", "dagger", "--workers", "2"], ["--workers 2", "add --algo dagger --expert oracle"]),
     (["--algo", "dagger", "--expert", "oracle", "--workers", "0"], ["--workers 0", ">= 1"]),
 ])

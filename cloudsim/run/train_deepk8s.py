@@ -40,7 +40,8 @@ class Deepk8sTrainConfig(AgentTraining):
 
     def check_options(self) -> None:
         if self.algo != "dagger":
-            for name, flag in (("expert", "--expert"), ("dagger_episodes", "--dagger-episodes")):
+            for name, flag in (("expert", "--expert"), ("dagger_episodes", "--dagger-episodes"),
+                               ("dagger_updates", "--dagger-updates")):
                 if name in self.given:
                     raise ConfigError(flag, getattr(self, name), "applies to DAgger; add --algo dagger")
         if not (is_whole(self.workers) and self.workers >= 1):
