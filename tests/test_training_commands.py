@@ -97,3 +97,21 @@ def test_a_training_stopped_before_its_first_checkpoint_leaves_nothing(tmp_path,
     with pytest.raises(KeyboardInterrupt):
         train(DeepRMTrainConfig(out=str(tmp_path / "run"), progress=False, device="cpu"))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_default_folder_in_the_way_stops_only_the_training_that_would_write_there(tmp_path, monkeypatch, capsys):
+    from cloudsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for default in ("deepjs-run", "deeprm-run"):  # each command's default --out, holding a finished training
+        (tmp_path / default).mkdir()
+        (tmp_path / default / "policy.pt").write_bytes(b"trained")
+    with pytest.raises(SystemExit) as shown:
+        main(["--help"])
+    assert shown.value.code == 0  # the command line is built without checking any default folder
+    assert main(["train", "deeprm", "--out", "elsewhere", "--iterations", "1", "--jobsets", "1", "--episodes", "1",
+                 "--device", "cpu"]) == 0
+    assert (tmp_path / "elsewhere" / "policy.pt").is_file()
+    capsys.readouterr()
+    assert main(["train", "deeprm", "--iterations", "1"]) == 2
+    assert "--out deeprm-run: already holds a trained policy" in capsys.readouterr().err

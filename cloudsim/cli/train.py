@@ -8,7 +8,7 @@ import sys
 
 from tqdm.auto import tqdm
 
-from cloudsim.cli.options import add_section, build, given
+from cloudsim.cli.options import add_section, build, given, parse_given
 from cloudsim.run import strict_json
 from cloudsim.run.config import ConfigError
 from cloudsim.run.config.training import TRAINING_RUN_FIELDS, agent_setting_names
@@ -34,9 +34,9 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
         description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving DIR/policy.pt after each "
                     "chunk (use it with --checkpoint deepjs=DIR/policy.pt) and a log of every iteration; --resume "
                     "continues a saved training exactly.")
-    defaults = TrainConfig()
+    defaults = _deepjs_sections()
     for key, title in SECTIONS[:-1]:
-        add_section(deepjs, key, type(getattr(defaults, key)), title, getattr(defaults, key))
+        add_section(deepjs, key, type(defaults[key]), title, defaults[key])
     add_training_sections(deepjs, "agent", DeepJSTraining, "DeepJS")
     deepjs.add_argument("--checkpoint", "--log", dest="retired", help=argparse.SUPPRESS)  # before 0.2: see run
     deepjs.set_defaults(run=run)
@@ -99,13 +99,20 @@ def training_command(section: type, key: str, describe):
 
     def run(namespace: argparse.Namespace) -> int:
         chosen = frozenset(given(namespace, key)) - TRAINING_RUN_FIELDS
-        config = dataclasses.replace(build(namespace, key, section()), given=chosen)
+        # Made once, from what was given: a config of the defaults alone would check the default --out folder.
+        config = section(**parse_given(namespace, key, section), given=chosen)
         print(f"training {describe(config.agent)} into {config.out}{' (resumed)' if config.resume else ''}",
               file=sys.stderr)
         print(strict_json(train(config)), flush=True)
         return 0
 
     return run
+
+
+def _deepjs_sections() -> dict:
+    """Each section of `TrainConfig` with its defaults, made apart: a `TrainConfig` of the defaults alone would
+    check the default --out folder (and refuse to start where it holds a training)."""
+    return {f.name: f.default_factory() for f in dataclasses.fields(TrainConfig)}
 
 
 def _given_agent_settings(namespace: argparse.Namespace) -> frozenset[str]:
@@ -124,10 +131,9 @@ def run(namespace: argparse.Namespace) -> int:
         raise ConfigError("--checkpoint/--log", namespace.retired, "cloudsim train deepjs writes its checkpoint and "
                           "log into one folder, as every training does: give --out DIR (it writes DIR/policy.pt and "
                           "DIR/log.csv)")
-    defaults = TrainConfig()
-    sections = {key: build(namespace, key, getattr(defaults, key)) for key, _ in SECTIONS if key != "agent"}
-    agent = dataclasses.replace(build(namespace, "agent", defaults.agent), given=_given_agent_settings(namespace))
-    config = TrainConfig(**sections, agent=agent)
+    sections = {key: build(namespace, key, default) for key, default in _deepjs_sections().items()}
+    config = TrainConfig(**{**sections, "agent": dataclasses.replace(sections["agent"],
+                                                                     given=_given_agent_settings(namespace))})
     print(f"training DeepJS on {config.workload.describe()}, chunks of {config.workload.chunk_size} jobs, into "
           f"{config.agent.out}{' (resumed)' if config.agent.resume else ''}", file=sys.stderr)
     with tqdm(unit="chunk", file=sys.stderr, disable=None) as bar:
