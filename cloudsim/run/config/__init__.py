@@ -17,7 +17,8 @@ The package holds one module per concern: `fields` (how an option is declared,
 parsed and checked; `ConfigError`), `sections` (the sections of a run and
 `RunConfig`, a replay's options), `compare` (`CompareConfig` and each experiment's own:
 `DeepRMCompareConfig`, `FederationCompareConfig`, `FillCompareConfig`; `BenchConfig`),
-`training` (the checks every ``cloudsim train AGENT`` shares), `leaderboard` and
+`training` (what every ``cloudsim train AGENT`` shares: the run's options and checks, `AgentTraining`, and the
+agent's own settings added to them, `with_agent_settings`), `leaderboard` and
 `tune`. The commands' configs, their constants and `ConfigError` are importable
 from here; how an option is declared and parsed, and the training checks, from
 their modules. The configs declare and check options only; `cloudsim.run.resolve`
