@@ -76,6 +76,9 @@ def main() -> None:
         parser.error(f"--seeds {args.seeds!r}: give A:B, whole numbers, such as 100:200")
     if last <= first or first < 100:
         parser.error(f"--seeds {args.seeds}: give a non-empty range from 100 up (0-99 are the results' held-out seeds)")
+    for flag, folder in (("--deeprm", args.deeprm), ("--plus", args.plus)):
+        if not folder.is_dir():
+            parser.error(f"{flag} {folder}: no such folder; give a training folder of policy-NNNNN.pt")
     runs = {"DeepRM": snapshots(args.deeprm), "DeepRM_Plus": snapshots(args.plus)}
     for name, found in runs.items():
         if len(found) < 2:
