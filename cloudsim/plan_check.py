@@ -1,20 +1,29 @@
 """`PlanCheck`: a broker's plan checked decision by decision against the state the earlier ones leave,
 before the engine applies any of it (`cloudsim.Simulation.apply`), so that a bad decision anywhere is
-refused whole with a message naming it; `check_decision` does the same for one decision."""
+refused whole with a message naming it; `check_decision` does the same for one decision. `check_plan` is
+what the engine calls: a long plan of plain starts is checked first in one compiled call (`cloudsim.kernels`)
+and comes back as `Starts` arrays; anything else, or a plan that call refuses, goes through `PlanCheck`."""
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision, InvalidDecisionError, is_index, sequential_fit, sequential_fit_count
-from cloudsim.cluster import instances_applied
+from cloudsim.broker import (ArrayPlan, ClusterView, Decision, InvalidDecisionError, is_index, sequential_fit,
+                             sequential_fit_count)
+from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.devices import default_devices, device_problem
 from cloudsim.reservations import on_tick
 
-__all__ = ["CheckedDecision", "PlanCheck", "check_decision"]
+__all__ = ["COMPILED_CHECK_FROM", "CheckedDecision", "PlanCheck", "Starts", "check_decision", "check_plan"]
+
+# Plans this long are checked compiled (`cloudsim.kernels`). Importing numba costs 0.4 s once, which a short
+# plan does not repay; once a compiled broker has imported it, every bulk plan is checked compiled.
+COMPILED_CHECK_FROM = 256
 
 
 @dataclass(slots=True)
@@ -303,3 +312,83 @@ def check_decision(decision: object, view: ClusterView, broker: str) -> tuple[in
     (`PlanCheck` of a plan of one; the engine checks plans with `PlanCheck`)."""
     checked = PlanCheck(view, broker).check(0, decision)
     return checked.machine, checked.task, checked.count
+
+
+class Starts(NamedTuple):
+    """A checked plan of starts now, as arrays: ``count[k]`` instances of the view's task ``task[k]`` on
+    ``machine[k]``, which leave the machine's free vector ``free_after[k]``."""
+
+    machine: np.ndarray
+    task: np.ndarray
+    count: np.ndarray
+    free_after: np.ndarray
+
+    @classmethod
+    def of(cls, checked: list[CheckedDecision], view: ClusterView, state: ClusterState) -> "Starts | None":
+        """The checked decisions as arrays; None when one of them is a reservation."""
+        if any(item.at is not None for item in checked):
+            return None
+        free_after, free = [], {}  # the check leaves out the free vectors nothing later in the plan reads
+        for item in checked:
+            after = item.free_after
+            if after is None:
+                before = free.get(item.machine)
+                before = state.free[item.machine] if before is None else before
+                after = instances_applied(before, view.demand[item.task], item.count, np.subtract)
+            free[item.machine] = after
+            free_after.append(after)
+        fields = np.array([(item.machine, item.task, item.count) for item in checked], dtype=np.int64)
+        return cls(fields[:, 0], fields[:, 1], fields[:, 2], np.array(free_after))
+
+    def decisions(self) -> list[CheckedDecision]:
+        return [CheckedDecision(m, t, c, free_after=after) for m, t, c, after in
+                zip(self.machine.tolist(), self.task.tolist(), self.count.tolist(), self.free_after)]
+
+
+def check_plan(view: ClusterView, plan: list, *, broker: str, tick: float | None, bulk: bool,
+               as_arrays: bool) -> "Starts | list[CheckedDecision]":
+    """``plan`` (a list of decisions, or an `ArrayPlan`) about ``view``, checked: `Starts` when it was checked
+    as arrays in one compiled call, else `PlanCheck`'s decisions (whose errors name the decision at fault).
+
+    ``as_arrays``: whether starts may be checked as arrays at all (not while devices constrain the machines or
+    reservations are held on the cluster); ``bulk``: whether the plan is long enough to be applied as arrays.
+    An `ArrayPlan` is checked as arrays whenever it may be (a broker made it so); a list, when it is bulk and
+    long enough for the compiled check to pay (`COMPILED_CHECK_FROM`, or numba already imported)."""
+    checked = None
+    if as_arrays:
+        if isinstance(plan, ArrayPlan):
+            checked = _checked_arrays(view, plan.machine, plan.task, plan.count)
+        elif bulk and (len(plan) >= COMPILED_CHECK_FROM or "numba" in sys.modules):
+            checked = _checked_compiled(view, plan)
+    if checked is None:  # the reference checks, and their messages
+        check = PlanCheck(view, broker, tick, len(plan))
+        checked = [check.check(position, item) for position, item in enumerate(plan)]
+    return checked
+
+
+def _checked_compiled(view: ClusterView, plan: list) -> "Starts | None":
+    """A plan of plain starts now, checked in one compiled call; None when it has anything else (a
+    reservation, a tuple, a number that is not an int) or a decision that cannot happen: `PlanCheck` then
+    checks it and names what is wrong."""
+    fields = []
+    for item in plan:
+        if type(item) is not Decision or item.at is not None:
+            return None
+        machine, task, count = item.machine, item.task, item.count
+        if type(machine) is not int or type(task) is not int or type(count) is not int:
+            return None
+        fields.append((machine, task, count))
+    machine, task, count = np.array(fields, dtype=np.int64).reshape(-1, 3).T
+    return _checked_arrays(view, machine, task, count)
+
+
+def _checked_arrays(view: ClusterView, machine: np.ndarray, task: np.ndarray, count: np.ndarray) -> "Starts | None":
+    """Starts now given as arrays, checked in one compiled call; None when a start cannot happen (`PlanCheck`
+    then checks them one by one and names what is wrong)."""
+    from cloudsim.kernels import check_starts  # numba: imported when a long plan first comes
+
+    free_after = np.empty((len(machine), view.free.shape[1]))
+    if check_starts(view.free.copy(), view.up, view.demand, view.waiting.copy(), machine, task, count,
+                    free_after) >= 0:
+        return None
+    return Starts(machine, task, count, free_after)

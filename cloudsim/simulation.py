@@ -44,11 +44,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import sys
 import time as wallclock
 from collections.abc import Sized
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable
 
 import numpy as np
 import simpy
@@ -56,8 +55,8 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ArrayPlan, ClusterView, Decision, as_plan, broker_name, ends_round, is_final
-from cloudsim.plan_check import CheckedDecision, PlanCheck
+from cloudsim.broker import ClusterView, as_plan, broker_name, ends_round, is_final
+from cloudsim.plan_check import CheckedDecision, Starts, check_plan
 from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
@@ -72,45 +71,11 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
 FAILURE_POLICIES = ("requeue", "fail")
 STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
 BULK_FROM = 16  # plans this long are applied as array operations over the plan (`Simulation._start_all`)
-# Plans this long are checked compiled (`cloudsim.kernels`). Importing numba costs 0.4 s once, which a short
-# plan does not repay; once a compiled broker has imported it, plans of BULK_FROM decisions are checked compiled.
-COMPILED_CHECK_FROM = 256
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
 # makes an event fire after every ordinary event of its instant.
 _END_OF_INSTANT = NORMAL + 1
-
-
-class Starts(NamedTuple):
-    """A checked plan of starts now, as arrays: ``count[k]`` instances of the view's task ``task[k]`` on
-    ``machine[k]``, which leave the machine's free vector ``free_after[k]``."""
-
-    machine: np.ndarray
-    task: np.ndarray
-    count: np.ndarray
-    free_after: np.ndarray
-
-    @classmethod
-    def of(cls, checked: list[CheckedDecision], view: ClusterView, state: ClusterState) -> "Starts | None":
-        """The checked decisions as arrays; None when one of them is a reservation."""
-        if any(item.at is not None for item in checked):
-            return None
-        free_after, free = [], {}  # the check leaves out the free vectors nothing later in the plan reads
-        for item in checked:
-            after = item.free_after
-            if after is None:
-                before = free.get(item.machine)
-                before = state.free[item.machine] if before is None else before
-                after = instances_applied(before, view.demand[item.task], item.count, np.subtract)
-            free[item.machine] = after
-            free_after.append(after)
-        fields = np.array([(item.machine, item.task, item.count) for item in checked], dtype=np.int64)
-        return cls(fields[:, 0], fields[:, 1], fields[:, 2], np.array(free_after))
-
-    def decisions(self) -> list[CheckedDecision]:
-        return [CheckedDecision(m, t, c, free_after=after) for m, t, c, after in
-                zip(self.machine.tolist(), self.task.tolist(), self.count.tolist(), self.free_after)]
 
 
 class SimulationStalledError(RuntimeError):
@@ -295,15 +260,8 @@ class Simulation:
         plan = as_plan(decision)
         if plan:
             long = len(plan) >= BULK_FROM and not self.state.constrained  # devices: one by one
-            if isinstance(plan, ArrayPlan):  # arrays already: checked compiled as they are (a broker made them)
-                checked = self._checked_arrays(view, plan.machine, plan.task, plan.count) \
-                    if not self.state.constrained else None
-            else:
-                compiled = long and (len(plan) >= COMPILED_CHECK_FROM or "numba" in sys.modules)
-                checked = self._checked_compiled(view, plan) if compiled else None
-            if checked is None:  # the reference checks, and their messages
-                check = PlanCheck(view, self.record.broker, self.tick, len(plan))
-                checked = [check.check(position, item) for position, item in enumerate(plan)]
+            checked = check_plan(view, plan, broker=self.record.broker, tick=self.tick, bulk=long,
+                                 as_arrays=not self.state.constrained and not self._timeline.pending)
             started = self._start_all(view, checked) if long else None
             if started is None:
                 started = []
@@ -338,37 +296,6 @@ class Simulation:
         self._view = None
         if self.tasks.reject(int(view.task_index[task]), self.env.now) and self._bar is not None:
             self._show_progress(1)
-
-    def _checked_compiled(self, view: ClusterView, plan: list) -> "Starts | None":
-        """A long plan of plain starts now, checked in one compiled call (`cloudsim.kernels`); None when
-        it has anything else (a reservation, a tuple, a number that is not an int; reservations held on
-        the cluster) or a decision that cannot happen: `PlanCheck` then checks it and names what is wrong."""
-        if self._timeline.pending:
-            return None
-        fields = []
-        for item in plan:
-            if type(item) is not Decision or item.at is not None:
-                return None
-            machine, task, count = item.machine, item.task, item.count
-            if type(machine) is not int or type(task) is not int or type(count) is not int:
-                return None
-            fields.append((machine, task, count))
-        machine, task, count = np.array(fields, dtype=np.int64).reshape(-1, 3).T
-        return self._checked_arrays(view, machine, task, count)
-
-    def _checked_arrays(self, view: ClusterView, machine: np.ndarray, task: np.ndarray,
-                        count: np.ndarray) -> "Starts | None":
-        """Starts now given as arrays, checked in one compiled call; None when reservations are held on the
-        cluster or a start cannot happen (`PlanCheck` then checks them one by one and names what is wrong)."""
-        if self._timeline.pending:
-            return None
-        from cloudsim.kernels import check_starts  # numba: imported when a long plan first comes
-
-        free_after = np.empty((len(machine), view.free.shape[1]))
-        if check_starts(view.free.copy(), view.up, view.demand, view.waiting.copy(), machine, task, count,
-                        free_after) >= 0:
-            return None
-        return Starts(machine, task, count, free_after)
 
     def result(self) -> EpisodeResult | StreamedResult:
         """The results of the finished episode (a `StreamedResult` for a streamed one)."""

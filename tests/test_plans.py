@@ -17,7 +17,7 @@ from agents import BROKERS, LEARNED, FirstFit, Windowed, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
 from cloudsim.broker import ArrayPlan, Plan, as_plan, ends_round
-from cloudsim import simulation
+from cloudsim import plan_check, simulation
 from cloudsim.faults import RandomFaults
 from test_properties import clusters, workloads
 
@@ -90,7 +90,7 @@ def test_a_plan_gives_the_same_groups_as_its_decisions_one_by_one(data, name, ti
     cluster = data.draw(clusters())
     jobs = data.draw(workloads(cluster))
     with pytest.MonkeyPatch.context() as patch:  # every plan of two or more checked compiled, too
-        patch.setattr(simulation, "COMPILED_CHECK_FROM", 2)
+        patch.setattr(plan_check, "COMPILED_CHECK_FROM", 2)
         one, planned, recorder = one_by_one_then_as_plans(cluster, jobs, name, tick, 7 if faulty else None,
                                                           arrays)
     assert groups(planned).equals(groups(one))
@@ -304,7 +304,7 @@ def test_a_long_plan_is_checked_as_a_short_one(monkeypatch):
     # 20 machines of 4 cpu and one task of 45 instances of 1 cpu: 20 decisions of 2 instances, then 2 more on
     # machine 0, which fill it: 42 taken, 3 waiting. A 22nd decision of 4 instances asks for more than wait;
     # one of 1 instance on machine 0 finds no cpu left. (Checked compiled: COMPILED_CHECK_FROM lowered.)
-    monkeypatch.setattr(simulation, "COMPILED_CHECK_FROM", 16)
+    monkeypatch.setattr(plan_check, "COMPILED_CHECK_FROM", 16)
     cluster = ClusterSpec.uniform(20, {"cpu": 4})
     sim = Simulation(cluster, [JobSpec("A", 0, (TaskSpec("a", 45, {"cpu": 1}, 5),))])
     sim.next_decision()
