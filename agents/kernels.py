@@ -283,7 +283,6 @@ def state_round(keys, demand, duration, waiting, order, kind, columns, cpu, memo
 def round_plan(view, kind: int, columns=(), fitness=None, until_out: bool = False):
     """`state_round` on a view: (machine, task, count) arrays of the round, whether it stopped at a task that ran
     out, whether a score was NaN. ``fitness``: DeepJS's `NumpyFitness` (``kind`` `FITNESS`)."""
-    resources = len(view.resources)
     keys = view.free if kind != SHARES else np.concatenate([view.free, view.capacity], axis=1)
     keys = np.array(keys, dtype=np.float64)  # the kernel's copy: it takes each start's resources from it
     up = np.flatnonzero(view.up)
