@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from cloudsim.cli.options import add_section, build, given, parse_given
 from cloudsim.run import strict_json
 from cloudsim.run.config import ConfigError
-from cloudsim.run.config.training import TRAINING_RUN_FIELDS, agent_setting_names
+from cloudsim.run.config.training import agent_setting_names
 from cloudsim.run.train import (DeepJSTraining, Deepk8sTrainConfig, DeepRMPlusTrainConfig, DeepRMTrainConfig,
                                 RLSKTrainConfig, TrainConfig, train)
 
@@ -98,7 +98,7 @@ def training_command(section: type, key: str, describe):
     (`cloudsim.run.train.train`) and prints the summary as JSON."""
 
     def run(namespace: argparse.Namespace) -> int:
-        chosen = frozenset(given(namespace, key)) - TRAINING_RUN_FIELDS
+        chosen = frozenset(given(namespace, key)) & frozenset(agent_setting_names(section))
         # Made once, from what was given: a config of the defaults alone would check the default --out folder.
         config = section(**parse_given(namespace, key, section), given=chosen)
         print(f"training {describe(config.agent)} into {config.out}{' (resumed)' if config.resume else ''}",

@@ -22,8 +22,8 @@ from agents.deepjs_config import DeepJSConfig
 from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, WorkloadConfig
 from cloudsim.run.config.fields import flag_of, option, span_text, whole
 from cloudsim.run.config.sections import check_machine_table
-from cloudsim.run.config.training import (DEVICE_HELP, DEVICES, agent_setting_names, check_device,
-                                          check_training_folder, with_agent_settings)
+from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_device, check_training_folder,
+                                          with_agent_settings)
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
@@ -50,22 +50,17 @@ class TrainWorkloadConfig(WorkloadConfig):
 
 @with_agent_settings(DeepJSConfig)
 @dataclass(frozen=True)
-class DeepJSTraining:
-    """Where a DeepJS training writes and where it starts from; `DeepJSConfig`'s settings are added as fields."""
+class DeepJSTraining(TrainingRun):
+    """Where a DeepJS training writes and where it starts from; `DeepJSConfig`'s settings are added as fields.
+    Its ``given`` also names "cluster" and "seed" when the user chose them (a resumed checkpoint must match)."""
 
     out: str = option("deepjs-run", "--out", "folder for policy.pt (the checkpoint, written after each chunk; also "
                       "the state to resume from) and the log (log.csv, log.jsonl: one row per iteration, appended to "
                       "on --resume)", metavar="DIR")
-    resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
     init: str | None = option(None, "--init", "start from the weights of this DeepJS checkpoint (e.g. the shipped "
                               "agents/checkpoints/deepjs_5x64.pt), keeping its features, hidden layers and feature "
                               "normaliser; the optimiser and the chunks start afresh (default: random weights)",
                               metavar="PATH")
-    tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out (needs "
-                               "the tensorboard package)", switch=True)
-    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
-    given: frozenset[str] = frozenset()
-    """The settings the user chose (DeepJSConfig's fields, and "cluster"), which a resumed checkpoint must match."""
 
     @property
     def checkpoint(self) -> Path:

@@ -30,7 +30,9 @@ def check_training_numbers(save_every: object, seed: object) -> None:
 
 TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "device", "progress",
                                  "given", "workers"})
-"""Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is."""
+"""Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is.
+Kept for the import path `cloudsim.run.config.TRAINING_RUN_FIELDS` of cloudsim 0.1.0 only: the commands tell
+the agent's settings from the run's options by `agent_setting_names`, which no list has to follow."""
 
 
 LOG_FILES = ("log.csv", "log.jsonl")
@@ -74,9 +76,8 @@ def training_agent_config(command: Any, defaults: Any, length: str) -> Any:
         if length not in command.given and chosen == getattr(defaults, length):
             return saved
         return dataclasses.replace(saved, **{length: chosen})
-    names = {f.name for f in fields(defaults)} - TRAINING_RUN_FIELDS
-    return dataclasses.replace(defaults, **{f.name: getattr(command, f.name) for f in fields(command)
-                                            if f.name in names})
+    return dataclasses.replace(defaults, **{name: getattr(command, name)
+                                            for name in agent_setting_names(type(command))})
 
 
 def check_agent_settings(command: Any) -> None:
@@ -128,22 +129,29 @@ def check_resumed_settings(given: frozenset[str], saved: Any, current: Any, leng
 
 
 @dataclass(frozen=True)
-class AgentTraining:
-    """Where and how a `cloudsim train AGENT` run writes, and the checks every such run makes before it
-    starts; `with_agent_settings` adds the agent's own settings as fields.
-
-    Each agent's command subclasses it, declaring its ``out`` default and help, the class attributes below
-    and any options of its own (checked in `check_options`)."""
+class TrainingRun:
+    """The options of every `cloudsim train AGENT`: where it writes, whether it resumes, the device, TensorBoard;
+    each agent's command declares its own ``out`` default and help."""
 
     out: str = option("run", "--out", "folder for policy.pt (also the state to resume from), config.json and the "
                       "log (log.csv, log.jsonl)", metavar="DIR")
     resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
-    save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
     device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
-    progress: bool = True
     given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
+
+
+@dataclass(frozen=True)
+class AgentTraining(TrainingRun):
+    """A `cloudsim train AGENT` run of an agent that trains in its own environment, and the checks every such
+    run makes before it starts; `with_agent_settings` adds the agent's own settings as fields.
+
+    Each agent's command subclasses it, declaring its ``out`` default and help, the class attributes below
+    and any options of its own (checked in `check_options`)."""
+
+    save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
+    progress: bool = True
 
     agent_name: ClassVar[str]              # the command's AGENT
     agent_class: ClassVar[type]            # the agent's config dataclass (set by with_agent_settings)
@@ -196,9 +204,9 @@ def agent_setting_names(command: type) -> tuple[str, ...]:
 
 
 def with_agent_settings(agent: type, defaults: Any = None, leave_out: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """A class decorator: the `AgentTraining` subclass it decorates, with every setting of the agent config
-    dataclass ``agent`` (its fields made with `agents.settings.setting`, less ``leave_out``) as a field and
-    so an option, defaulting to ``defaults``' values (an ``agent`` instance; default: ``agent()``)."""
+    """A class decorator: the training command's config it decorates (a `TrainingRun`), with every setting of the
+    agent config dataclass ``agent`` (its fields made with `agents.settings.setting`, less ``leave_out``) as a
+    field and so an option, defaulting to ``defaults``' values (an ``agent`` instance; default: ``agent()``)."""
 
     def decorate(command: type) -> type:
         start = agent() if defaults is None else defaults
