@@ -365,7 +365,7 @@ Those it writes since the learning kit also hold ``agent`` ("deepjs") and ``pyth
 (the shipped one among them) lack."""
 
 
-def read_checkpoint(path: str | Path | None = None) -> dict:
+def read_checkpoint(path: str | Path | None = None, *, fix: str | None = None) -> dict:
     """A checkpoint written by `DeepJSTrainer.save` (None: the shipped one), with its ``config`` as a
     `DeepJSConfig` and its ``cluster`` as a `ClusterSpec`; also ``model``, ``optimizer``, ``log``...
 
@@ -375,14 +375,14 @@ def read_checkpoint(path: str | Path | None = None) -> dict:
 
     Raises FileNotFoundError (`agents.kit.CheckpointNotFoundError`) when nothing is at ``path``, and
     `CheckpointError` (naming the path, what is wrong and what to do) when what is there is not a usable
-    checkpoint.
+    checkpoint. ``fix`` ends those messages (default: train one, or pass another with --checkpoint).
     """
     path = Path(path) if path is not None else SHIPPED_CHECKPOINT
     saved = kit.read_checkpoint(path, agent="deepjs", title="DeepJS", keys=CHECKPOINT_KEYS, config_type=DeepJSConfig,
-                                writer="`DeepJSTrainer.save`", allow_unnamed=True)
+                                writer="`DeepJSTrainer.save`", fix=fix, allow_unnamed=True)
 
     def bad(reason: str) -> CheckpointError:
-        return kit.unusable_checkpoint(path, reason, agent="deepjs", title="DeepJS")
+        return kit.unusable_checkpoint(path, reason, agent="deepjs", title="DeepJS", fix=fix)
 
     try:
         saved["cluster"] = ClusterSpec(tuple(saved["cluster"]["resources"]), saved["cluster"]["capacities"])

@@ -268,7 +268,10 @@ def test_a_training_can_start_from_another_checkpoints_weights(tmp_path, capsys)
               "--capacity", "cpu=4,memory=1,disk=1", "--iterations", "1", "--trajectories", "2"]
     assert main([*common, "--init", str(tmp_path / "a.pt"), "--out", str(tmp_path / "b")]) == 0
     assert deepjs_checkpoint(tmp_path / "b" / "policy.pt")["config"].hidden == (4, 3)
-    for extra, words in ((["--init", str(tmp_path / "none.pt")], "--init"),
+    # a missing or damaged --init says to pass another --init (not --checkpoint, which train has not)
+    (tmp_path / "damaged.pt").write_bytes(b"not a checkpoint")
+    for extra, words in ((["--init", str(tmp_path / "none.pt")], "pass a DeepJS checkpoint with --init"),
+                         (["--init", str(tmp_path / "damaged.pt")], "pass a DeepJS checkpoint with --init"),
                          (["--init", str(tmp_path / "a.pt"), "--hidden", "3,3"], "are --init's checkpoint's"),
                          (["--init", str(tmp_path / "a.pt"), "--resume", "--out", str(tmp_path / "b")],
                           "starts a new training")):

@@ -124,7 +124,8 @@ class TrainConfig:
             raise ConfigError("--hidden", ",".join(map(str, self.agent.hidden)), "the hidden layers are --init's "
                               "checkpoint's; leave --hidden out")
         try:
-            read_checkpoint(init)
+            read_checkpoint(init, fix="pass a DeepJS checkpoint with --init (the shipped one: "
+                                      "agents/checkpoints/deepjs_5x64.pt), or leave --init out to train afresh")
         except (CheckpointError, FileNotFoundError, IsADirectoryError) as error:
             raise ConfigError("--init", init, str(error)) from None
 
