@@ -7,7 +7,7 @@ tuning or checkpoint choice drew: the training environments draw seeds from 1,00
 (`cloudsim.envs.TRAINING_SEEDS`), checkpoints were chosen on seeds 100-119 (Deepk8s), so the held-out
 sets here are seeds 200-399; DeepJS's are its paper's 320 test chunks of CloudSimPy's jobs.csv (202-521;
 its training used 0-199), and on v2017 320 chunks of the v2017 sample (400-719; a DeepJS training for
-v2017 uses chunks 100-199).
+v2017 uses chunks 100-199 and was chosen on 200-259).
 
     python benchmarks/claims.py                      # every claim below; a few minutes on 2 cores
     python benchmarks/claims.py --only deepk8s-ppo
@@ -100,6 +100,11 @@ CLAIMS = (
             f"makespan lower than {name}'s on at least 75 % of held-out chunks, higher on at most 10 % (Table 2's "
             f"counts, on a real trace at load)", shares=(0.75, 0.10))
       for baseline, name in (("first-fit", "first-fit"), ("tetris", "Tetris"))),
+    *(Claim(f"deepjs-v2017-trained-{baseline}", "DeepJS", "v2017@1.1-chunks", "deepjs", baseline, "makespan", 0.0,
+            f"DeepJS fine-tuned on v2017 (deepjs-v2017.pt: the shipped checkpoint trained further on chunks 100-136 "
+            f"at load 1.1 on 3 machines) against {name}: lower on at least 75 % of held-out chunks, higher on at "
+            f"most 10 %", shares=(0.75, 0.10), checkpoint="deepjs-v2017.pt")
+      for baseline, name in (("first-fit", "first-fit"), ("tetris", "Tetris"))),
     Claim("deepk8s-ppo", "Deepk8s", "deepk8s", "deepk8s", "sjf", "avg_job_slowdown", -7.5,
           "PPO's average weighted turnaround 7.5 % below SJF's (Table 1)"),
     Claim("deepk8s-dagger", "Deepk8s", "deepk8s", "deepk8s-dagger", "sjf", "avg_job_slowdown", -7.5,
@@ -126,10 +131,13 @@ def count_bounds(shares: tuple[float, float], cases: int) -> tuple[int, int]:
 
 
 def measure(claims: list[Claim], workers: int) -> list[dict]:
-    """Run each workload's brokers once on the held-out seeds and compare each claim's pair."""
+    """Run each workload's brokers once per set of checkpoints on the held-out seeds and compare each claim's
+    pair (two checkpoints of one broker, as DeepJS's two on v2017, are two runs)."""
     results = []
-    for workload in sorted({c.workload for c in claims}):
-        mine = [c for c in claims if c.workload == workload]
+    runs = sorted({(c.workload, c.checkpoint or "", c.baseline_checkpoint or "") for c in claims})
+    for workload, checkpoint, baseline_checkpoint in runs:
+        mine = [c for c in claims if (c.workload, c.checkpoint or "", c.baseline_checkpoint or "") ==
+                (workload, checkpoint, baseline_checkpoint)]
         brokers = tuple(dict.fromkeys(b for c in mine for b in (c.baseline, c.candidate)))
         started = time.perf_counter()
         checkpoints = tuple(dict.fromkeys(

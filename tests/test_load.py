@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,20 @@ def test_deepjs_trains_on_trace_chunks_at_a_load_on_machines_drawn_from_the_tabl
     assert code == 0, err
     assert json.loads(out.splitlines()[0])["chunk"] == 0 and (tmp_path / "run" / "policy.pt").stat().st_size > 0
     assert (tmp_path / "run" / "log.csv").read_text().count("\n") == 2  # header and the one iteration
+
+
+def test_the_checkpoint_trained_for_v2017_at_load_fits_that_cluster_where_the_first_one_warns():
+    # deepjs-v2017.pt was trained on the leaderboard's v2017@1.1 workload: its recorded cluster is the one those
+    # options draw from the table, so it runs there without the warning the CloudSimPy-trained checkpoint gives.
+    from conftest import DATA
+    from agents import make_broker
+    from cloudsim.run.config import ClusterConfig
+    trace, table = DATA / "alibaba" / "v2017" / "batch_task.csv", DATA / "alibaba" / "v2017" / "server_event.csv"
+    if not (trace.is_file() and table.is_file()):
+        pytest.skip(f"needs the v2017 sample under {DATA}")
+    workload = WorkloadConfig(str(trace), format="alibaba-v2017", machine_table=str(table), load=1.1, chunk_size=10,
+                              chunks=(400, 401))
+    cluster = resolve_workload(RunConfig(workload=workload, cluster=ClusterConfig(machines=3))).cluster
+    trained = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "deepjs-v2017.pt"
+    assert make_broker("deepjs", checkpoint=str(trained)).check_cluster(cluster) == []
+    assert "may not fit" in make_broker("deepjs").check_cluster(cluster)[0]
