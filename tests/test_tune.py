@@ -64,6 +64,19 @@ def test_a_search_resumes_with_its_finished_trials_kept(tmp_path, dagger):
     result = search(tmp_path / "s", dagger, 3)
     assert result.ran == 1 and len(result.trials) == 3
     assert all((tmp_path / "s" / "trials" / name).read_text() == text for name, text in kept.items())
+    # Resumed on other validation seeds, its values would mean two things: refused, with the seeds that resume it.
+    from cloudsim.run.tune import tune
+    with pytest.raises(ConfigError, match=r"--seeds 100:101: the search in .* scored its trials on seeds 100:102 of "
+                                          r"30 tasks; resume it with --seeds 100:102 --tasks 30, or give a new folder"):
+        tune(TuneConfig(out=str(tmp_path / "s"), trials=4, seeds=(100, 101), tasks=30, init=dagger, space=SPACE,
+                        base=BASE))
+    # A trial that does not say what scored it (written before cloudsim recorded it) is not mixed in either.
+    older = json.loads((tmp_path / "s" / "trials" / "1.json").read_text())
+    del older["seeds"]
+    (tmp_path / "s" / "trials" / "1.json").write_text(json.dumps(older))
+    with pytest.raises(ConfigError, match=r"1\.json does not say which validation sequences scored it"):
+        search(tmp_path / "s", dagger, 3)
+    assert len(list((tmp_path / "s" / "trials").glob("*.json"))) == 3  # nothing run, nothing removed
     # A damaged trial file is named, with what to do.
     (tmp_path / "s" / "trials" / "1.json").write_text('{"number": 1, "par')
     with pytest.raises(ConfigError, match=r"1\.json is damaged .*delete it to run that trial again"):

@@ -34,8 +34,9 @@ class TuneConfig:
                              metavar="DIR")
     trials: int = option(20, "--trials", "trials in all (finished ones of a resumed search count)", parse=whole,
                          metavar="N")
-    seeds: tuple[int, int | None] = option((100, 120), "--seeds", "validation sequences A:B (default 100:120); "
-                                           "keep them apart from the seeds you report", parse=index_range,
+    seeds: tuple[int, int | None] = option((100, 200), "--seeds", "validation sequences A:B (default 100:200: a "
+                                           "hundred, since twenty choose by luck); keep them apart from the seeds "
+                                           "you report", parse=index_range,
                                            metavar="A:B")
     tasks: int = option(DEFAULT_TASKS, "--tasks", "tasks per training and validation sequence",
                         parse=whole, metavar="N")
