@@ -287,8 +287,9 @@ class DeepJS:
         was = np.asarray(trained.capacities)[:, index].mean(axis=0)
         now = np.asarray(cluster.capacities)[:, index].mean(axis=0)
         if not np.array_equal(was, now):
-            why = (f"its feature normaliser was fitted to a mean capacity of {_capacity_text(scaled, was)} "
-                   f"(this cluster: {_capacity_text(scaled, now)}) and may not fit")
+            # Not "its normaliser was fitted there": a training from --init keeps the normaliser of its start.
+            why = (f"it learned on a mean machine capacity of {_capacity_text(scaled, was)} (this cluster: "
+                   f"{_capacity_text(scaled, now)}), so its machine features fall elsewhere here and may not fit")
         else:
             why = "its fitness was learned on those machines and may rank pairs differently on these"
         return warnings + [f"{label} was trained on {_describe_cluster(trained)}; this cluster has "

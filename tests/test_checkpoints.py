@@ -181,12 +181,13 @@ def test_the_same_cluster_passes_silently(tmp_path):
 
 @pytest.mark.parametrize("cluster, said", [
     (ClusterSpec.uniform(3, {"cpu": 8, "memory": 1}),
-     "this cluster has 3 machines of cpu=8, memory=1: its feature normaliser was fitted to a mean capacity of "
-     "cpu=4, memory=1 (this cluster: cpu=8, memory=1) and may not fit"),
+     "this cluster has 3 machines of cpu=8, memory=1: it learned on a mean machine capacity of cpu=4, memory=1 "
+     "(this cluster: cpu=8, memory=1), so its machine features fall elsewhere here and may not fit"),
     # Mean cpu (4 + 2 + 4) / 3 = 3.33333.
     (ClusterSpec(("cpu", "memory"), ((4, 1), (2, 1), (4, 1))),
-     "this cluster has 3 machines: 2 of cpu=4, memory=1 and 1 of cpu=2, memory=1: its feature normaliser was fitted "
-     "to a mean capacity of cpu=4, memory=1 (this cluster: cpu=3.33333, memory=1) and may not fit"),
+     "this cluster has 3 machines: 2 of cpu=4, memory=1 and 1 of cpu=2, memory=1: it learned on a mean machine "
+     "capacity of cpu=4, memory=1 (this cluster: cpu=3.33333, memory=1), so its machine features fall elsewhere "
+     "here and may not fit"),
     # Same machines, more of them: the normaliser still fits, what was learned may not.
     (ClusterSpec.uniform(20, {"cpu": 4, "memory": 1}),
      "this cluster has 20 machines of cpu=4, memory=1: its fitness was learned on those machines and may rank pairs "
@@ -204,8 +205,9 @@ def test_the_shipped_checkpoint_warns_on_another_cluster_by_its_name():
     assert broker.check_cluster(ClusterSpec.uniform(5, {"cpu": 64, "memory": 1, "disk": 1})) == []
     assert broker.check_cluster(ClusterSpec.uniform(20, {"cpu": 32, "memory": 1, "disk": 1})) == [
         "the shipped checkpoint deepjs_5x64.pt was trained on 5 machines of cpu=64, memory=1, disk=1; this cluster "
-        "has 20 machines of cpu=32, memory=1, disk=1: its feature normaliser was fitted to a mean capacity of cpu=64, "
-        f"memory=1 (this cluster: cpu=32, memory=1) and may not fit{ADVICE}"]
+        "has 20 machines of cpu=32, memory=1, disk=1: it learned on a mean machine capacity of cpu=64, "
+        f"memory=1 (this cluster: cpu=32, memory=1), so its machine features fall elsewhere here and may not "
+        f"fit{ADVICE}"]
 
 
 def test_a_cluster_without_a_resource_the_features_read_is_refused():
