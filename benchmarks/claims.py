@@ -133,11 +133,13 @@ def count_bounds(shares: tuple[float, float], cases: int) -> tuple[int, int]:
 def measure(claims: list[Claim], workers: int) -> list[dict]:
     """Run each workload's brokers once per set of checkpoints on the held-out seeds and compare each claim's
     pair (two checkpoints of one broker, as DeepJS's two on v2017, are two runs)."""
+    def run_of(claim: Claim) -> tuple[str, str, str]:
+        return claim.workload, claim.checkpoint or "", claim.baseline_checkpoint or ""
+
     results = []
-    runs = sorted({(c.workload, c.checkpoint or "", c.baseline_checkpoint or "") for c in claims})
-    for workload, checkpoint, baseline_checkpoint in runs:
-        mine = [c for c in claims if (c.workload, c.checkpoint or "", c.baseline_checkpoint or "") ==
-                (workload, checkpoint, baseline_checkpoint)]
+    for run in sorted({run_of(c) for c in claims}):
+        workload = run[0]
+        mine = [c for c in claims if run_of(c) == run]
         brokers = tuple(dict.fromkeys(b for c in mine for b in (c.baseline, c.candidate)))
         started = time.perf_counter()
         checkpoints = tuple(dict.fromkeys(

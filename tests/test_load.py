@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -158,6 +157,7 @@ def test_the_checkpoint_trained_for_v2017_at_load_fits_that_cluster_where_the_fi
     # options draw from the table, so it runs there without the warning the CloudSimPy-trained checkpoint gives.
     from conftest import DATA
     from agents import make_broker
+    from agents.deepjs import SHIPPED_CHECKPOINT
     from cloudsim.run.config import ClusterConfig
     trace, table = DATA / "alibaba" / "v2017" / "batch_task.csv", DATA / "alibaba" / "v2017" / "server_event.csv"
     if not (trace.is_file() and table.is_file()):
@@ -165,6 +165,6 @@ def test_the_checkpoint_trained_for_v2017_at_load_fits_that_cluster_where_the_fi
     workload = WorkloadConfig(str(trace), format="alibaba-v2017", machine_table=str(table), load=1.1, chunk_size=10,
                               chunks=(400, 401))
     cluster = resolve_workload(RunConfig(workload=workload, cluster=ClusterConfig(machines=3))).cluster
-    trained = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "deepjs-v2017.pt"
+    trained = SHIPPED_CHECKPOINT.with_name("deepjs-v2017.pt")
     assert make_broker("deepjs", checkpoint=str(trained)).check_cluster(cluster) == []
     assert "may not fit" in make_broker("deepjs").check_cluster(cluster)[0]

@@ -120,11 +120,11 @@ def _finished(out: Path, config: TuneConfig) -> list[dict]:
         if "seeds" not in trial or "tasks" not in trial:
             raise ConfigError("--out", config.out, f"{path} does not say which validation sequences scored it (an "
                               f"earlier cloudsim wrote it); give a new folder, or --overwrite")
-        if (tuple(trial["seeds"]), trial["tasks"]) != (tuple(config.seeds), config.tasks):
+        seeds = tuple(trial["seeds"])  # a JSON list
+        if (seeds, trial["tasks"]) != (tuple(config.seeds), config.tasks):
             raise ConfigError("--seeds", span_text(config.seeds), f"the search in {config.out} scored its trials on "
-                              f"seeds {span_text(tuple(trial['seeds']))} of {trial['tasks']} tasks; resume it with "
-                              f"--seeds {span_text(tuple(trial['seeds']))} --tasks {trial['tasks']}, or give a new "
-                              f"folder")
+                              f"seeds {span_text(seeds)} of {trial['tasks']} tasks; resume it with --seeds "
+                              f"{span_text(seeds)} --tasks {trial['tasks']}, or give a new folder")
         done.append(trial)
     return done
 
