@@ -14,12 +14,15 @@ from pathlib import Path
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
 
-__all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
-EXPERTS = ("sjf", "oracle")
-"""DAgger's expert: SJF on the window (the paper's), or the rollout oracle (`agents.rollout.RolloutOracle`),
-which knows the whole sequence and plays every candidate out with SJF."""
+EXPERTS = ("sjf", "oracle", "online")
+"""DAgger's expert: SJF on the window (the paper's); the rollout oracle (`agents.rollout.RolloutOracle`),
+which knows the whole sequence and plays every candidate out with SJF; or the online look-ahead, the same
+play-outs without the tasks still to arrive."""
+LOOK_AHEADS = ("oracle", "online")
+"""The experts that are look-aheads: they label an episode after it is played, in parallel processes."""
 OPTIMIZERS = ("adam", "sgd")
 NETWORKS = ("pairs", "flat")
 BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
@@ -78,8 +81,9 @@ class Deepk8sConfig:
         tasks: tasks per training sequence.
         dagger_episodes: episodes the learner plays per DAgger iteration.
         dagger_updates: minibatch steps per DAgger iteration on the aggregated set.
-        expert: DAgger's expert (`EXPERTS`): "sjf", or "oracle", the rollout oracle, whose
-            labels cost a play-out per candidate action (about 15-30 s a sequence of 250 tasks).
+        expert: DAgger's expert (`EXPERTS`): "sjf"; "oracle", the rollout oracle, whose
+            labels cost a play-out per candidate action (about 15-30 s a sequence of 250 tasks);
+            or "online", the look-ahead that does not know the arrivals (about 4 s a sequence).
             PPO and A2C ignore it (a PPO training that starts from a DAgger policy keeps its config).
         seed: seeds the networks, the environments and the workload draws.
         init: a trained policy (``policy.pt``) whose actor started this PPO or
@@ -111,9 +115,10 @@ class Deepk8sConfig:
     tasks: int = setting(250, "tasks per training sequence")
     dagger_episodes: int = setting(2, "episodes the learner plays per DAgger iteration")
     dagger_updates: int = setting(16, "minibatch steps per DAgger iteration on the aggregated set")
-    expert: str = setting("sjf", "DAgger's expert: sjf (the paper's) or oracle (the rollout oracle, which knows the "
+    expert: str = setting("sjf", "DAgger's expert: sjf (the paper's), oracle (the rollout oracle, which knows the "
                           "whole sequence: about 15-30 s of labelling a sequence of 250 tasks, kept in "
-                          "DIR/oracle-labels)", choices=EXPERTS)
+                          "DIR/oracle-labels) or online (its play-outs without the arrivals to come: about 4 s, "
+                          "kept in DIR/online-labels)", choices=EXPERTS)
     seed: int = setting(0, "seeds the networks, environments and sequence draws")
     init: str | None = setting(None, "a trained policy.pt whose actor starts a PPO or A2C training (e.g. DAgger's: "
                                "imitation, then reinforcement)", metavar="PATH")

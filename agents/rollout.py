@@ -23,6 +23,13 @@ Candidates per decision: each visible task that fits somewhere, on the fitting
 machine it leaves least room on and the one it leaves most room on (machines
 with equal free resources are the same choice), and waiting (while something
 runs). With one candidate there is nothing to play out.
+
+With ``knows_arrivals=False`` the play-outs hold only the tasks that have
+arrived: the jobs to come are left out. That is an online look-ahead, a
+scheduler that could run for real, since it uses only what it has seen (the
+whole queue and the running tasks' ends, more than a learned policy's window).
+It loses the guarantee: a choice that is best among the tasks here can be worse
+once others arrive, so it can end above the base policy.
 """
 
 from __future__ import annotations
@@ -53,12 +60,12 @@ class RolloutOracle:
             whose first choice is also the oracle's default.
         window: the visible tasks, as the learned policy's (Deepk8s's 10).
         max_wait: a wait lasts until the next event, at most this long (Deepk8s's 16).
+        knows_arrivals: the play-outs include the jobs to come (the oracle, a bound); False
+            leaves them out (the online look-ahead of the module docstring).
     """
 
-    name = "rollout-oracle"
-
     def __init__(self, jobs: Sequence[JobSpec], cluster: ClusterSpec, base: Callable[[], object], *,
-                 window: int = 10, max_wait: float = 16.0) -> None:
+                 window: int = 10, max_wait: float = 16.0, knows_arrivals: bool = True) -> None:
         for job in jobs:
             if len(job.tasks) != 1 or job.tasks[0].instances != 1 or job.tasks[0].parents:
                 raise ValueError(f"the rollout oracle plays out single-task jobs of one instance (Deepk8s's); "
@@ -68,6 +75,8 @@ class RolloutOracle:
         self.base = base
         self.window = window
         self.max_wait = max_wait
+        self.knows_arrivals = knows_arrivals
+        self.name = "rollout-oracle" if knows_arrivals else "rollout-online"
         self.playouts = 0
         self._seen: set = set()
 
@@ -116,7 +125,8 @@ class RolloutOracle:
                     pins.append(machine)
         # the play-out's clock starts now: a job's submit time there is offset[job] (waiting ones at 0)
         waiting = [view.task_key(t)[0] for t in np.flatnonzero(view.waiting)]
-        coming = [j for j, job in self.jobs.items() if j not in self._seen and job.submit_time >= now]
+        coming = [j for j, job in self.jobs.items()
+                  if self.knows_arrivals and j not in self._seen and job.submit_time >= now]
         offset = {j: self.jobs[j].submit_time - now for j in waiting + coming}
         here = set(waiting)  # at 0, even where the engine's clock lags a submit time by a rounding error
         later = [JobSpec(j, 0.0 if j in here else max(offset[j], 0.0), self.jobs[j].tasks) for j in offset]

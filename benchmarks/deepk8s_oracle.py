@@ -14,6 +14,13 @@ Writes ``benchmarks/results/deepk8s/oracle.csv`` (a row per sequence: SJF's and 
 weighted turnaround and makespan, the oracle's play-outs) and ``oracle.md``. Seeds 200-399 are the
 held-out sequences of `benchmarks/claims.py`; training draws from seed 1,000 up.
 
+``--online`` measures the online look-ahead instead (``knows_arrivals=False``: the play-outs leave out
+the jobs to come), a scheduler that could run for real: its margin is room open without knowing the
+future. Its columns say ``online`` where the oracle's say ``oracle``, and it writes ``online.csv`` and
+``online.md``, so that the two are never mixed in one file.
+
+    python benchmarks/deepk8s_oracle.py --seeds 200:400 --workers 2 --online
+
 It calls the engine directly, not `cloudsim.run`, because `RolloutOracle` is no broker a run can name: it is
 built from each sequence's own jobs and cluster (the arrivals it looks ahead to), and its play-outs are read
 from it after the run.
@@ -39,20 +46,27 @@ from traces import deepk8s_workload
 
 RESULTS = Path(__file__).resolve().parent / "results" / "deepk8s"
 TASKS = Deepk8sConfig().tasks
-FIELDS = ("seed", "sjf_turnaround", "oracle_turnaround", "sjf_makespan", "oracle_makespan", "playouts")
+LOOK_AHEADS = {"oracle": "rollout oracle (knows the arrivals)", "online": "online look-ahead (does not know them)"}
 
 
-def sequence(seed: int, tasks: int) -> dict:
-    """SJF and the oracle (continuing with SJF) on sequence ``seed``."""
+def fields(look_ahead: str) -> tuple[str, ...]:
+    """The CSV's columns for ``look_ahead`` ("oracle" or "online")."""
+    return ("seed", "sjf_turnaround", f"{look_ahead}_turnaround", "sjf_makespan", f"{look_ahead}_makespan",
+            "playouts")
+
+
+def sequence(seed: int, tasks: int, look_ahead: str = "oracle") -> dict:
+    """SJF and the look-ahead (continuing with SJF) on sequence ``seed``."""
     config = Deepk8sConfig()
     cluster, jobs = deepk8s_cluster(), deepk8s_workload(seed, tasks)
 
     def sjf():
         return Windowed(make_broker("sjf", seed=seed), config.window)
 
-    oracle = RolloutOracle(jobs, cluster, sjf, window=config.window, max_wait=config.max_wait)
+    oracle = RolloutOracle(jobs, cluster, sjf, window=config.window, max_wait=config.max_wait,
+                           knows_arrivals=look_ahead == "oracle")
     row = {"seed": seed}
-    for name, broker in (("sjf", sjf()), ("oracle", oracle)):
+    for name, broker in (("sjf", sjf()), (look_ahead, oracle)):
         result = simulate(cluster, jobs, broker)
         done = result.jobs
         row[f"{name}_turnaround"] = float(((done.finish_time - done.submit_time) / done.duration).mean())
@@ -61,17 +75,19 @@ def sequence(seed: int, tasks: int) -> dict:
     return row
 
 
-def summary(rows: list[dict]) -> str:
-    result = paired([r["oracle_turnaround"] for r in rows], [r["sjf_turnaround"] for r in rows])
+def summary(rows: list[dict], look_ahead: str) -> str:
+    result = paired([r[f"{look_ahead}_turnaround"] for r in rows], [r["sjf_turnaround"] for r in rows])
     seeds = sorted(r["seed"] for r in rows)
     sjf = sum(r["sjf_turnaround"] for r in rows) / len(rows)
-    oracle = sum(r["oracle_turnaround"] for r in rows) / len(rows)
+    oracle = sum(r[f"{look_ahead}_turnaround"] for r in rows) / len(rows)
+    title, flag = (("the look-ahead bound below", "") if look_ahead == "oracle" else
+                   ("an online look-ahead (it does not know the arrivals) against", " --online"))
     return "\n".join([
-        "# Deepk8s: the look-ahead bound below SJF", "",
-        f"`python benchmarks/deepk8s_oracle.py`: {len(rows)} sequences (seeds {seeds[0]}-{seeds[-1]}) of "
+        f"# Deepk8s: {title} SJF", "",
+        f"`python benchmarks/deepk8s_oracle.py{flag}`: {len(rows)} sequences (seeds {seeds[0]}-{seeds[-1]}) of "
         f"{TASKS} tasks, 5 machines, window 10. Mean weighted turnaround; the difference is paired by sequence, "
         "as % of SJF's mean, with its 95 % interval.", "",
-        "| SJF | rollout oracle (knows the arrivals) | oracle - SJF [95 % interval] | sequences lower/equal/higher |",
+        f"| SJF | {LOOK_AHEADS[look_ahead]} | {look_ahead} - SJF [95 % interval] | sequences lower/equal/higher |",
         "|---|---|---|---|",
         f"| {sjf:.4f} | {oracle:.4f} | {result.difference_pct:+.2f} % [{result.low_pct:+.2f}, "
         f"{result.high_pct:+.2f}] | {result.wins}/{result.ties}/{result.losses} |", ""])
@@ -82,9 +98,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="200:400", help="sequences A:B (default 200:400, the held-out ones)")
     parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "oracle.csv",
-                        help="the CSV to append to and resume from (default benchmarks/results/deepk8s/oracle.csv)")
+    parser.add_argument("--online", action="store_true",
+                        help="the online look-ahead, whose play-outs leave out the jobs to come, instead of the oracle")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the CSV to append to and resume from (default benchmarks/results/deepk8s/oracle.csv, "
+                             "or online.csv with --online)")
     args = parser.parse_args()
+    look_ahead = "online" if args.online else "oracle"
+    args.out = args.out or RESULTS / f"{look_ahead}.csv"
+    columns = fields(look_ahead)
     try:
         first, last = (int(v) for v in args.seeds.split(":"))
     except ValueError:
@@ -99,9 +121,10 @@ def main() -> int:
     if args.out.exists() and args.out.stat().st_size:  # an empty file: a run stopped before its first row
         with args.out.open(newline="") as file:
             reader = csv.DictReader(file)
-            if tuple(reader.fieldnames or ()) != FIELDS:
-                parser.error(f"{args.out} is not this script's CSV (columns {reader.fieldnames}); "
-                             "give another --out or remove it")
+            if tuple(reader.fieldnames or ()) != columns:
+                other = " without --online" if look_ahead == "online" else " with --online"
+                parser.error(f"{args.out} is not this script's CSV for {'the online look-ahead' if args.online else 'the oracle'} (columns {reader.fieldnames}; "
+                             f"if it was written{other}, run that way); give another --out or remove it")
             try:
                 rows = [{k: (int(v) if k in ("seed", "playouts") else float(v)) for k, v in r.items()}
                         for r in reader]
@@ -117,12 +140,12 @@ def main() -> int:
     pool = multiprocessing.Pool(args.workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
     try:
         with args.out.open("a", newline="") as file:
-            writer = csv.DictWriter(file, FIELDS)
+            writer = csv.DictWriter(file, columns)
             if fresh:
                 writer.writeheader()
                 file.flush()
-            for row in tqdm(pool.imap_unordered(functools.partial(sequence, tasks=TASKS), todo), total=len(todo),
-                            unit="sequence", desc="oracle"):
+            for row in tqdm(pool.imap_unordered(functools.partial(sequence, tasks=TASKS, look_ahead=look_ahead), todo),
+                            total=len(todo), unit="sequence", desc=look_ahead):
                 writer.writerow(row)
                 file.flush()  # a whole row at a time: a stop loses only the sequences running
                 rows.append(row)
@@ -135,7 +158,7 @@ def main() -> int:
     finally:
         pool.join()
     chosen = sorted((r for r in rows if first <= r["seed"] < last), key=lambda r: r["seed"])
-    text = summary(chosen)
+    text = summary(chosen, look_ahead)
     args.out.with_suffix(".md").write_text(text)
     print(text)
     return 0

@@ -66,6 +66,16 @@ def test_the_oracle_labels_the_wait_that_sjf_misses():
     assert oracle_labels(config, lambda seed: oracle_case(), cluster, 7, np.array([0, 0, 0]))[1] == wait
 
 
+def test_the_online_look_ahead_labels_what_it_can_see():
+    # oracle_case's state at 0.5 without B, which has not arrived: starting A now costs A's 1, a wait lasts
+    # the longest wait, 16 (R ends at 100), and costs A (16.5 + 4 - 0.5) / 4 = 5, so it starts A (slot 0).
+    from agents.deepk8s.dagger import oracle_labels
+
+    cluster = ClusterSpec.uniform(1, {"cpu": 10, "memory": 64})
+    config = Deepk8sConfig(algo="dagger", expert="online", **TINY)
+    assert list(oracle_labels(config, lambda seed: oracle_case(), cluster, 7, np.array([0, 0, 0]))) == [0, 0, 0]
+
+
 def test_an_oracle_dagger_training_is_the_same_for_any_number_of_workers_and_keeps_its_labels(tmp_path, monkeypatch):
     from agents.deepk8s import dagger
 
@@ -76,7 +86,7 @@ def test_an_oracle_dagger_training_is_the_same_for_any_number_of_workers_and_kee
     a = read_checkpoint(tmp_path / "one" / "dagger.pt", agent="deepk8s-dagger")
     b = read_checkpoint(tmp_path / "two" / "dagger.pt", agent="deepk8s-dagger")
     assert torch.equal(a["labels"], b["labels"]) and all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
-    assert len(list((tmp_path / "one" / dagger.LABELS).glob("*.npz"))) == 2 * 3  # every episode's labels kept
+    assert len(list((tmp_path / "one" / "oracle-labels").glob("*.npz"))) == 2 * 3  # every episode's labels kept
     # A training stopped in an iteration labels again only what it had not kept: here nothing.
     (tmp_path / "one" / "dagger.pt").unlink()
     (tmp_path / "one" / "policy.pt").unlink()

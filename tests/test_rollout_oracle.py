@@ -34,6 +34,18 @@ def test_the_oracle_runs_a_longer_task_first_when_a_short_one_is_about_to_arrive
     assert result.jobs.set_index("job_id").start_time.to_dict() == pytest.approx({0: 4.0, 1: 0.0, 2: 3.0})
 
 
+def test_the_online_look_ahead_cannot_wait_for_a_task_it_does_not_know_of():
+    # The first test's jobs: played out without J2, SJF's order sums 2/2 + 5/3 = 2.67 and J1 first
+    # 3/3 + 5/2 = 3.5, so the look-ahead that leaves out the jobs to come keeps SJF's order, and ends
+    # at SJF's weighted turnarounds, above the oracle's.
+    cluster = ClusterSpec.uniform(1, {"cpu": 1.0})
+    jobs = [job(0, 0.0, 2.0), job(1, 0.0, 3.0), job(2, 2.5, 1.0)]
+    online = RolloutOracle(jobs, cluster, sjf, knows_arrivals=False)
+    result = simulate(cluster, jobs, online)
+    assert weighted(result) == pytest.approx({0: 1.0, 1: 5 / 3, 2: 3.5})
+    assert online.playouts > 0 and online.name == "rollout-online"
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_oracle_never_does_worse_than_the_policy_it_improves(seed):
     # Rollout improvement: SJF's own choice is always a candidate and wins ties, and each play-out
@@ -70,3 +82,21 @@ def test_a_job_the_engine_clock_reaches_a_rounding_error_early_still_plays_out()
     result = simulate(cluster, jobs, oracle)
     assert oracle.playouts >= 2  # J2 now or a wait
     assert weighted(result) == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0})
+
+
+def test_the_bound_script_never_mixes_the_oracle_and_the_online_look_ahead_in_one_csv(tmp_path):
+    # benchmarks/deepk8s_oracle.py resumes from its CSV; the oracle's rows appended to the online
+    # look-ahead's (or the other way) would summarise two schedulers as one.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "deepk8s_oracle.py"
+    kept = tmp_path / "oracle.csv"
+    kept.write_text("seed,sjf_turnaround,oracle_turnaround,sjf_makespan,oracle_makespan,playouts\n"
+                    "200,1.5,1.4,600.0,600.0,10\n")
+    run = subprocess.run([sys.executable, str(script), "--seeds", "200:201", "--online", "--out", str(kept)],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "not this script's CSV for the online look-ahead" in run.stderr and "without --online" in run.stderr
+    assert kept.read_text().count("\n") == 2 and not kept.with_suffix(".md").exists()

@@ -1,12 +1,14 @@
 """Deepk8s's imitation of SJF by DAgger (eq. 5): the learner acts, the expert labels every state it
 visits, and the aggregated labels are fitted with an entropy bonus.
 
-The expert is SJF on the window (the paper's), or the rollout oracle (`agents.rollout.RolloutOracle`,
-``expert="oracle"``), which knows the whole sequence. An oracle's label costs a play-out per candidate
-action, so the oracle labels an iteration's episodes after the learner has played them: each episode is
+The expert is SJF on the window (the paper's), or a look-ahead (`agents.rollout.RolloutOracle`): the rollout
+oracle (``expert="oracle"``), which knows the whole sequence, or the online look-ahead (``expert="online"``),
+which plays out only the tasks that have arrived. A look-ahead's label costs a play-out per candidate
+action, so it labels an iteration's episodes after the learner has played them: each episode is
 replayed from its seed and actions (the environment is deterministic) in ``workers`` processes, and its
-labels are kept in ``out/oracle-labels/`` as soon as they are made, so that a stopped training resumes
-without labelling them again. The labels, and so the training, are the same for any number of workers.
+labels are kept in ``out/oracle-labels/`` (``online-labels/``) as soon as they are made, so that a stopped
+training resumes without labelling them again. The labels, and so the training, are the same for any number
+of workers.
 """
 
 from __future__ import annotations
@@ -29,19 +31,21 @@ from agents.kit import TrainingLog, read_checkpoint, restore_rng, rng_state, sav
 from agents.rollout import RolloutOracle
 from cloudsim import ClusterSpec
 
-LABELS = "oracle-labels"
-"""The folder of a training's ``out`` where the oracle's labels of each episode are kept."""
+def labels_folder(expert: str) -> str:
+    """The folder of a training's ``out`` where the look-ahead ``expert`` keeps its labels of each episode."""
+    return f"{expert}-labels"
 
 
 def oracle_labels(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec, seed: int,
                   actions: np.ndarray) -> np.ndarray:
-    """The rollout oracle's action in each state of the episode that ``env.reset(seed=seed)`` starts and
-    ``actions`` play (the learner's): the oracle knows the episode's whole sequence and continues with SJF."""
+    """The look-ahead's (``config.expert``'s) action in each state of the episode that ``env.reset(seed=seed)``
+    starts and ``actions`` play (the learner's): it continues with SJF, and the oracle knows the episode's whole
+    sequence."""
     env = make_env(config, workload, cluster)
     _, info = env.reset(seed=seed)
     jobs = workload(info["workload_seed"])
     oracle = RolloutOracle(jobs, cluster, lambda: Windowed(ShortestJobFirst(), config.window), window=config.window,
-                           max_wait=config.max_wait)
+                           max_wait=config.max_wait, knows_arrivals=config.expert == "oracle")
     labels = np.empty(len(actions), dtype=np.int64)
     for step, action in enumerate(actions):
         labels[step] = expert_action(env, oracle)
@@ -65,7 +69,7 @@ def _quiet() -> None:
 
 def label_with_oracle(config: Deepk8sConfig, workload: Workload, cluster: ClusterSpec, episodes: list,
                       folder: Path, iteration: int, workers: int) -> list[np.ndarray]:
-    """The oracle's labels of ``episodes`` (``(seed, actions)`` each), in their order: read from ``folder``
+    """The look-ahead's labels of ``episodes`` (``(seed, actions)`` each), in their order: read from ``folder``
     where an earlier run of this iteration kept them (for the same actions), else made in ``workers``
     processes and kept there as each episode is done."""
     global _SHARED
@@ -111,7 +115,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
 
     ``out/dagger.pt`` holds the whole state (weights, optimiser, random states,
     the aggregated set), so a resumed training continues exactly as an
-    uninterrupted one. ``workers``: processes labelling with the oracle (the
+    uninterrupted one. ``workers``: processes labelling with a look-ahead (the
     module's docstring); SJF labels as the learner plays.
     """
     from tqdm.auto import tqdm
@@ -120,7 +124,7 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     rng = np.random.default_rng(config.seed)
     torch.manual_seed(config.seed)
     env = make_env(config, workload, cluster)
-    expert = Windowed(ShortestJobFirst(), config.window) if config.expert == "sjf" else None  # None: the oracle
+    expert = Windowed(ShortestJobFirst(), config.window) if config.expert == "sjf" else None  # None: a look-ahead
     net = make_network(config, env.observation_space.shape[0], env.action_space.n, len(cluster.resources))
     where = training_device(device)  # the updates run there; the learner acts with ``net``, on the CPU
     learner = net if where.type == "cpu" else copy.deepcopy(net).to(where)
@@ -175,8 +179,9 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
                 finished = terminated or truncated
             returns.append(total)
             played.append((seed, np.array(actions, dtype=np.int64)))
-        if expert is None:  # the oracle labels the episodes just played, in parallel
-            made = label_with_oracle(config, workload, cluster, played, out / LABELS, iteration, workers)
+        if expert is None:  # the look-ahead labels the episodes just played, in parallel
+            made = label_with_oracle(config, workload, cluster, played, out / labels_folder(config.expert), iteration,
+                                     workers)
             labels += made
             agreed += sum(int((episode_labels == actions).sum()) for episode_labels, (_, actions) in zip(made, played))
         # Maximise sum log pi(a_expert|s) + beta H(pi(.|s)) over minibatches of D.

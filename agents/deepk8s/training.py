@@ -25,8 +25,8 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     (``log.csv``, ``log.jsonl``, one row per iteration), every ``save_every``
     iterations and at the end. ``device`` (`agents.kit.DEVICES`) is where the
     updates run (Stable-Baselines3 keeps its whole policy there; DAgger acts with
-    a CPU copy refreshed after each update). ``workers``: processes labelling DAgger's episodes with the oracle
-    (``config.expert == "oracle"``).
+    a CPU copy refreshed after each update). ``workers``: processes labelling DAgger's episodes with a look-ahead
+    (``config.expert`` "oracle" or "online").
     """
     import json
 

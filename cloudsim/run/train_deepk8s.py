@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.checks import is_whole
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s_config import LOOK_AHEADS, Deepk8sConfig
 from cloudsim.run.config import ConfigError
 from cloudsim.run.config.fields import option, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
@@ -32,8 +32,8 @@ class Deepk8sTrainConfig(AgentTraining):
 
     out: str = option("deepk8s-run", "--out", "folder for policy.pt, the state to resume from, config.json and "
                       "the log (log.csv, log.jsonl)", metavar="DIR")
-    workers: int = option(1, "--workers", "processes labelling DAgger's episodes with --expert oracle (the labels, "
-                          "and so the training, are the same for any number)", parse=whole, metavar="N")
+    workers: int = option(1, "--workers", "processes labelling DAgger's episodes with --expert oracle or online (the "
+                          "labels, and so the training, are the same for any number)", parse=whole, metavar="N")
 
     agent_name = "deepk8s"
     reads = ("init",)
@@ -46,9 +46,9 @@ class Deepk8sTrainConfig(AgentTraining):
                     raise ConfigError(flag, getattr(self, name), "applies to DAgger; add --algo dagger")
         if not (is_whole(self.workers) and self.workers >= 1):
             raise ConfigError("--workers", self.workers, "must be a whole number >= 1")
-        if self.workers > 1 and self.agent.expert != "oracle":
-            raise ConfigError("--workers", self.workers, "label DAgger's episodes with the oracle in parallel; add "
-                              "--algo dagger --expert oracle, or leave --workers out")
+        if self.workers > 1 and self.agent.expert not in LOOK_AHEADS:
+            raise ConfigError("--workers", self.workers, "label DAgger's episodes with a look-ahead in parallel; add "
+                              "--algo dagger --expert oracle (or online), or leave --workers out")
         if self.init is not None:
             if self.algo == "dagger":
                 raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")
