@@ -440,10 +440,13 @@ class DeepJSTrainer:
         workers: processes for the rollouts (default: all cores), when no ``runner`` is given.
         runner: where the rollouts run (`cloudsim.runner.Runner`: local processes or Ray); the
             trainer makes its own from ``workers`` when None, and closes only its own.
+        device: where the updates run (`agents.kit.DEVICES`).
+        threads: torch's CPU threads from now on (`agents.kit.training_threads`: a fixed count keeps
+            the training's numbers the same on any machine).
     """
 
     def __init__(self, config: DeepJSConfig, cluster: ClusterSpec, workers: int | None = None,
-                 runner: Runner | None = None, device: str = "auto") -> None:
+                 runner: Runner | None = None, device: str = "auto", threads: int = 2) -> None:
         lacking = [r for r in needed_resources(config.features) if r not in cluster.resources]
         if lacking:  # refused now rather than at the first rollout, after the set-up work
             raise ValueError(f"DeepJSConfig.features ({', '.join(config.features)}) read resources "
@@ -453,8 +456,9 @@ class DeepJSTrainer:
         self.cluster = cluster
         self.runner = runner if runner is not None else Runner(workers=workers, progress=False)
         self._owns_runner = runner is None
-        torch.manual_seed(config.seed)
         self.device = kit.training_device(device)  # where the updates run; rollouts use numpy copies
+        kit.training_threads(threads, self.device)
+        torch.manual_seed(config.seed)
         self.model = FitnessNet(len(config.features), config.hidden).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
         self.chunks_done: list[int] = []
@@ -598,7 +602,7 @@ class DeepJSTrainer:
 
     @classmethod
     def from_weights(cls, path: str | Path, config: DeepJSConfig, cluster: ClusterSpec, *,
-                     runner: Runner | None = None, device: str = "auto") -> "DeepJSTrainer":
+                     runner: Runner | None = None, device: str = "auto", threads: int = 2) -> "DeepJSTrainer":
         """A new training that starts from the weights of the checkpoint at ``path`` (a fine-tuning): its
         features, hidden layers and feature normaliser are kept, so that the network's inputs mean what they
         meant; the rest of ``config`` (learning rate, reward, iterations...) is this training's, and the
@@ -607,14 +611,14 @@ class DeepJSTrainer:
         kept = saved["config"]
         config = dataclasses.replace(config, features=kept.features, hidden=kept.hidden,
                                      feature_mean=kept.feature_mean, feature_std=kept.feature_std)
-        trainer = cls(config, cluster, runner=runner, device=device)
+        trainer = cls(config, cluster, runner=runner, device=device, threads=threads)
         trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
         return trainer
 
     @classmethod
     def resume(cls, path: str | Path, workers: int | None = None, *, config: DeepJSConfig | None = None,
                cluster: ClusterSpec | None = None, given: Iterable[str] = (),
-               runner: Runner | None = None, device: str = "auto") -> "DeepJSTrainer":
+               runner: Runner | None = None, device: str = "auto", threads: int = 2) -> "DeepJSTrainer":
         """A trainer in exactly the state `save` wrote.
 
         ``given`` names what the user asked for explicitly: `DeepJSConfig` field names (their values in
@@ -651,7 +655,7 @@ class DeepJSTrainer:
                 f"{path}: cannot resume with options that contradict the checkpoint:\n  " + "\n  ".join(contradictions)
                 + "\nDrop those options to continue the training as saved, or start a new training (another "
                 "--out folder, without --resume).", path=path)
-        trainer = cls(saved["config"], saved["cluster"], workers, runner, device)
+        trainer = cls(saved["config"], saved["cluster"], workers, runner, device, threads)
         trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
         try:  # what only a resume reads: a damaged file can still fail here
             trainer.optimizer.load_state_dict(saved["optimizer"])

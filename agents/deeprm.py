@@ -32,10 +32,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.deeprm_config import DeepRMConfig
+from agents.deeprm_config import THREADS, DeepRMConfig
 from agents.deeprm_numpy import NumpyDeepRM
 from agents.kit import (TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng, returns_to_go,
-                        rng_state, save_checkpoint, training_device, trim_log)
+                        rng_state, save_checkpoint, training_device, training_threads, trim_log)
 from cloudsim import arithmetic
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
@@ -265,7 +265,7 @@ def load_policy(path: str | Path, **options) -> DeepRMPolicy:
 
 def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progress: bool = True,
           save_every: int = 10, keep_every: int = 0, tensorboard: bool = False, device: str = "auto",
-          on_iteration: Callable[[dict], None] | None = None) -> Path:
+          threads: int | None = None, on_iteration: Callable[[dict], None] | None = None) -> Path:
     """Train DeepRM by REINFORCE with the per-step baseline; return the policy's checkpoint ``out/policy.pt``.
 
     ``out`` also gets ``config.json`` and the log (``log.csv``, ``log.jsonl``: per
@@ -276,16 +276,19 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     iteration is also kept as ``out/policy-NNNNN.pt``, for choosing one on
     validation jobsets afterwards. ``device`` (`agents.kit.DEVICES`) is where the
     updates (and the cloning) run; rollouts run on the CPU with a copy of the
-    weights taken after each update. On the CPU the network is that copy.
+    weights taken after each update. On the CPU the network is that copy. ``threads``: torch's CPU
+    threads (`agents.kit.training_threads`: a fixed count keeps the numbers the same on any machine;
+    default the network's, `agents.deeprm_config.THREADS`).
     """
     from tqdm.auto import tqdm
 
+    where = training_device(device)  # the updates (and the cloning) run there; rollouts use ``net``, on the CPU
+    training_threads(THREADS[config.network] if threads is None else threads, where)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     params = config.env_params()
     net = make_net(config)
-    where = training_device(device)  # the updates (and the cloning) run there; rollouts use ``net``, on the CPU
     learner = net if where.type == "cpu" else copy.deepcopy(net).to(where)
     optimiser = torch.optim.RMSprop(learner.parameters(), lr=config.learning_rate, alpha=config.rms_decay,
                                     eps=config.rms_eps)

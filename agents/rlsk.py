@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint, training_device,
+                        training_threads,
                         trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import arithmetic
@@ -158,7 +159,8 @@ def make_env(config: RLSKConfig, workload: Workload) -> RLSKEnv:
 
 
 def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bool = False,
-          tensorboard: bool = False, progress: bool = True, save_every: int = 5, device: str = "auto") -> Path:
+          tensorboard: bool = False, progress: bool = True, save_every: int = 5, device: str = "auto",
+          threads: int = 1) -> Path:
     """Train RLSK by DQN on ``workload(seed)`` (the run layer passes the ``sequences`` training sequences);
     return the policy's checkpoint.
 
@@ -166,7 +168,9 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
     ``replay.pkl`` (DQN's whole state, to resume from), ``config.json`` and the
     log (``log.csv``, ``log.jsonl``: one row per epoch with its episodes' mean
     total reward, imbalances and makespan), every ``save_every`` epochs and at the end. ``device``
-    (`agents.kit.DEVICES`) is where Stable-Baselines3's DQN holds its networks.
+    (`agents.kit.DEVICES`) is where Stable-Baselines3's DQN holds its networks; ``threads``, torch's CPU
+    threads (`agents.kit.training_threads`; one by default: a small network, for which threads cost more
+    than they give).
     """
     from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import BaseCallback
@@ -175,10 +179,10 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
     from stable_baselines3.common.vec_env import VecNormalize
     from tqdm.auto import tqdm
 
+    training_threads(threads, training_device(device))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
-    torch.set_num_threads(1)  # a small network: threads cost more than they give
     cluster = federation_cluster(config.clusters, config.nodes)
     envs = make_vec_env(lambda: make_env(config, workload), n_envs=config.envs, seed=config.seed)
     saved, buffer, statistics = out / "model.zip", out / "replay.pkl", out / "preprocess.pkl"

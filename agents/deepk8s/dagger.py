@@ -120,7 +120,6 @@ def train_dagger(config: Deepk8sConfig, workload: Workload, out: Path, cluster: 
     """
     from tqdm.auto import tqdm
 
-    torch.set_num_threads(1)
     rng = np.random.default_rng(config.seed)
     torch.manual_seed(config.seed)
     env = make_env(config, workload, cluster)

@@ -136,7 +136,6 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     from stable_baselines3.common.vec_env import VecNormalize
     from tqdm.auto import tqdm
 
-    torch.set_num_threads(1)  # tiny networks: threads cost more than they give, and the envs need the cores
     envs = make_vec_env(lambda: make_env(config, workload, cluster), n_envs=config.envs, seed=config.seed)
     # Rewards are divided by a running estimate of the return's spread (returns reach -thousands while
     # the policy still waits a lot); the logged rewards are the environment's own.

@@ -1,4 +1,5 @@
-"""Where a training's network updates run: `DEVICES` and `training_device`."""
+"""Where a training's network updates run: `DEVICES` and `training_device`, and on how many CPU threads:
+`training_threads`."""
 
 from __future__ import annotations
 
@@ -24,3 +25,27 @@ def training_device(name: str):
         raise ValueError(f"device cuda: {why} (torch {torch.__version__}); use --device cpu, or --device auto to "
                          "take a GPU when there is one")
     return torch.device("cuda" if name == "cuda" or (name == "auto" and torch.cuda.is_available()) else "cpu")
+
+
+
+def training_threads(threads: int, device=None) -> None:
+    """Run torch's CPU work on ``threads`` threads (a whole number >= 1) from now on, with its
+    deterministic algorithms where the updates run on the CPU (``device``, a torch device or None).
+
+    Two things make a CPU training's numbers differ from one run to the next. Some operations (the
+    backward of an indexed read, as DeepRM's prefix tables do) add their parts in whatever order the
+    threads finish, unless torch is told to use its deterministic algorithms; and torch splits a sum
+    among its threads, so the count changes the last bits. Each trainer therefore sets both: the
+    deterministic algorithms, and a fixed count (its ``threads`` argument, the command's ``--threads``)
+    rather than torch's default, the machine's core count. The same command then gives the same numbers
+    from run to run, and on a machine with 2 cores as on one with 64 (of the same kind of CPU). More
+    threads can be faster where there are cores; they give other numbers. On a GPU the updates keep
+    torch's usual algorithms: their order is the GPU's, and no promise of equal bits is made there.
+    """
+    import torch
+
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a whole number >= 1, got {threads!r}")
+    torch.set_num_threads(threads)
+    if device is None or torch.device(device).type == "cpu":
+        torch.use_deterministic_algorithms(True)

@@ -31,12 +31,15 @@ TRAINERS: dict[type, Callable[..., dict]] = {
 
 def train(config: Any, on_chunk: Callable[[dict], None] | None = None) -> dict:
     """Train the agent ``config`` describes into ``config.out`` (continuing the training saved there with
-    ``config.resume``) and return the run's summary. ``on_chunk`` (DeepJS only) is called with each chunk's
-    entry as it is trained."""
+    ``config.resume``) and return the run's summary, with the torch CPU threads it ran on (``threads``).
+    ``on_chunk`` (DeepJS only) is called with each chunk's entry as it is trained."""
     trainer = TRAINERS.get(type(config))
     if trainer is None:
         raise TypeError(f"train() takes one of {', '.join(c.__name__ for c in TRAINERS)}, got {type(config).__name__}")
     if on_chunk is not None and trainer is not train_deepjs:
         raise TypeError("on_chunk applies to DeepJS's training (a TrainConfig)")
     with resumable_or_nothing(config.out, config.state_file):  # stopped early: resumable, or nothing left
-        return trainer(config, on_chunk) if on_chunk is not None else trainer(config)
+        summary = trainer(config, on_chunk) if on_chunk is not None else trainer(config)
+    import torch  # already imported by the training
+
+    return {**summary, "threads": torch.get_num_threads()}

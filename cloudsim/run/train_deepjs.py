@@ -22,8 +22,8 @@ from agents.deepjs_config import DeepJSConfig
 from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, WorkloadConfig
 from cloudsim.run.config.fields import flag_of, option, span_text, whole
 from cloudsim.run.config.sections import check_machine_table
-from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_device, check_training_folder,
-                                          with_agent_settings)
+from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_device, check_threads,
+                                          check_training_folder, with_agent_settings)
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
@@ -98,6 +98,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         check_machine_table(self.workload, self.cluster)
         check_device(self.agent.device)
+        check_threads(self.agent.threads)
         for name, value in self.agent.agent_settings().items():
             try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
                 dataclasses.replace(AGENT_DEFAULTS, **{name: value})
@@ -148,13 +149,14 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
     if config.agent.resume:
         trainer = DeepJSTrainer.resume(checkpoint, config=dataclasses.replace(AGENT_DEFAULTS, **settings),
                                        cluster=resolved.cluster, given=config.agent.given, runner=runner,
-                                       device=config.agent.device)
+                                       device=config.agent.device, **config.agent.thread_count())
     elif config.agent.init is not None:  # fine-tuning: the network and its normaliser are the init's
         trainer = DeepJSTrainer.from_weights(config.agent.init, dataclasses.replace(AGENT_DEFAULTS, **settings),
-                                             resolved.cluster, runner=runner, device=config.agent.device)
+                                             resolved.cluster, runner=runner, device=config.agent.device,
+                                             **config.agent.thread_count())
     else:
         trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner,
-                                device=config.agent.device)
+                                device=config.agent.device, **config.agent.thread_count())
         trainer.fit_normaliser([job for chunk in chunks for job in chunk.jobs])
     todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
     started = time.perf_counter()

@@ -72,7 +72,7 @@ def train_deepk8s(config: Deepk8sTrainConfig) -> dict:
     started = time.perf_counter()
     policy = train(agent, functools.partial(deepk8s_workload, tasks=agent.tasks), config.out, resume=config.resume,
                    tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
-                   device=config.device, workers=config.workers)
+                   device=config.device, workers=config.workers, **config.thread_count())
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "deepk8s", "algo": agent.algo, "iterations": agent.iterations, "policy": str(policy),

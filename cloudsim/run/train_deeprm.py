@@ -80,7 +80,7 @@ def train_deeprm(config: DeepRMTrainConfig) -> dict:
     started = time.perf_counter()
     policy = train(agent, config.out, resume=config.resume, tensorboard=config.tensorboard,
                    progress=config.progress, save_every=config.save_every, keep_every=config.keep_every,
-                   device=config.device)
+                   device=config.device, **config.thread_count())
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     clone = Path(config.out) / "clone.json"

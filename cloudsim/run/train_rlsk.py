@@ -61,7 +61,7 @@ def train_rlsk(config: RLSKTrainConfig) -> dict:
     started = time.perf_counter()
     policy = train(agent, training_sequences(agent), config.out, resume=config.resume,
                    tensorboard=config.tensorboard, progress=config.progress, save_every=config.save_every,
-                   device=config.device)
+                   device=config.device, **config.thread_count())
     log = Path(config.out) / "log.jsonl"
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     return {"agent": "rlsk", "timesteps": agent.timesteps, "epochs": last.get("epoch", 0), "policy": str(policy),

@@ -1,7 +1,7 @@
 """What every `cloudsim train AGENT` configuration shares: the run's options and checks, the agent's settings.
 
 A training command's config is `AgentTraining` (where and how the run writes: --out, --resume,
---save-every, --device, --tensorboard, and the checks of the folder and of a resume) with the agent's
+--save-every, --device, --threads, --tensorboard, and the checks of the folder and of a resume) with the agent's
 own settings added by `with_agent_settings`: the fields of its config dataclass made with
 `agents.settings.setting`, their help and flags declared there once. The command line is generated from
 the result (`cloudsim.cli.options.add_section`), and its ``agent`` property is the agent config the
@@ -28,8 +28,8 @@ def check_training_numbers(save_every: object, seed: object) -> None:
             raise ConfigError(flag, value, f"must be a whole number >= {low}")
 
 
-TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "device", "progress",
-                                 "given", "workers"})
+TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "device", "threads",
+                                 "progress", "given", "workers"})
 """Fields of a `cloudsim train AGENT` config that say where and how the run writes, not what the agent is.
 Kept for the import path `cloudsim.run.config.TRAINING_RUN_FIELDS` of cloudsim 0.1.0 only: the commands tell
 the agent's settings from the run's options by `agent_setting_names`, which no list has to follow."""
@@ -40,6 +40,17 @@ LOG_FILES = ("log.csv", "log.jsonl")
 
 DEVICE_HELP = ("where the network's updates run: auto (a CUDA GPU when torch sees one, else the CPU), cpu or cuda; "
                "rollouts stay on the CPU, checkpoints load on either (default auto)")
+
+
+THREADS_HELP = ("torch's CPU threads (default: the agent's own on every machine, 2 for DeepJS and DeepRM_Plus, 1 for "
+                "DeepRM, Deepk8s and RLSK: the count changes a training's numbers, so it is fixed rather than the "
+                "core count; more can be faster where there are cores, and give other numbers)")
+
+
+def check_threads(threads: int | None) -> None:
+    """--threads: a whole number >= 1, or not given (the agent's own count)."""
+    if threads is not None and not (is_whole(threads) and threads >= 1):
+        raise ConfigError("--threads", threads, "must be a whole number >= 1")
 
 
 def check_device(device: str) -> None:
@@ -137,9 +148,14 @@ class TrainingRun:
                       "log (log.csv, log.jsonl)", metavar="DIR")
     resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
     device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
+    threads: int | None = option(None, "--threads", THREADS_HELP, parse=whole, metavar="N")
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
     given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
+
+    def thread_count(self) -> dict:
+        """``threads=`` for the agent's trainer where --threads was given; else nothing, so its own count holds."""
+        return {} if self.threads is None else {"threads": self.threads}
 
 
 @dataclass(frozen=True)
@@ -163,6 +179,7 @@ class AgentTraining(TrainingRun):
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
         check_device(self.device)
+        check_threads(self.threads)
         check_agent_settings(self)
         self.check_options()
         check_training_folder(self.out, resume=self.resume, state=self.state_file, what=self.describe_state(),
