@@ -6,8 +6,9 @@ paper's figure; "missed" says by how much the mean is short. Held-out cases are 
 tuning or checkpoint choice drew: the training environments draw seeds from 1,000 up
 (`cloudsim.envs.TRAINING_SEEDS`), checkpoints were chosen on seeds 100-119 (Deepk8s), so the held-out
 sets here are seeds 200-399; DeepJS's are its paper's 320 test chunks of CloudSimPy's jobs.csv (202-521;
-its training used 0-199), and on v2017 320 chunks of the v2017 sample (400-719; a DeepJS training for
-v2017 uses chunks 100-199 and was chosen on 200-259).
+its training used 0-199), on v2017 320 chunks of the v2017 sample (400-719; a DeepJS training for
+v2017 uses chunks 100-199 and was chosen on 200-259), and on v2018 the sample's 202 chunks past the
+leaderboard's (6-207; no DeepJS was trained on v2018).
 
     python benchmarks/claims.py                      # every claim below; a few minutes on 2 cores
     python benchmarks/claims.py --only deepk8s-ppo
@@ -62,6 +63,7 @@ class Claim:
 
 JOBS_CSV = "cloudsimpy/jobs.csv"
 V2017 = Path("alibaba") / "v2017"
+V2018 = Path("alibaba") / "v2018"
 
 WORKLOADS = {
     # Deepk8s's 250-task sequences on its 5 machines, seeds 200-399
@@ -80,6 +82,13 @@ WORKLOADS = {
                                 machine_table=str(data / V2017 / "server_event.csv"), chunk_size=10,
                                 chunks=(400, 720)),
         cluster=ClusterConfig(3), simulation=SimulationConfig(tick=1.0)),
+    # v2018's chunks 6-207 of 10 jobs (all its sample's but the leaderboard's 0-5) at offered load 1.1 on 2 machines
+    # drawn from its table (the leaderboard's v2018@1.1 workload), tick 1
+    "v2018@1.1-chunks": lambda data: dict(
+        workload=WorkloadConfig(str(data / V2018 / "selected_DAGs.csv"), format="alibaba-v2018", load=1.1,
+                                machine_table=str(data / V2018 / "machine_meta.csv"), chunk_size=10,
+                                chunks=(6, 208)),
+        cluster=ClusterConfig(2), simulation=SimulationConfig(tick=1.0)),
     # DeepRM_Plus's section V-B jobsets (5-50 jobs, Poisson arrivals, the code's sizes) at 140 %, seeds 200-399
     "deeprm-poisson@1.4": lambda data: dict(workload=WorkloadConfig("deeprm"), env="deeprm", arrivals="poisson",
                                             loads=(1.4,), seeds=HELD_OUT),
@@ -104,6 +113,10 @@ CLAIMS = (
             f"DeepJS fine-tuned on v2017 (deepjs-v2017.pt: the shipped checkpoint trained further on chunks 100-136 "
             f"at load 1.1 on 3 machines) against {name}: lower on at least 75 % of held-out chunks, higher on at "
             f"most 10 %", shares=(0.75, 0.10), checkpoint="deepjs-v2017.pt")
+      for baseline, name in (("first-fit", "first-fit"), ("tetris", "Tetris"))),
+    *(Claim(f"deepjs-v2018-{baseline}", "DeepJS", "v2018@1.1-chunks", "deepjs", baseline, "makespan", 0.0,
+            f"DeepJS (its shipped checkpoint, never trained on v2018) on v2018 at load 1.1 on 2 machines: makespan "
+            f"lower than {name}'s on at least 75 % of the chunks, higher on at most 10 %", shares=(0.75, 0.10))
       for baseline, name in (("first-fit", "first-fit"), ("tetris", "Tetris"))),
     Claim("deepk8s-ppo", "Deepk8s", "deepk8s", "deepk8s", "sjf", "avg_job_slowdown", -7.5,
           "PPO's average weighted turnaround 7.5 % below SJF's (Table 1)"),
@@ -155,7 +168,9 @@ def measure(claims: list[Claim], workers: int) -> list[dict]:
             broker = row["broker"].split("(")[0]  # DeepRM's environment names Tetris* with its knob
             by.setdefault(broker, {})[(row["seed"], row.get("chunk"))] = row
         for claim in mine:
-            cases = sorted(set(by[claim.candidate]) & set(by[claim.baseline]), key=str)
+            # in number order (chunk 6 before 10), whether a case names its chunk or only its seed
+            cases = sorted(set(by[claim.candidate]) & set(by[claim.baseline]),
+                           key=lambda case: tuple(-1 if part is None else part for part in case))
             result = paired([by[claim.candidate][c][claim.measure] for c in cases],
                             [by[claim.baseline][c][claim.measure] for c in cases], lower_is_better=not claim.higher)
             if claim.shares is not None:
