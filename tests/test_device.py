@@ -79,3 +79,23 @@ def test_the_summary_names_the_threads_the_training_ran_on(tmp_path, capsys):
         torch.set_num_threads(before)
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["threads"] == 1
+
+
+def test_the_deterministic_algorithms_are_for_the_cpu_and_a_users_own_choice_is_kept():
+    from agents.kit import training_threads
+
+    before, count = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
+    try:
+        torch.use_deterministic_algorithms(False)
+        training_threads(2, torch.device("cpu"))
+        assert torch.are_deterministic_algorithms_enabled() and torch.get_num_threads() == 2
+        training_threads(1, torch.device("cuda"))  # a GPU training after a CPU one: torch's usual algorithms
+        assert not torch.are_deterministic_algorithms_enabled() and torch.get_num_threads() == 1
+        torch.use_deterministic_algorithms(True)  # the user's own choice stays, whatever the device
+        training_threads(1, torch.device("cuda"))
+        assert torch.are_deterministic_algorithms_enabled()
+        with pytest.raises(ValueError, match="threads must be a whole number >= 1, got 0"):
+            training_threads(0)
+    finally:
+        torch.use_deterministic_algorithms(before)
+        torch.set_num_threads(count)

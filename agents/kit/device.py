@@ -40,12 +40,25 @@ def training_threads(threads: int, device=None) -> None:
     rather than torch's default, the machine's core count. The same command then gives the same numbers
     from run to run, and on a machine with 2 cores as on one with 64 (of the same kind of CPU). More
     threads can be faster where there are cores; they give other numbers. On a GPU the updates keep
-    torch's usual algorithms: their order is the GPU's, and no promise of equal bits is made there.
+    torch's usual algorithms (turned back on where a CPU training in the same process had set the
+    deterministic ones; a choice the user made with `torch.use_deterministic_algorithms` is kept): no
+    promise of equal bits is made there.
     """
     import torch
 
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a whole number >= 1, got {threads!r}")
+    global _deterministic_set_here
     torch.set_num_threads(threads)
     if device is None or torch.device(device).type == "cpu":
-        torch.use_deterministic_algorithms(True)
+        if not torch.are_deterministic_algorithms_enabled():
+            torch.use_deterministic_algorithms(True)
+            _deterministic_set_here = True
+    elif _deterministic_set_here:  # a GPU training after a CPU one in this process: torch's usual algorithms again
+        torch.use_deterministic_algorithms(False)
+        _deterministic_set_here = False
+
+
+_deterministic_set_here = False
+"""Whether `training_threads` turned torch's deterministic algorithms on (and may turn them off for a GPU); a
+setting the user made is left as it is."""
