@@ -116,15 +116,16 @@ def main() -> int:
     if args.workers < 1:
         parser.error(f"--workers {args.workers}: give 1 or more")
     if args.out.is_dir():
-        parser.error(f"--out {args.out} is a folder; give a CSV file's path, such as {args.out / 'oracle.csv'}")
+        parser.error(f"--out {args.out} is a folder; give a CSV file's path, such as "
+                     f"{args.out / (look_ahead + '.csv')}")
     rows = []
     if args.out.exists() and args.out.stat().st_size:  # an empty file: a run stopped before its first row
         with args.out.open(newline="") as file:
             reader = csv.DictReader(file)
             if tuple(reader.fieldnames or ()) != columns:
-                other = " without --online" if look_ahead == "online" else " with --online"
-                parser.error(f"{args.out} is not this script's CSV for {'the online look-ahead' if args.online else 'the oracle'} (columns {reader.fieldnames}; "
-                             f"if it was written{other}, run that way); give another --out or remove it")
+                what, other = (("the online look-ahead", "without") if args.online else ("the oracle", "with"))
+                parser.error(f"{args.out} is not this script's CSV for {what} (columns {reader.fieldnames}; if it "
+                             f"was written {other} --online, run that way); give another --out or remove it")
             try:
                 rows = [{k: (int(v) if k in ("seed", "playouts") else float(v)) for k, v in r.items()}
                         for r in reader]
@@ -152,7 +153,7 @@ def main() -> int:
         pool.close()
     except KeyboardInterrupt:
         pool.terminate()
-        print(f"stopped: {len(rows)} sequences kept in {args.out}; run the same command to go on",
+        print(f"stopped: {len(rows)} sequence(s) kept in {args.out}; run the same command to go on",
               file=sys.stderr)
         return 130
     finally:
