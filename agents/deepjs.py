@@ -53,7 +53,6 @@ from agents.deepjs_config import (
     FEATURES,
     PAPER_FEATURES,
     REWARDS,
-    THREADS,
     CompletionReward,
     DeepJSConfig,
     MakespanReward,
@@ -443,11 +442,11 @@ class DeepJSTrainer:
             trainer makes its own from ``workers`` when None, and closes only its own.
         device: where the updates run (`agents.kit.DEVICES`).
         threads: torch's CPU threads from now on (`agents.kit.training_threads`: a fixed count keeps
-            the training's numbers the same on any machine; default `agents.deepjs_config.THREADS`).
+            the training's numbers the same on any machine; default `agents.kit.TRAINING_THREADS`'s).
     """
 
     def __init__(self, config: DeepJSConfig, cluster: ClusterSpec, workers: int | None = None,
-                 runner: Runner | None = None, device: str = "auto", threads: int = THREADS) -> None:
+                 runner: Runner | None = None, device: str = "auto", threads: int | None = None) -> None:
         lacking = [r for r in needed_resources(config.features) if r not in cluster.resources]
         if lacking:  # refused now rather than at the first rollout, after the set-up work
             raise ValueError(f"DeepJSConfig.features ({', '.join(config.features)}) read resources "
@@ -458,7 +457,7 @@ class DeepJSTrainer:
         self.runner = runner if runner is not None else Runner(workers=workers, progress=False)
         self._owns_runner = runner is None
         self.device = kit.training_device(device)  # where the updates run; rollouts use numpy copies
-        kit.training_threads(threads, self.device)
+        kit.training_threads(kit.TRAINING_THREADS["deepjs"] if threads is None else threads, self.device)
         torch.manual_seed(config.seed)
         self.model = FitnessNet(len(config.features), config.hidden).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.learning_rate)
@@ -603,7 +602,7 @@ class DeepJSTrainer:
 
     @classmethod
     def from_weights(cls, path: str | Path, config: DeepJSConfig, cluster: ClusterSpec, *,
-                     runner: Runner | None = None, device: str = "auto", threads: int = THREADS) -> "DeepJSTrainer":
+                     runner: Runner | None = None, device: str = "auto", threads: int | None = None) -> "DeepJSTrainer":
         """A new training that starts from the weights of the checkpoint at ``path`` (a fine-tuning): its
         features, hidden layers and feature normaliser are kept, so that the network's inputs mean what they
         meant; the rest of ``config`` (learning rate, reward, iterations...) is this training's, and the
@@ -619,7 +618,7 @@ class DeepJSTrainer:
     @classmethod
     def resume(cls, path: str | Path, workers: int | None = None, *, config: DeepJSConfig | None = None,
                cluster: ClusterSpec | None = None, given: Iterable[str] = (),
-               runner: Runner | None = None, device: str = "auto", threads: int = THREADS) -> "DeepJSTrainer":
+               runner: Runner | None = None, device: str = "auto", threads: int | None = None) -> "DeepJSTrainer":
         """A trainer in exactly the state `save` wrote.
 
         ``given`` names what the user asked for explicitly: `DeepJSConfig` field names (their values in

@@ -24,7 +24,6 @@ __all__ = [
     "PAPER_FEATURES",
     "REWARDS",
     "SlowdownReward",
-    "THREADS",
     "needed_resources",
 ]
 
@@ -79,10 +78,6 @@ FEATURES: dict[str, Callable[[ClusterView, np.ndarray, np.ndarray], np.ndarray]]
 
 PAPER_FEATURES = ("machine_cpu", "machine_memory", "task_cpu", "task_memory", "task_duration", "task_waiting")
 """Section 4.1: machine free cpu and memory; task cpu, memory, duration and waiting instances."""
-
-THREADS = 2
-"""torch's CPU threads a DeepJS training runs on unless told otherwise (`agents.kit.training_threads`): the count
-its committed trainings ran on."""
 
 FEATURE_RESOURCES = {"machine_cpu": "cpu", "machine_memory": "memory", "task_cpu": "cpu", "task_memory": "memory"}
 """The resource dimension each resource feature reads (by name): a cluster without it cannot be scored."""

@@ -14,7 +14,8 @@ from pathlib import Path
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
 
-__all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig", "shipped_checkpoint"]
+__all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig",
+           "shipped_checkpoint"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
 EXPERTS = ("sjf", "oracle", "online")

@@ -32,10 +32,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.deeprm_config import THREADS, DeepRMConfig
+from agents.deeprm_config import DeepRMConfig
 from agents.deeprm_numpy import NumpyDeepRM
-from agents.kit import (TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng, returns_to_go,
-                        rng_state, save_checkpoint, training_device, training_threads, trim_log)
+from agents.kit import (TRAINING_THREADS, TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng,
+                        returns_to_go, rng_state, save_checkpoint, training_device, training_threads, trim_log)
 from cloudsim import arithmetic
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
@@ -278,12 +278,13 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
     updates (and the cloning) run; rollouts run on the CPU with a copy of the
     weights taken after each update. On the CPU the network is that copy. ``threads``: torch's CPU
     threads (`agents.kit.training_threads`: a fixed count keeps the numbers the same on any machine;
-    default the network's, `agents.deeprm_config.THREADS`).
+    default `agents.kit.TRAINING_THREADS`' for DeepRM or DeepRM_Plus).
     """
     from tqdm.auto import tqdm
 
     where = training_device(device)  # the updates (and the cloning) run there; rollouts use ``net``, on the CPU
-    training_threads(THREADS[config.network] if threads is None else threads, where)
+    agent = "deeprm" if config.network == "dense" else "deeprm-plus"  # the command, and its thread count
+    training_threads(TRAINING_THREADS[agent] if threads is None else threads, where)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
@@ -299,7 +300,7 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
         saved = read_checkpoint(policy_file, agent=AGENT, title="DeepRM", config_type=DeepRMConfig,
                                 keys=("iteration", "sampler"),
                                 fix=f"the training in {out} cannot be resumed; start it afresh in another folder "
-                                    f"(cloudsim train {'deeprm-plus' if config.network == 'cnn' else 'deeprm'} --out NEW)")
+                                    f"(cloudsim train {agent} --out NEW)")
         changed = changed_settings(saved["config"], config,
                                    [f.name for f in dataclasses.fields(config) if f.name != "iterations"])
         if changed:

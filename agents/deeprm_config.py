@@ -15,17 +15,13 @@ from agents.checks import check_finite, check_learning_rate, check_whole, is_fin
 from agents.settings import setting
 from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
-__all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN", "THREADS"]
+__all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
 
 NETWORKS = ("dense", "cnn")
 """``dense``: DeepRM's one hidden layer; ``cnn``: DeepRM_Plus's Table I network."""
 
 HIDDEN = {"dense": 20, "cnn": 69}
 """The hidden units each network has in its paper."""
-
-THREADS = {"dense": 1, "cnn": 2}
-"""torch's CPU threads a training of each network runs on unless told otherwise (`agents.kit.training_threads`):
-the counts the committed trainings ran on, one for DeepRM's small network and two for DeepRM_Plus's CNN."""
 
 TRAINING_JOBSET_SEED = 1_000
 """Training jobsets come from this seed (all ``jobsets`` in one draw, as the code does; cloning's from the

@@ -37,9 +37,8 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import (CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint, training_device,
-                        training_threads,
-                        trim_log, unusable_checkpoint)
+from agents.kit import (TRAINING_THREADS, CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
+                        training_device, training_threads, trim_log, unusable_checkpoint)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, JobSpec
@@ -160,7 +159,7 @@ def make_env(config: RLSKConfig, workload: Workload) -> RLSKEnv:
 
 def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bool = False,
           tensorboard: bool = False, progress: bool = True, save_every: int = 5, device: str = "auto",
-          threads: int = 1) -> Path:
+          threads: int = TRAINING_THREADS[AGENT]) -> Path:
     """Train RLSK by DQN on ``workload(seed)`` (the run layer passes the ``sequences`` training sequences);
     return the policy's checkpoint.
 
@@ -169,8 +168,7 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
     log (``log.csv``, ``log.jsonl``: one row per epoch with its episodes' mean
     total reward, imbalances and makespan), every ``save_every`` epochs and at the end. ``device``
     (`agents.kit.DEVICES`) is where Stable-Baselines3's DQN holds its networks; ``threads``, torch's CPU
-    threads (`agents.kit.training_threads`; one by default: a small network, for which threads cost more
-    than they give).
+    threads (`agents.kit.training_threads`).
     """
     from stable_baselines3 import DQN
     from stable_baselines3.common.callbacks import BaseCallback

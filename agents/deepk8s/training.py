@@ -10,14 +10,14 @@ from agents.deepk8s.dagger import train_dagger
 from agents.deepk8s.envs import Workload
 from agents.deepk8s.sb3 import check_init, train_sb3
 from agents.deepk8s_config import Deepk8sConfig
-from agents.kit import TrainingLog, read_checkpoint, training_device, training_threads, trim_log
+from agents.kit import TRAINING_THREADS, TrainingLog, read_checkpoint, training_device, training_threads, trim_log
 from cloudsim import ClusterSpec
 from cloudsim.envs import deepk8s_cluster
 
 
 def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,
           resume: bool = False, tensorboard: bool = False, progress: bool = True, save_every: int = 10,
-          device: str = "auto", workers: int = 1, threads: int = 1) -> Path:
+          device: str = "auto", workers: int = 1, threads: int = TRAINING_THREADS[AGENT]) -> Path:
     """Train a Deepk8s agent with ``config.algo`` on sequences ``workload(seed)``; return the policy's checkpoint.
 
     ``out`` gets ``policy.pt`` (the broker's checkpoint), the algorithm's state
@@ -26,9 +26,7 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     iterations and at the end. ``device`` (`agents.kit.DEVICES`) is where the
     updates run (Stable-Baselines3 keeps its whole policy there; DAgger acts with
     a CPU copy refreshed after each update). ``workers``: processes labelling DAgger's episodes with a look-ahead
-    (``config.expert`` "oracle" or "online"). ``threads``: torch's CPU threads (`agents.kit.training_threads`;
-    one by default: tiny networks, for which threads cost more than they give, and the environments need the
-    cores).
+    (``config.expert`` "oracle" or "online"). ``threads``: torch's CPU threads (`agents.kit.training_threads`).
     """
     import json
 

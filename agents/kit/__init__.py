@@ -19,7 +19,8 @@ agent would otherwise copy from it lives here:
 * `evaluate`: episodes of a policy on several workloads, through a
   `cloudsim.runner.Runner` when given one;
 * `training_device`: the torch device a training's ``--device auto|cpu|cuda`` stands for, and
-  `training_threads`: the fixed CPU thread count that keeps a training's numbers the same on any machine.
+  `training_threads`: the fixed CPU thread count (each agent's in `TRAINING_THREADS`) and deterministic
+  algorithms that keep a training's numbers the same from run to run and on any machine.
 
 The kit imports torch only inside the functions that need it (checkpoints and
 random states): the arithmetic, the log and `evaluate` stay cheap to import,
@@ -30,7 +31,7 @@ states), `log` and `evaluation`. Everything is importable from ``agents.kit``.
 """
 
 from agents.kit.returns import baselines, returns_to_go
-from agents.kit.device import DEVICES, training_device, training_threads
+from agents.kit.device import DEVICES, TRAINING_THREADS, training_device, training_threads
 from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, VERSION_KEY, CheckpointError, CheckpointMismatchError,
                                     CheckpointNotFoundError, changed_settings, read_checkpoint, restore_rng, rng_state,
                                     save_checkpoint, unusable_checkpoint)
@@ -44,6 +45,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "DEVICES",
     "RNG_KEYS",
+    "TRAINING_THREADS",
     "TrainingLog",
     "VERSION_KEY",
     "baselines",

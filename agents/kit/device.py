@@ -7,6 +7,11 @@ from __future__ import annotations
 DEVICES = ("auto", "cpu", "cuda")
 """Where a training's network updates run: ``auto`` takes CUDA when torch sees a GPU, else the CPU."""
 
+TRAINING_THREADS = {"deepjs": 2, "deeprm": 1, "deeprm-plus": 2, "deepk8s": 1, "rlsk": 1}
+"""torch's CPU threads each agent's training runs on unless told otherwise (`training_threads`), on every machine:
+the counts their committed trainings ran on (DeepRM's, Deepk8s's and RLSK's networks are small enough that more
+threads cost more than they give)."""
+
 
 def training_device(name: str):
     """The torch device ``name`` (one of `DEVICES`) stands for.

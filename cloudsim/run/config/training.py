@@ -17,7 +17,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
-from agents.kit import DEVICES, changed_settings  # (agents.kit imports torch only inside the functions that need it)
+# (agents.kit imports torch only inside the functions that need it)
+from agents.kit import DEVICES, TRAINING_THREADS, changed_settings
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import ConfigError, is_whole, option, options_of, whole, whole_pair
 
@@ -42,9 +43,10 @@ DEVICE_HELP = ("where the network's updates run: auto (a CUDA GPU when torch see
                "rollouts stay on the CPU, checkpoints load on either (default auto)")
 
 
-THREADS_HELP = ("torch's CPU threads (default: the agent's own on every machine, 2 for DeepJS and DeepRM_Plus, 1 for "
-                "DeepRM, Deepk8s and RLSK: the count changes a training's numbers, so it is fixed rather than the "
-                "core count; more can be faster where there are cores, and give other numbers)")
+THREADS_HELP = ("torch's CPU threads: the count changes a training's numbers, so it is fixed rather than the core "
+                "count; more can be faster where there are cores, and give other numbers (default: the agent's own on "
+                "every machine, " + ", ".join(f"{count} for {name}" for name, count in TRAINING_THREADS.items())
+                + ")")
 
 
 def check_threads(threads: int | None) -> None:
