@@ -46,7 +46,8 @@ from traces import deepk8s_workload
 
 RESULTS = Path(__file__).resolve().parent / "results" / "deepk8s"
 TASKS = Deepk8sConfig().tasks
-LOOK_AHEADS = {"oracle": "rollout oracle (knows the arrivals)", "online": "online look-ahead (does not know them)"}
+COLUMN_TITLES = {"oracle": "rollout oracle (knows the arrivals)", "online": "online look-ahead (does not know them)"}
+"""The summary table's column of each look-ahead."""
 
 
 def fields(look_ahead: str) -> tuple[str, ...]:
@@ -87,7 +88,7 @@ def summary(rows: list[dict], look_ahead: str) -> str:
         f"`python benchmarks/deepk8s_oracle.py{flag}`: {len(rows)} sequences (seeds {seeds[0]}-{seeds[-1]}) of "
         f"{TASKS} tasks, 5 machines, window 10. Mean weighted turnaround; the difference is paired by sequence, "
         "as % of SJF's mean, with its 95 % interval.", "",
-        f"| SJF | {LOOK_AHEADS[look_ahead]} | {look_ahead} - SJF [95 % interval] | sequences lower/equal/higher |",
+        f"| SJF | {COLUMN_TITLES[look_ahead]} | {look_ahead} - SJF [95 % interval] | sequences lower/equal/higher |",
         "|---|---|---|---|",
         f"| {sjf:.4f} | {oracle:.4f} | {result.difference_pct:+.2f} % [{result.low_pct:+.2f}, "
         f"{result.high_pct:+.2f}] | {result.wins}/{result.ties}/{result.losses} |", ""])

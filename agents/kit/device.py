@@ -31,6 +31,9 @@ def training_device(name: str):
                          "take a GPU when there is one")
     return torch.device("cuda" if name == "cuda" or (name == "auto" and torch.cuda.is_available()) else "cpu")
 
+_deterministic_set_here = False
+"""Whether `training_threads` turned torch's deterministic algorithms on (and may turn them off for a GPU); a
+setting the user made is left as it is."""
 
 
 def training_threads(threads: int, device=None) -> None:
@@ -62,8 +65,3 @@ def training_threads(threads: int, device=None) -> None:
     elif _deterministic_set_here:  # a GPU training after a CPU one in this process: torch's usual algorithms again
         torch.use_deterministic_algorithms(False)
         _deterministic_set_here = False
-
-
-_deterministic_set_here = False
-"""Whether `training_threads` turned torch's deterministic algorithms on (and may turn them off for a GPU); a
-setting the user made is left as it is."""

@@ -22,8 +22,8 @@ from agents.deepjs_config import DeepJSConfig
 from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, WorkloadConfig
 from cloudsim.run.config.fields import flag_of, option, span_text, whole
 from cloudsim.run.config.sections import check_machine_table
-from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_device, check_threads,
-                                          check_training_folder, with_agent_settings)
+from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_training_folder,
+                                          with_agent_settings)
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
@@ -97,8 +97,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_machine_table(self.workload, self.cluster)
-        check_device(self.agent.device)
-        check_threads(self.agent.threads)
+        self.agent.check_run_options()
         for name, value in self.agent.agent_settings().items():
             try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations
                 dataclasses.replace(AGENT_DEFAULTS, **{name: value})

@@ -155,6 +155,11 @@ class TrainingRun:
                                "(needs the tensorboard package)", switch=True)
     given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
 
+    def check_run_options(self) -> None:
+        """--device and --threads, before anything is written (every training's checks of them)."""
+        check_device(self.device)
+        check_threads(self.threads)
+
     def thread_count(self) -> dict:
         """``threads=`` for the agent's trainer where --threads was given; else nothing, so its own count holds."""
         return {} if self.threads is None else {"threads": self.threads}
@@ -180,8 +185,7 @@ class AgentTraining(TrainingRun):
 
     def __post_init__(self) -> None:
         check_training_numbers(self.save_every, self.seed)
-        check_device(self.device)
-        check_threads(self.threads)
+        self.check_run_options()
         check_agent_settings(self)
         self.check_options()
         check_training_folder(self.out, resume=self.resume, state=self.state_file, what=self.describe_state(),

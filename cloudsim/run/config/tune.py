@@ -36,8 +36,7 @@ class TuneConfig:
                          metavar="N")
     seeds: tuple[int, int | None] = option((100, 200), "--seeds", "validation sequences A:B (default 100:200: a "
                                            "hundred, since twenty choose by luck); keep them apart from the seeds "
-                                           "you report", parse=index_range,
-                                           metavar="A:B")
+                                           "you report", parse=index_range, metavar="A:B")
     tasks: int = option(DEFAULT_TASKS, "--tasks", "tasks per training and validation sequence",
                         parse=whole, metavar="N")
     init: str | None = option(None, "--init", "the DAgger policy.pt whose actor every trial starts from (default "
