@@ -26,6 +26,7 @@ from agents.heuristics import (
     Windowed,
 )
 from agents.registry import BrokerOptionError, build
+from cloudsim.foreign import failed
 
 __all__ = [
     "BROKERS",
@@ -157,13 +158,13 @@ def make_broker(name: str, *, seed: int | None = None, **options) -> object:
         return build(BROKERS, name, "", seed, options)
     from agents import plugins
 
+    made = plugins.factory(name, builtin_source)
     try:
-        broker = build({name: plugins.factory(name, builtin_source)}, name, "", seed, options)
-    except (plugins.BrokerReferenceError, BrokerOptionError):
+        broker = build({name: made}, name, "", seed, options)
+    except (plugins.BrokerReferenceError, BrokerOptionError, KeyboardInterrupt):
         raise
-    except Exception as error:  # the user's own constructor failed
-        raise plugins.BrokerReferenceError(f"broker {name!r}: making it failed: {type(error).__name__}: {error}") \
-            from error
+    except BaseException as error:  # the user's own constructor failed, or exited
+        raise plugins.BrokerReferenceError(f"broker {name!r}: making it {failed(error, made)}") from error
     if not callable(getattr(broker, "decide", None)):
         raise plugins.BrokerReferenceError(f"broker {name!r} made {broker!r}, which has no decide(view) method")
     return broker

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Mapping
 
-__all__ = ["BrokerOptionError", "build"]
+__all__ = ["BrokerOptionError", "build", "reserved_option_problem"]
 
 
 class BrokerOptionError(ValueError):
@@ -24,6 +24,10 @@ def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, see
         factory = registry[name]
     except KeyError:
         raise ValueError(f"unknown broker {name!r}{where}; choose one of {', '.join(registry)}") from None
+    for key in options:
+        problem = reserved_option_problem(key)
+        if problem is not None:
+            raise BrokerOptionError(f"broker {name!r}{where}: {problem}")
     signature = _signature(factory)
     parameters = _parameters(signature)
     if parameters is not None:
@@ -35,6 +39,16 @@ def build(registry: Mapping[str, Callable[..., Any]], name: str, where: str, see
     if seed is not None and signature is not None and "seed" in signature.parameters:
         options = {**options, "seed": seed}
     return factory(**options)
+
+
+def reserved_option_problem(key: str) -> str | None:
+    """Why ``key`` may not be one of a broker's options (None when it may): the run gives it."""
+    if key == "seed":
+        return ("its seed is the run's (--seed, or each episode's seed in compare and leaderboard), not an "
+                "option; leave seed out of its options")
+    if key == "checkpoint":
+        return "give checkpoints with --checkpoint NAME=PATH"
+    return None
 
 
 def _signature(factory: Callable[..., Any]) -> inspect.Signature | None:

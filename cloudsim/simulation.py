@@ -58,6 +58,7 @@ from tqdm.auto import tqdm
 from cloudsim.broker import ClusterView, as_plan, broker_name, ends_round, is_final
 from cloudsim.plan_check import CheckedDecision, Starts, check_plan
 from cloudsim.cluster import ClusterState, instances_applied
+from cloudsim.foreign import failure
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord
 from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
@@ -325,11 +326,8 @@ class Simulation:
                 calls += 1
                 try:
                     decision = decide(view)
-                except Exception as error:  # the broker's own error: say whose, and where
-                    error.add_note(f"raised by broker {self.record.broker!r} in its decide(view) call {calls}, at "
-                                   f"t={view.time}")
-                    error.raised_by_broker = self.record.broker
-                    raise
+                except BaseException as error:  # the broker's own error or exit: say whose, and where
+                    raise failure(error, self.record.broker, f"decide(view) call {calls} at t={view.time}", broker)
                 apply(decision, broker.wake_after if wakes and ends_round(decision) else None)
         except BaseException:
             self._fail()  # the broker raised, or Ctrl-C: close the progress bar

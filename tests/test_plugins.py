@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import textwrap
@@ -148,7 +149,7 @@ def test_the_broker_list_shows_every_registry_and_what_each_broker_needs(capsys)
 def test_every_built_in_broker_keeps_the_protocol(name):
     report = check_broker(lambda: make_broker(name, seed=0), name, timeout=60)
     assert report.passed, report.failures
-    assert any(outcome == "ok" for outcome in report.cases.values()) or name == "deepk8s-a2c"  # a flat net: refuses
+    assert any(outcome == "ok" for outcome in report.cases.values())  # checked on some workload
 
 
 @pytest.mark.parametrize("broker, rule, case", [
@@ -174,7 +175,9 @@ def test_a_user_broker_is_ranked_on_the_leaderboard(broker_file, capsys, tmp_pat
                           "synthetic", "--seeds", "1", "--out", str(tmp_path / "board")], capsys)
     assert code == 0, err
     assert "my_brokers.py:SmallestFirst" in (tmp_path / "board" / "leaderboard.md").read_text()
-    assert (tmp_path / "board" / "cells" / "synthetic--my_brokers.py_SmallestFirst--s0.json").is_file()
+    # Its cell is named by the class and a hash of the file's place and the class: no "/" or ":" in it.
+    tag = hashlib.sha256(f"{broker_file.resolve()}:SmallestFirst".encode()).hexdigest()[:8]
+    assert (tmp_path / "board" / "cells" / f"synthetic--my_brokers_SmallestFirst-{tag}--s0.json").is_file()
     assert json.loads((tmp_path / "board" / "brokers.json").read_text())["first-fit"]["kind"] == "built-in"
 
 
@@ -182,13 +185,16 @@ def test_a_broker_that_raises_in_a_run_is_named_with_the_run_and_no_folder_is_le
     code, _, err = cli(["replay", "--brokers", "first-fit,my_brokers.py:Raises", "--out", str(tmp_path / "runs")],
                        capsys)
     lines = err.strip().splitlines()
-    assert code == 1 and lines[0] == ("cloudsim: broker 'my_brokers.py:Raises' raised KeyError: 'no such key'; fix its "
-                                      "decide(view) (run again with --debug for the traceback)")
-    assert "decide(view) call 1, at t=0.0" in lines[1] and "in the run of" in lines[2]
+    line = SMALLEST_FIRST.splitlines().index('        raise KeyError("no such key")') + 1
+    assert code == 1 and lines[0] == (f"cloudsim: broker 'my_brokers.py:Raises' raised KeyError: 'no such key' in its "
+                                      f"decide(view) call 1 at t=0.0 (my_brokers.py line {line}); fix the broker (run "
+                                      "again with --debug for its traceback)")
+    assert lines[1] == "cloudsim: in the run of broker 'my_brokers.py:Raises' on all (seed 0)"
     assert not (tmp_path / "runs").exists()
 
 
 def test_a_broker_whose_constructor_fails_is_named_not_an_internal_error(broker_file, capsys):
     code, _, err = cli(["replay", "--brokers", "my_brokers.py:FailsToStart"], capsys)
+    line = SMALLEST_FIRST.splitlines().index('        raise ZeroDivisionError("in its own __init__")') + 1
     assert code == 1 and err.strip() == ("cloudsim: broker 'my_brokers.py:FailsToStart': making it failed: "
-                                         "ZeroDivisionError: in its own __init__")
+                                         f"ZeroDivisionError: in its own __init__ (my_brokers.py line {line})")

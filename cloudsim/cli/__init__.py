@@ -25,14 +25,21 @@ import warnings
 import zlib
 from typing import Sequence
 
-from cloudsim.cli import bench, brokers, check_broker, compare, leaderboard, plot, replay, train, tune
-from cloudsim.run import ConfigError
+from cloudsim.foreign import BrokerError
+from cloudsim.installation import shadowing_problem
 from cloudsim.version import __version__
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (replay, compare, bench, train, plot, leaderboard, tune, brokers, check_broker)
 PROG = "cloudsim"
+
+
+def _commands() -> tuple:
+    """The command modules, imported when first asked for (after `shadowing_problem` is checked: they import
+    ``agents`` and ``traces``)."""
+    from cloudsim.cli import bench, brokers, check_broker, compare, leaderboard, plot, replay, train, tune
+
+    return replay, compare, bench, train, plot, leaderboard, tune, brokers, check_broker
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}",
                         help="print the version and exit (results record it too: summary.json, summary.md)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
+    for command in _commands():
         command.add_parser(commands, [common])
     return parser
 
@@ -58,6 +65,8 @@ def _message(error: BaseException) -> str:
         return f"{error.filename}: {error.strerror}"
     if isinstance(error, (EOFError, zlib.error)):
         return f"a compressed file ended early or is damaged ({error}); download or compress it again"
+    if isinstance(error, BrokerError):
+        return f"{error}; fix the broker (run again with --debug for its traceback)"
     return str(error) or type(error).__name__
 
 
@@ -76,6 +85,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse's own usage errors exit with 2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    problem = shadowing_problem()
+    if problem is not None:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
+    from cloudsim.run import ConfigError
+
     namespace = build_parser().parse_args(argv)
     namespace.argv = argv  # for reports to say how they were made
     debug = getattr(namespace, "debug", False) or os.environ.get("CLOUDSIM_DEBUG", "") not in ("", "0")
@@ -109,14 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         _report(_message(error), error)
         return 1
-    except Exception as error:  # a broker's own error, or a bug: say which, and how to get the details
+    except Exception as error:  # a bug: say so, and how to get the details
         if debug:
             traceback.print_exc()
-        broker = getattr(error, "raised_by_broker", None)
-        if broker is not None:
-            _report(f"broker {broker!r} raised {type(error).__name__}: {error}; fix its decide(view) (run again "
-                    "with --debug for the traceback)", error)
-            return 1
         _report(f"internal error: {type(error).__name__}: {error} (run again with --debug for the traceback, "
                 "and report it)", error)
         return 1

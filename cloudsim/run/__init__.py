@@ -13,7 +13,12 @@ it, and Python users can too::
     result.rows, result.total
 """
 
-from cloudsim.run.bench import BenchResult, bench, makespan_table, plot_makespan_differences
+from cloudsim.installation import shadowing_problem
+
+if (_problem := shadowing_problem()) is not None:  # a user's agents.py or traces/ taken for cloudsim's
+    raise ImportError(_problem)
+
+from cloudsim.run.bench import BenchResult, bench, makespan_table, plot_makespan_differences  # noqa: E402
 from cloudsim.run.compare import CompareResult, compare, markdown_table, summarise
 from cloudsim.run.config import (
     BenchConfig,

@@ -58,7 +58,7 @@ def _core(name: str, factory) -> BrokerEntry:
         refuses.append("clusters with GPUs (its observations hold no devices)")
     if name == "rlsk":
         needs.append("the clusters it was trained for (the machines split into its federation)")
-    return BrokerEntry(name, "core", _summary(factory), plugins.source(name)["package"], "; ".join(needs) or "-",
+    return BrokerEntry(name, "core", _summary(factory), plugins.source(name, builtin_source)["package"], "; ".join(needs) or "-",
                        "; ".join(refuses) or "-")
 
 
@@ -66,15 +66,20 @@ def catalogue() -> list[BrokerEntry]:
     """Every broker known here: the core's built-ins, the installed ones, DeepRM's environment's, RLSK's."""
     rows = [_core(name, factory) for name, factory in BROKERS.items()]
     for name, point in plugins.installed().items():
-        where = plugins.source(name)
+        dist = getattr(point, "dist", None)
+        package = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
         clash = builtin_source(name)
+        refused = (f"{clash} has this name too" if clash else
+                   "its name holds ':', which reads as a reference (module:Class)" if plugins.is_reference(name)
+                   else None)
         rows.append(BrokerEntry(
-            name, "core (installed)", _installed_summary(name), f"{where['package']} ({point.value})", "-",
-            f"refused: {clash} has this name too; run it as --brokers {point.value}" if clash else "-"))
-    rows += [BrokerEntry(name, "DeepRM's environment", _summary(factory), plugins.source(name)["package"],
+            name, "core (installed)", "(not loaded: refused by name)" if refused else _installed_summary(name),
+            f"{package} ({point.value})", "-",
+            f"refused: {refused}; run it as --brokers {point.value}" if refused else "-"))
+    rows += [BrokerEntry(name, "DeepRM's environment", _summary(factory), plugins.source(name, builtin_source)["package"],
                          "compare deeprm --env deeprm", "any other command (not a broker of the core)")
              for name, factory in DEEPRM_ENV_BROKERS.items()]
-    rows += [BrokerEntry(name, "RLSK's federation", _summary(RLSK_DISPATCHERS[name]), plugins.source(name)["package"],
+    rows += [BrokerEntry(name, "RLSK's federation", _summary(RLSK_DISPATCHERS[name]), plugins.source(name, builtin_source)["package"],
                          "compare rlsk --env rlsk", "any other command (a dispatcher over clusters, not machines)")
              for name in RLSK_DISPATCHERS]
     return rows

@@ -13,10 +13,14 @@ The rules (`RULES`), each reported once, with the smallest case that breaks it:
 * **answers in time**: one call answers within ``--timeout`` seconds;
 * **finishes**: the run ends with every job done (a broker that keeps answering None while work waits
   and nothing runs is stalled);
-* **reproducible**: two runs with the same seed make the same decisions.
+* **reproducible**: two runs with the same seed make the same decisions;
+* **accepts a workload**: the broker runs on at least one of the workloads. A broker may refuse a
+  cluster it cannot schedule (its ``check_cluster`` raises ValueError, as the learned brokers do on GPU
+  clusters): that case is reported as refused, not failed; but a broker that refuses every one was
+  checked on nothing.
 
-A broker may refuse a cluster it cannot schedule (its ``check_cluster`` raises ValueError, as the learned
-brokers do on GPU clusters): that case is then reported as refused, not failed.
+Anything else the broker's code raises, in ``check_cluster``, ``decide`` or when it is made, and any exit
+(``sys.exit``), breaks **raises** (`cloudsim.foreign`).
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ import signal
 from dataclasses import dataclass, field
 from typing import Callable
 
+from agents.plugins import BrokerReferenceError
 from cloudsim import (ClusterSpec, InvalidDecisionError, JobSpec, MachineEvent, Simulation, SimulationStalledError,
                       TaskSpec)
+from cloudsim.foreign import BrokerError, ClusterRefused, check_cluster, describe
 from cloudsim.specs import DeviceRequest
 
 __all__ = ["CASES", "RULES", "CheckReport", "check_broker", "check_named_broker"]
 
-RULES = ("answers", "raises", "answers in time", "finishes", "reproducible")
+RULES = ("answers", "raises", "answers in time", "finishes", "reproducible", "accepts a workload")
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ def _cases() -> list[Case]:
         Case("a DAG (children wait for their parents)", small, dag),
         Case("a machine that fails with work on it (re-queued instances)", small, dag,
              (MachineEvent(1.0, 0, "failed"), MachineEvent(4.0, 0, "up"))),
-        Case("a queue longer than the cluster holds", small, queue),
+        Case("a queue longer than the cluster holds", ClusterSpec.uniform(5, cpu(8, 8)), queue),
         Case("a task that fits nowhere until a machine comes up", ClusterSpec(("cpu", "memory"),
                                                                             ((2.0, 2.0), (8.0, 8.0))),
              (_job("big", 0, TaskSpec("t", 1, cpu(6), 1.0)), _job("small", 0, TaskSpec("t", 2, cpu(1), 1.0))),
@@ -129,29 +135,31 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def _run(make: Callable[[], object], case: Case, timeout: float) -> tuple[str, str | None, object]:
+def _run(make: Callable[[], object], name: str, case: Case, timeout: float) -> tuple[str, str | None, object]:
     """(rule broken or "", message, result) of one run of the case."""
-    broker = make()
-    check = getattr(broker, "check_cluster", None)
-    if check is not None:
-        try:
-            check(case.cluster)
-        except ValueError as error:
-            return "refused", str(error), None
+    try:
+        broker = make()
+        check_cluster(broker, name, case.cluster)
+    except ClusterRefused as refusal:
+        return "refused", refusal.reason, None
+    except (BrokerError, BrokerReferenceError) as error:
+        return "raises", str(error), None
     watched = _Watched(broker, timeout)
     sim = Simulation(case.cluster, case.jobs, watched, tick=case.tick, machine_events=case.events, max_idle_ticks=200)
     where = lambda: f"decision call {watched.calls} at t={watched.time}"  # noqa: E731
     try:
         result = sim.run()
-    except _Timeout:
-        return "answers in time", f"{where()}: no answer within {timeout:g} s", None
     except InvalidDecisionError as error:
         return "answers", f"{where()}: {error}", None
     except SimulationStalledError as error:
         return "finishes", str(error), None
-    except Exception as error:  # the broker's own exception
-        hint = " (a view's arrays are read-only: copy what you change)" if "read-only" in str(error) else ""
-        return "raises", f"{where()}: {type(error).__name__}: {error}{hint}", None
+    except BrokerError as error:  # the broker's own exception or exit, or the watch's alarm
+        cause = error.__cause__
+        if isinstance(cause, _Timeout):
+            return "answers in time", f"{where()}: no answer within {timeout:g} s", None
+        hint = " (a view's arrays are read-only: copy what you change)" if "read-only" in str(cause) else ""
+        at = f" ({error.where})" if error.where else ""
+        return "raises", f"{where()}: {describe(cause).removeprefix('raised ')}{at}{hint}", None
     jobs = result.summary["jobs"]
     done = int(result.jobs.finish_time.notna().sum())
     if done != jobs:
@@ -164,9 +172,9 @@ def check_broker(make: Callable[[], object], name: str, timeout: float = 60.0,
     """Run the broker ``make()`` builds (a fresh one per run) on every case, twice; the report."""
     report = CheckReport(name)
     for case in _cases():
-        rule, message, first = _run(make, case, timeout)
+        rule, message, first = _run(make, name, case, timeout)
         if rule == "":
-            rule2, message2, second = _run(make, case, timeout)
+            rule2, message2, second = _run(make, name, case, timeout)
             if rule2:
                 rule, message = rule2, f"the second run: {message2}"
             else:
@@ -182,6 +190,10 @@ def check_broker(make: Callable[[], object], name: str, timeout: float = 60.0,
             report.cases[case.name] = "ok"
         if progress is not None:
             progress(case.name, report.cases[case.name])
+    if all(outcome.startswith("refused: ") for outcome in report.cases.values()):
+        report.failures.setdefault("accepts a workload", (
+            CASES[0], f"its check_cluster refused all {len(report.cases)} workloads, so nothing was checked; "
+                      "accept the clusters it can schedule (raise ValueError only for those it cannot)"))
     return report
 
 
@@ -191,6 +203,7 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
     (``KEY=VALUE[,KEY=VALUE]``), seeded with ``seed``; a name or option that cannot work is refused first,
     in one line (`ConfigError`, or the reference's own error)."""
     from agents import make_broker
+    from agents.registry import reserved_option_problem
     from cloudsim.run.config import ConfigError
     from cloudsim.run.config.fields import keyword_list
 
@@ -200,5 +213,9 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
         keywords = keyword_list(options) if options else {}
     except ValueError as error:
         raise ConfigError("--broker-options", options, str(error)) from None
+    for key in keywords:
+        problem = reserved_option_problem(key)
+        if problem is not None:
+            raise ConfigError("--broker-options", options, problem)
     make_broker(name, seed=seed, **keywords)  # a reference that does not load, an option it does not take: now
     return check_broker(lambda: make_broker(name, seed=seed, **keywords), name, timeout, progress)

@@ -93,7 +93,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
         rows, curves = [], {}
         try:
             with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
-                for spec, outcome in zip(specs, runner.map(run_one, specs, desc="runs")):
+                for spec, outcome in zip(specs, runner.map(run_one, specs, desc="runs", name=RunSpec.describe)):
                     row = {"broker": spec.broker.name, "load": spec.load, "chunk": spec.label, "seed": spec.seed,
                            **{k: v for k, v in outcome.summary.items() if k != "broker"}}
                     rows.append(row)

@@ -51,6 +51,10 @@ class FillSpec:
     seed: int
     factor: float
 
+    def describe(self) -> str:
+        """The run in words, for messages."""
+        return f"the fill run of broker {self.broker!r} (seed {self.seed})"
+
 
 @functools.lru_cache(maxsize=4)
 def _inputs(pods: str, nodes: str):
@@ -124,7 +128,7 @@ def compare_fill(config: FillCompareConfig, argv: Sequence[str] = (), on_row: Ca
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         try:
             with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
-                for row in runner.map(run_fill, specs, desc="fill runs", unit="run"):
+                for row in runner.map(run_fill, specs, desc="fill runs", unit="run", name=FillSpec.describe):
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)

@@ -14,6 +14,7 @@ from typing import Any
 
 from cloudsim.envs.rlsk import federation_metrics
 from cloudsim.faults import RandomFaults
+from cloudsim.foreign import BrokerError
 from cloudsim.fragmentation import GpuSampler
 from cloudsim.metrics import EpisodeResult
 from cloudsim.run.config import ConfigError, RunConfig, SimulationConfig
@@ -52,6 +53,10 @@ class RunSpec:
     progress: bool = False
     stream_to: str | None = None
 
+    def describe(self) -> str:
+        """The run in words, for messages: its broker, episode and seed."""
+        return f"the run of broker {self.broker.name!r} on {self.label or 'the workload'} (seed {self.seed})"
+
 
 @dataclass
 class RunOutcome:
@@ -89,9 +94,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
         if not isinstance(jobs, JobStream):
             raise
         raise ConfigError(*place.cluster_option, str(err)) from None
-    except Exception as error:
-        if hasattr(error, "raised_by_broker"):  # a broker's own error: name the run too
-            error.add_note(f"in the run of {spec.label or 'the workload'} (seed {spec.seed})")
+    except BrokerError as error:  # a broker's own error: name the run too
+        error.add_note(f"in {spec.describe()}")
         raise
     summary = dict(result.summary)
     summary["broker"] = spec.broker.name  # one name for a broker in every output of a run: the one it was asked by

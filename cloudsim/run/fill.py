@@ -30,6 +30,7 @@ import numpy as np
 from agents import make_broker
 from agents.gpu import target_options
 from cloudsim.broker import Decision, Plan, as_plan
+from cloudsim.foreign import check_cluster
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
 from cloudsim.simulation import Simulation
 from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, unholdable
@@ -113,9 +114,7 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
     never_at = set(unholdable(cluster, [job.tasks[0] for job in offered]))  # they fail wherever offered
     holdable = [job for k, job in enumerate(offered) if k not in never_at] if never_at else offered
     policy = make_broker(broker, seed=seed, **target_options(broker, target))
-    check = getattr(policy, "check_cluster", None)  # a learned broker refuses machines it cannot serve
-    if check is not None:
-        check(cluster)
+    check_cluster(policy, broker, cluster)  # a learned broker refuses machines it cannot serve
     sim = Simulation(cluster, holdable, name=broker)
     meter = FragmentationMeter(cluster, sim.state, target)
     n = len(offered)

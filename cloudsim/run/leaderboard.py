@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from agents import GPU_POLICIES, GPU_VARIANTS
+from agents import GPU_POLICIES, GPU_VARIANTS, builtin_source, plugins
+from cloudsim.foreign import ClusterRefused
 from cloudsim.version import __version__
 from cloudsim.run.config import (BrokerConfig, ClusterConfig, ConfigError, LeaderboardConfig, RunConfig,
                                  RunnerConfig, SimulationConfig, WorkloadConfig)
@@ -45,7 +46,6 @@ from cloudsim.run.output import (mark_results, portable, pyplot, save_figure, st
 from cloudsim.run.paired import TIE, Paired, paired
 from cloudsim.run.replay import replay
 from cloudsim.runner import Runner
-from traces.rawcsv import TraceFormatError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,9 +61,15 @@ BASELINE = "first-fit"
 """The broker every other is compared with, episode by episode (`cloudsim.run.paired`)."""
 GPU_DATA = "alibaba/gpu-v2023"
 STATE = "leaderboard.json"
+OK = "ok"
+"""A cell's status when its runs finished: its rows are kept."""
+NOT_RUN = "not run"
+"""A cell's status when its broker refused the workload's machines (its ``check_cluster``,
+`cloudsim.foreign.ClusterRefused`): a result too, kept and shown with the reason."""
 FAILED = "failed"
-"""A cell's status when its run failed (damaged or missing data, an internal error): it is not kept as done,
-so the next run of the board runs it again, and the board exits non-zero naming it."""
+"""A cell's status when its run failed (damaged or missing data, a broker that raised or exited, an internal
+error): it is not kept as done, so the next run of the board runs it again, and the board exits non-zero
+naming it."""
 CELL_KEYS = ("workload", "broker", "seed", "status", "reason", "rows", "wall_s")
 
 
@@ -170,9 +176,13 @@ class Cell:
 
     @property
     def key(self) -> str:
-        """The cell's file name: a broker given by reference (``path/to/file.py:Class``) has its ``/`` and ``:``
-        written as ``_``."""
-        return re.sub(r"[^A-Za-z0-9_.+-]", "_", f"{self.workload}--{self.broker}--s{self.seed}")
+        """The cell's file name: the broker by its one name in a result folder (`agents.plugins.output_name`:
+        a reference's ``/`` and ``:`` never reach it, and two references never share it)."""
+        return f"{self.workload}--{plugins.output_name(self.broker)}--s{self.seed}"
+
+    def describe(self) -> str:
+        """The cell in words, for messages."""
+        return f"the cell of broker {self.broker!r} on {self.workload} (seed {self.seed})"
 
 
 @dataclass
@@ -208,16 +218,21 @@ def run_cell(cell: Cell) -> dict:
                 config = dataclasses.replace(workload.make(paths, cell.seed), brokers=BrokerConfig((cell.broker,)),
                                              runner=RunnerConfig(workers=1))
                 rows = replay(config).rows
-            status, reason = "ok", ""
-        except (TraceFormatError, OSError, RuntimeError) as error:  # damaged or missing data: not a result
-            rows, status, reason = [], FAILED, str(error).splitlines()[0]
-        except ValueError as error:  # ConfigError, a checkpoint for other machines, ...: the broker refuses
-            rows, status, reason = [], "not run", str(error).splitlines()[0]
+            status, reason = OK, ""
+        except ClusterRefused as refusal:  # the broker's check_cluster says it cannot schedule these machines
+            rows, status, reason = [], NOT_RUN, refusal.reason
+        except Exception as error:  # damaged or missing data, a broker that fails, a bug: not a result
+            rows, status, reason = [], FAILED, str(error).splitlines()[0] if str(error) else type(error).__name__
     folders = {"$CLOUDSIM_DATA": cell.data}  # a kept cell names no path of this machine
     return {"workload": cell.workload, "broker": cell.broker, "seed": cell.seed, "status": status,
             "reason": portable(reason, folders), "rows": rows,
             "warnings": sorted({portable(str(w.message), folders) for w in said}),
-            "wall_s": round(time.perf_counter() - started, 3)}
+            "wall_s": round(time.perf_counter() - started, 3), "code": _code(cell.broker)}
+
+
+def _code(broker: str) -> str | None:
+    """What identifies the code of a user's broker (`agents.plugins.fingerprint`); None for a built-in."""
+    return plugins.fingerprint(broker, builtin_source)
 
 
 def _open_folder(config: LeaderboardConfig) -> Path:
@@ -253,15 +268,16 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
              for broker in LEADERBOARD_WORKLOADS[name].brokers(config.brokers)
              for seed in (range(config.seeds) if LEADERBOARD_WORKLOADS[name].seeded else (0,))]
     done = {}
-    for path in sorted((out / "cells").glob("*.json")):
-        cell = _read_cell(path)
-        if cell is not None and cell["status"] != FAILED:
-            done[path.stem] = cell
+    for cell in cells:
+        kept = _read_cell(out / "cells" / f"{cell.key}.json", cell)
+        if kept is not None:
+            done[cell.key] = kept
     todo = [cell for cell in cells if cell.key not in done]
     runner = config.runner
     try:
         with Runner(runner.executor, runner.workers, runner.address) as pool:
-            for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell")):
+            for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell",
+                                                        name=Cell.describe)):
                 if result["status"] != FAILED:  # a failed cell runs again next time
                     write_text_atomically(out / "cells" / f"{cell.key}.json", strict_json(result) + "\n")
                 done[cell.key] = result
@@ -286,21 +302,62 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
     return LeaderboardResult(tables, ranking, ranks, against, len(todo), len(cells) - len(todo), skipped, out, failed)
 
 
-def _read_cell(path: Path) -> dict | None:
-    """A kept cell, or None (after a note on stderr) when its file is damaged: the cell is run again."""
+def _read_cell(path: Path, cell: Cell) -> dict | None:
+    """The kept result of ``cell``, or None when there is none to keep: no file; a damaged one (after a
+    note on stderr naming it and what is wrong; `_cell_problem`); or one whose user broker's code changed
+    since it ran (a note too). A cell that is not kept is run again."""
+    if not path.is_file():
+        return None
     try:
-        cell = json.loads(path.read_text())
-        if not isinstance(cell, dict):
-            raise ValueError("it is not a JSON object")
-        missing = [key for key in CELL_KEYS if key not in cell]
-        if missing:
-            raise ValueError(f"it lacks {', '.join(missing)}")
-        return cell
-    except (OSError, ValueError) as err:  # ValueError: JSON, UTF-8 and shape alike
-        print(f"cloudsim: leaderboard cell {path} is damaged ({type(err).__name__}: {str(err).splitlines()[0][:120]}); "
-              "running that cell again", file=sys.stderr, flush=True)
+        kept = json.loads(path.read_text())
+        problem = _cell_problem(kept, cell)
+    except (OSError, ValueError) as err:  # ValueError: JSON and UTF-8 alike
+        problem = f"{type(err).__name__}: {str(err).splitlines()[0][:120]}"
+    if problem is None and kept.get("code") != _code(cell.broker):
+        print(f"cloudsim: leaderboard cell {path}: the code of broker {cell.broker} changed since it ran; running "
+              "that cell again", file=sys.stderr, flush=True)
+        return None
+    if problem is not None:
+        print(f"cloudsim: leaderboard cell {path} is damaged ({problem}); running that cell again", file=sys.stderr,
+              flush=True)
         path.unlink(missing_ok=True)
         return None
+    return kept
+
+
+def _cell_problem(kept: object, cell: Cell) -> str | None:
+    """What is wrong with ``kept``, read from ``cell``'s file, as a whole (None when nothing is): its keys
+    and their types, that it is this cell's, its status (a failed cell is never kept), and that each run
+    has every measure of the workload, each a number or null."""
+    if not isinstance(kept, dict):
+        return "it is not a JSON object"
+    missing = [key for key in CELL_KEYS if key not in kept]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
+    if (kept["workload"], kept["broker"], kept["seed"]) != (cell.workload, cell.broker, cell.seed):
+        return f"it holds workload {kept['workload']!r}, broker {kept['broker']!r}, seed {kept['seed']!r}, not this cell's"
+    if kept["status"] not in (OK, NOT_RUN):
+        return f"its status is {kept['status']!r}, not {OK!r} or {NOT_RUN!r}"
+    if not isinstance(kept["reason"], str) or not _number(kept["wall_s"]):
+        return "its reason is not text or its wall_s not a number"
+    rows = kept["rows"]
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        return "its rows are not a list of JSON objects"
+    if (kept["status"] == OK) != bool(rows):
+        return f"a cell {kept['status']!r} with {len(rows)} run(s)"
+    workload = LEADERBOARD_WORKLOADS[cell.workload]
+    for k, row in enumerate(rows):
+        lacking = [m for m in workload.metrics + workload.shown if m not in row]
+        if lacking:
+            return f"run {k} lacks {', '.join(lacking)}"
+        odd = [m for m in workload.metrics + workload.shown if row[m] is not None and not _number(row[m])]
+        if odd:
+            return f"run {k} has {odd[0]} = {row[odd[0]]!r}, not a number"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _table(results: list[dict], brokers: tuple[str, ...], metrics: tuple[str, ...]) -> pd.DataFrame:
@@ -311,7 +368,7 @@ def _table(results: list[dict], brokers: tuple[str, ...], metrics: tuple[str, ..
         mine = [r for r in results if r["broker"] == broker]
         runs = [row for r in mine for row in r["rows"]]
         refused = next(((r["reason"] if r["status"] != FAILED else f"failed: {r['reason']}") for r in mine
-                        if r["status"] != "ok"), "")
+                        if r["status"] != OK), "")
         row: dict = {"broker": broker, "runs": len(runs), "not_run": refused}
         for metric in metrics:
             values = np.array([np.nan if run.get(metric) is None else run[metric] for run in runs], dtype=float)

@@ -264,10 +264,10 @@ BROKER_SOURCES = "brokers.json"
 def write_broker_sources(folder: str | Path, names) -> Path:
     """``brokers.json`` in ``folder``: where each broker of a run comes from (`agents.plugins.source`: built-in,
     an installed package and its version, a file and its SHA-256, a module), so a result names its code."""
-    from agents import plugins
+    from agents import builtin_source, plugins
 
-    return write_text_atomically(Path(folder) / BROKER_SOURCES,
-                                 json.dumps({name: plugins.source(name) for name in names}, indent=1) + "\n")
+    return write_text_atomically(Path(folder) / BROKER_SOURCES, json.dumps(
+        {name: plugins.source(name, builtin_source) for name in names}, indent=1) + "\n")
 
 
 INSTALLATION = Path(__file__).resolve().parents[2]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 
+from agents import plugins
 from cloudsim.run.config import RunConfig
 from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.output import ResultFolder, write_broker_sources
@@ -80,8 +81,9 @@ def _mean(values: list[float]) -> float:
 
 
 def _run_folder(label: object, broker: str) -> Path:
-    """Where --out keeps one run's tables."""
-    return Path(f"episode-{str(label).replace(':', '-')}") / broker
+    """Where --out keeps one run's tables: the broker by its one name in a result folder (a reference's
+    ``/``, ``:`` and ``..`` never reach a path, `agents.plugins.output_name`)."""
+    return Path(f"episode-{str(label).replace(':', '-')}") / plugins.output_name(broker)
 
 
 def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> ReplayResult:
@@ -110,7 +112,7 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
                  for episode in run.episodes for plan in run.brokers]
         rows = []
         with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
-            for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode")):
+            for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode", name=RunSpec.describe)):
                 row = {key: spec.label, **outcome.summary}
                 rows.append(row)
                 if outcome.result is not None:  # a streamed run has written its own tables

@@ -23,6 +23,7 @@ from typing import Any
 from agents import LEARNED, Windowed, make_broker, make_federated_broker
 from agents.gpu import target_options
 from cloudsim.envs.rlsk import federation_cluster
+from cloudsim.foreign import check_cluster
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.run.config import GENERATOR_WINDOWS, RunConfig, SimulationConfig
 from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, cluster_option_of, episodes, resolve_workload
@@ -129,9 +130,8 @@ def resolve(config: RunConfig, *, load: float | None = None, seed: int | None = 
         plans = tuple(dataclasses.replace(plan, options=(*plan.options,
                                                          *target_options(plan.name, place.target).items()))
                       for plan in plans)
-    for plan in plans:
-        check = getattr(plan.build(config.workload.seed, place.clusters), "check_cluster", None)
-        messages += list(check(place.cluster)) if check is not None else []  # learned brokers know their cluster
+    for plan in plans:  # learned brokers know their cluster; a user's may refuse it too
+        messages += check_cluster(plan.build(config.workload.seed, place.clusters), plan.name, place.cluster)
     for message in messages:
         warnings.warn(message, RunWarning, stacklevel=2)
     return ResolvedRun(resolved, runs, place, plans, config.simulation)

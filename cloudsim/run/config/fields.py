@@ -205,11 +205,30 @@ def literal(text: str) -> object:
         return text.strip()
 
 
+def _items(text: str) -> list[str]:
+    """``text`` split at the commas outside quotes: ``a='x,y',b=2`` -> ``["a='x,y'", "b=2"]``."""
+    items, current, quote = [], [], None
+    for char in text:
+        if quote is None and char == ",":
+            items.append("".join(current))
+            current = []
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        current.append(char)
+    if quote is not None:
+        raise ValueError(f"{text.strip()!r}: a {quote} quote is not closed; close it, e.g. label='a,b'")
+    return items + ["".join(current)]
+
+
 def broker_option_list(text: str) -> tuple[tuple[str, str, object], ...]:
-    """``"NAME.KEY=VALUE[,NAME.KEY=VALUE]"`` -> ((NAME, KEY, VALUE), ...), each VALUE a `literal`. NAME may hold
-    dots (``file.py:Class``): the key is what follows the last dot before ``=``."""
+    """``"NAME.KEY=VALUE[,NAME.KEY=VALUE]"`` -> ((NAME, KEY, VALUE), ...), each VALUE a `literal` (a quoted
+    string may hold commas). NAME may hold dots (``file.py:Class``): the key is what follows the last dot
+    before ``=``."""
     items = []
-    for item in text.split(","):
+    for item in _items(text):
         left, sep, value = item.partition("=")
         name, dot, key = left.strip().rpartition(".")
         if not sep or not dot or not name or not key.isidentifier():
@@ -220,9 +239,10 @@ def broker_option_list(text: str) -> tuple[tuple[str, str, object], ...]:
 
 
 def keyword_list(text: str) -> dict[str, object]:
-    """``"KEY=VALUE[,KEY=VALUE]"`` -> {KEY: VALUE}, each VALUE a `literal` (one broker's options)."""
+    """``"KEY=VALUE[,KEY=VALUE]"`` -> {KEY: VALUE}, each VALUE a `literal` (one broker's options; a quoted string
+    may hold commas)."""
     keywords = {}
-    for item in text.split(","):
+    for item in _items(text):
         key, sep, value = item.partition("=")
         if not sep or not key.strip().isidentifier():
             raise ValueError(f"{item.strip()!r}: write KEY=VALUE[,KEY=VALUE], e.g. knob=0.2")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents import BROKERS, GPU_VARIANTS
+from agents import BROKERS, GPU_VARIANTS, plugins
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
-from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig, check_user_brokers
+from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig, check_distinct_brokers, check_user_brokers
 from traces.data import data_folder
 
 LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017@0.8", "v2017@1.1", "v2018@0.8", "v2018@1.1", "swf", "synthetic", "gpu-fill", "gpu-replay")
@@ -44,7 +44,8 @@ class LeaderboardConfig:
             require(data.is_dir(), cls, "data", self.data, "is a file; give the folder that holds cloudsimpy/, alibaba/ "
                     "and swf/" if data.exists() else "no such folder; give the folder that holds cloudsimpy/, alibaba/ "
                     "and swf/")
-        problem = place_problem(self.out, {"--data": str(self.data_folder)}) or parent_problem(self.out)
+        problem = place_problem(self.out, {"--data": str(self.data_folder),
+                                           "--brokers": plugins.files(tuple(self.brokers))}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)
         require(not Path(self.out).exists() or Path(self.out).is_dir(), cls, "out", self.out,
                  "is a file; give a folder for the report")
@@ -58,6 +59,7 @@ class LeaderboardConfig:
             require(len(names) > 0 and all(names) and not unknown, cls, name, names,
                      f"unknown {', '.join(unknown) or 'empty name'}; choose from {', '.join(known)}")
             require(len(set(names)) == len(names), cls, name, names, "names one twice; give each once")
+        check_distinct_brokers(cls, "brokers", self.brokers)
         check_positive_whole(cls, "seeds", self.seeds, "seeds of the generated workloads")
         require(self.seeds <= MAX_SEEDS, cls, "seeds", self.seeds, f"at most {MAX_SEEDS}")
 

@@ -11,6 +11,7 @@ from typing import ClassVar, Mapping
 
 from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
 from agents import plugins
+from agents.registry import reserved_option_problem
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS
@@ -389,8 +390,9 @@ class BrokerConfig:
         keys = [(name, key) for name, key, _ in self.options]
         twice = sorted({f"{n}.{k}" for n, k in keys if keys.count((n, k)) > 1})
         require(not twice, cls, "options", ", ".join(twice), "given twice; give each option once")
-        require(not any(key == "checkpoint" for _, key, _ in self.options), cls, "options", "checkpoint",
-                "give checkpoints with --checkpoint NAME=PATH")
+        for name, key, value in self.options:
+            problem = reserved_option_problem(key)
+            require(problem is None, cls, "options", f"{name}.{key}={value}", problem)
         if isinstance(self.checkpoint, str):  # a bare path from Python
             object.__setattr__(self, "checkpoint", (("", self.checkpoint),))
         if self.window is not None:
@@ -416,8 +418,7 @@ class BrokerConfig:
         for name, key, _ in self.options:
             require(name in self.brokers, cls, "options", f"{name}.{key}",
                     f"{name} is not in --brokers ({', '.join(self.brokers)}); name a broker that runs")
-        repeated = sorted({b for b in self.brokers if self.brokers.count(b) > 1})
-        require(not repeated, cls, "brokers", self.brokers, f"{', '.join(repeated)} named twice; name each once")
+        check_distinct_brokers(cls, "brokers", self.brokers)
         learned = [b for b in self.brokers if b in LEARNED]
         require(not self.checkpoint or learned, cls, "checkpoint", ",".join(p for _, p in self.checkpoint),
                  f"applies to learned brokers ({', '.join(LEARNED)}) and --brokers names none; add one or leave "
@@ -450,6 +451,18 @@ def check_machine_table(workload: WorkloadConfig, cluster: ClusterConfig) -> Non
             "the machines' capacities come from --machine-table; leave it out or drop --machine-table")
     require(cluster.machines is None or workload.trace_format != "openb", ClusterConfig, "machines",
             cluster.machines, "an openb node list is replayed whole; leave --machines out")
+
+
+def check_distinct_brokers(section: type, name: str, brokers: tuple[str, ...]) -> None:
+    """Each broker of ``brokers`` is named once: no name twice, and no two references to the same code
+    (``b.py:X`` and ``./b.py:X`` share one name in a result folder, `agents.plugins.output_name`)."""
+    seen: dict[str, str] = {}
+    for broker in brokers:
+        other = seen.get(plugins.output_name(broker))
+        require(other is None, section, name, ",".join(brokers),
+                f"{broker} named twice; name each once" if other == broker else
+                f"{other} and {broker} name the same broker; name it once")
+        seen[plugins.output_name(broker)] = broker
 
 
 def check_user_brokers(section: type, name: str, brokers: tuple[str, ...], known, choose: str) -> None:
@@ -502,7 +515,8 @@ class RunConfig:
         workload = self.workload
         return {"WORKLOAD": None if workload.is_generator else workload.source,
                 "--machine-table": workload.machine_table, "--instances": workload.instances,
-                "--cache": workload.cache, "--checkpoint": [path for _, path in self.brokers.checkpoint]}
+                "--cache": workload.cache, "--checkpoint": [path for _, path in self.brokers.checkpoint],
+                "--brokers": plugins.files(self.chosen_brokers.brokers)}
 
     def __post_init__(self) -> None:
         require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
