@@ -650,11 +650,11 @@ class DeepJSTrainer:
             if (tuple(had.resources), had.capacities) != (tuple(cluster.resources), cluster.capacities):
                 contradictions.append(f"cluster: the checkpoint has {_describe_cluster(had)}, asked for "
                                       f"{_describe_cluster(cluster)}")
-        if contradictions:
+        if contradictions:  # one line, as every refusal of the command line
             raise CheckpointError(
-                f"{path}: cannot resume with options that contradict the checkpoint:\n  " + "\n  ".join(contradictions)
-                + "\nDrop those options to continue the training as saved, or start a new training (another "
-                "--out folder, without --resume).", path=path)
+                f"{path}: cannot resume with options that contradict the checkpoint ({'; '.join(contradictions)}); "
+                "drop those options to continue the training as saved, or start a new training (another --out "
+                "folder, without --resume)", path=path)
         trainer = cls(saved["config"], saved["cluster"], workers, runner, device, threads)
         trainer.model.load_state_dict(saved["model"])  # shapes already checked by read_checkpoint
         try:  # what only a resume reads: a damaged file can still fail here

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import shutil
 import time
 from pathlib import Path
@@ -35,7 +34,8 @@ from torch import nn
 from agents.deeprm_config import DeepRMConfig
 from agents.deeprm_numpy import NumpyDeepRM
 from agents.kit import (TRAINING_THREADS, TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng,
-                        returns_to_go, rng_state, save_checkpoint, training_device, training_threads, trim_log)
+                        returns_to_go, rng_state, save_checkpoint, training_device, training_threads, trim_log,
+                        write_config, written_whole)
 from cloudsim import arithmetic
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
@@ -313,14 +313,15 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
         generator.set_state(saved["sampler"])
         done = int(saved["iteration"])
         trim_log(out, done)
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    write_config(out, config)
 
     def save(iteration: int) -> None:
         save_checkpoint(policy_file, agent=AGENT, config=config, model=net.state_dict(),
                         optimizer=optimiser.state_dict(), rng=rng_state(),
                         extra={"iteration": iteration, "sampler": generator.get_state()})
         if keep_every and iteration and iteration % keep_every == 0:
-            shutil.copyfile(policy_file, out / f"policy-{iteration:05d}.pt")
+            with written_whole(out / f"policy-{iteration:05d}.pt") as (kept,):
+                shutil.copyfile(policy_file, kept)
 
     if not resume and config.clone_jobsets:
         from agents.deeprm_plus import clone_sjf

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.kit import written_whole
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image, sjf_actions
 
 if TYPE_CHECKING:
@@ -180,7 +181,8 @@ def clone_sjf(net: DeepRMPlusNet, config: DeepRMConfig, out: str | Path, *, prog
                        seed=config.seed, on_epoch=on_epoch)
     finally:
         bar.close()
-    (Path(out) / CLONE_FILE).write_text(json.dumps(
-        {"pairs": int(actions.size), "train_pairs": result.train_pairs, "test_pairs": result.test_pairs,
-         "test_accuracy": result.accuracies, "reached": result.accuracy > config.clone_accuracy}, indent=2) + "\n")
+    with written_whole(Path(out) / CLONE_FILE) as (partial,):
+        partial.write_text(json.dumps(
+            {"pairs": int(actions.size), "train_pairs": result.train_pairs, "test_pairs": result.test_pairs,
+             "test_accuracy": result.accuracies, "reached": result.accuracy > config.clone_accuracy}, indent=2) + "\n")
     return result

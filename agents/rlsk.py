@@ -27,9 +27,6 @@ only at decision time.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -38,7 +35,7 @@ import numpy as np
 import torch
 
 from agents.kit import (TRAINING_THREADS, CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
-                        training_device, training_threads, trim_log, unusable_checkpoint)
+                        training_device, training_threads, trim_log, unusable_checkpoint, write_config, written_whole)
 from agents.rlsk_config import RLSKConfig
 from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, JobSpec
@@ -180,7 +177,7 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
     training_threads(threads, training_device(device))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    write_config(out, config)
     cluster = federation_cluster(config.clusters, config.nodes)
     envs = make_vec_env(lambda: make_env(config, workload), n_envs=config.envs, seed=config.seed)
     saved, buffer, statistics = out / "model.zip", out / "replay.pkl", out / "preprocess.pkl"
@@ -212,17 +209,16 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
     model.set_logger(Logger(folder=None, output_formats=[]))  # the loss is read from it; TrainingLog writes
 
     def save(epochs: int) -> None:
-        partial = out / "model.partial.zip"
-        model.save(partial)
-        model.save_replay_buffer(out / "replay.partial.pkl")
+        # model.zip last: what a resume looks for. Stopped on the way (Ctrl-C), no partial file is left.
+        with written_whole(*([statistics] if config.normalize else []), buffer, saved) as partials:
+            if config.normalize:
+                envs.save(str(partials[0]))
+            model.save_replay_buffer(partials[-2])
+            model.save(partials[-1])
         preprocess = None
         if config.normalize:
-            envs.save(str(out / "preprocess.partial.pkl"))
-            os.replace(out / "preprocess.partial.pkl", statistics)
             preprocess = {"mean": envs.obs_rms.mean, "var": envs.obs_rms.var, "epsilon": envs.epsilon,
                           "clip": envs.clip_obs}
-        os.replace(out / "replay.partial.pkl", buffer)
-        os.replace(partial, saved)
         save_policy(out / POLICY_FILE, _layers_from_sb3(model.policy.q_net), config, cluster, preprocess,
                     extra={"epochs": epochs, "timesteps": model.num_timesteps})
 

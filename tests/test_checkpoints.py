@@ -264,12 +264,12 @@ def test_resume_lists_every_option_that_contradicts_the_checkpoint(tmp_path):
     # Listed in DeepJSConfig's field order, then the cluster, whatever the set's order. seed agrees; trajectories
     # differs but the user did not ask for it, so it is no contradiction.
     assert str(caught.value) == (
-        f"{path}: cannot resume with options that contradict the checkpoint:\n"
-        f"  learning_rate: the checkpoint has 0.001, asked for 0.01\n"
-        f"  iterations: the checkpoint has 2, asked for 5\n"
-        f"  cluster: the checkpoint has 2 machines of cpu=4, memory=1, asked for 3 machines of cpu=4, memory=1\n"
-        f"Drop those options to continue the training as saved, or start a new training (another --out folder, "
-        f"without --resume).")
+        f"{path}: cannot resume with options that contradict the checkpoint ("
+        f"learning_rate: the checkpoint has 0.001, asked for 0.01; "
+        f"iterations: the checkpoint has 2, asked for 5; "
+        f"cluster: the checkpoint has 2 machines of cpu=4, memory=1, asked for 3 machines of cpu=4, memory=1); "
+        f"drop those options to continue the training as saved, or start a new training (another --out folder, "
+        f"without --resume)")
     assert caught.value.path == path
 
 

@@ -402,7 +402,7 @@ def test_train_with_tensorboard_missing_says_how_to_get_it(tmp_path, capsys, mon
 
 
 @pytest.mark.parametrize("out, message", [
-    ("{tmp}/jobs.csv", "is a file; give a folder"),
+    ("{tmp}/old/log.csv", "is a file; give a folder"),  # (the trace itself: "holds WORKLOAD ..., which ... reads")
     ("{tmp}/old", "already holds a training log; add --resume to continue that training and its log"),
 ])
 def test_train_refuses_a_folder_it_cannot_write_before_training(tmp_path, capsys, out, message):

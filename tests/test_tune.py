@@ -1,6 +1,7 @@
 """`cloudsim tune deepk8s`: trials scored on validation seeds, kept and resumed, and its mistakes."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,7 @@ def test_each_trial_is_its_policys_mean_weighted_turnaround_on_the_validation_se
         turnaround = np.mean([(j.finish_time - j.submit_time).div(j.duration).mean() for j in jobs])
         assert trial["value"] == pytest.approx(turnaround)
         assert set(trial["params"]) == set(SPACE)
+        assert (trial["init"], trial["seed"]) == (str(Path(dagger).resolve()), 0)  # what a resume must match
     best = json.loads((tmp_path / "s" / "best.json").read_text())
     assert best["validation"] == table.validation.min() and best["agent"]["init"] == dagger
     assert best["agent"]["iterations"] == table.iterations[0]  # the trained config, read from its folder
@@ -106,3 +108,54 @@ def test_a_folder_of_other_files_is_not_taken_for_a_search(tmp_path):
     with pytest.raises(ConfigError, match="not a search's"):
         tune(TuneConfig(out=str(tmp_path / "s")))
     assert (tmp_path / "s" / "notes.txt").read_text() == "mine"
+
+
+# ------------------------------------------------------------------ a resumed search checks what made its trials
+def finished_search(folder, trials=2, **made):
+    """A search folder with ``trials`` finished trials of the default space, scored on seeds 100:102 of 30 tasks,
+    each recording ``made`` (its --init, None for the shipped policy, and its --seed) as `cloudsim tune` does."""
+    from cloudsim.run.config import DEEPK8S_SPACE
+
+    (folder / "trials").mkdir(parents=True)
+    for number in range(trials):
+        trial = {"number": number, "params": dict.fromkeys(DEEPK8S_SPACE, 1), "value": 1.0 + number,
+                 "seeds": [100, 102], "tasks": 30, **made, "policy": f"trials/{number}/policy.pt", "wall_s": 1.0}
+        (folder / "trials" / f"{number}.json").write_text(json.dumps(trial))
+    return folder
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "1"], "--seed 1: differs from the search being resumed in s, made with --seed 0; resume it with "
+                      "--seed 0, or give another folder"),
+    (["--init", "other.pt"], "--init {other}: differs from the search being resumed in s, made without --init; "
+                             "resume it without --init, or give another folder"),
+    (["--trials", "1"], "--trials 1: the search in s has done 2 trials already; give more than 2 to go further"),
+])
+def test_a_search_resumed_with_another_init_seed_or_fewer_trials_is_refused(tmp_path, monkeypatch, capsys, argv,
+                                                                            message):
+    monkeypatch.chdir(tmp_path)
+    finished_search(tmp_path / "s", init=None, seed=0)
+    (tmp_path / "other.pt").write_bytes(b"a policy")
+    kept = {p.name: p.read_text() for p in (tmp_path / "s" / "trials").iterdir()}
+    assert main(["tune", "deepk8s", "--out", "s", "--seeds", "100:102", "--tasks", "30", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "cloudsim: " + message.format(other=tmp_path / "other.pt") and len(err.splitlines()) == 1
+    assert {p.name: p.read_text() for p in (tmp_path / "s" / "trials").iterdir()} == kept
+    # The same search, asked as it was made, is taken up (its trials are read back, none refused).
+    config = TuneConfig(out=str(tmp_path / "s"), trials=3, seeds=(100, 102), tasks=30)
+    assert [t["number"] for t in config.finished_trials()] == [0, 1]
+
+
+def test_a_search_and_a_training_each_name_the_others_folder(tmp_path, dagger, capsys):
+    search = finished_search(tmp_path / "s", init=None, seed=0)
+    training = Path(dagger).parent
+    with pytest.raises(ConfigError, match=rf"--out {training}: holds a deepk8s dagger training, not a search; give a "
+                                          rf"new folder \(`cloudsim train deepk8s --algo dagger --out {training} "
+                                          rf"--resume` continues it\)"):
+        TuneConfig(out=str(training))
+    for resume in ([], ["--resume"]):
+        assert main(["train", "deeprm", "--out", str(search), *resume]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "holds a cloudsim tune deepk8s search" in err and f"`cloudsim tune deepk8s --out {search}`" in err
+        assert len(err.splitlines()) == 1
+    assert sorted(p.name for p in search.iterdir()) == ["trials"]

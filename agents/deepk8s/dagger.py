@@ -27,7 +27,8 @@ from agents.deepk8s.envs import Workload, expert_action, make_env
 from agents.deepk8s.network import make_network, masked_logits, optimizer_class
 from agents.deepk8s_config import Deepk8sConfig
 from agents.heuristics import ShortestJobFirst, Windowed
-from agents.kit import TrainingLog, read_checkpoint, restore_rng, rng_state, save_checkpoint, training_device
+from agents.kit import (TrainingLog, read_checkpoint, restore_rng, rng_state, save_checkpoint, training_device,
+                        written_whole)
 from agents.rollout import RolloutOracle
 from cloudsim import ClusterSpec
 
@@ -85,10 +86,8 @@ def label_with_oracle(config: Deepk8sConfig, workload: Workload, cluster: Cluste
 
     def keep(k: int, made: np.ndarray) -> None:
         labels[k] = made
-        partial = paths[k].with_name(f".{paths[k].name}")
-        with open(partial, "wb") as handle:  # whole or absent: written aside, then renamed
+        with written_whole(paths[k]) as (partial,), open(partial, "wb") as handle:  # whole or absent
             np.savez(handle, actions=episodes[k][1], labels=made)
-        partial.replace(paths[k])
 
     if workers <= 1 or len(todo) <= 1:
         for k in todo:

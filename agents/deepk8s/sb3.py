@@ -3,7 +3,6 @@ MaskablePPO), with the network of section 4.4 as their policy."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Sequence
@@ -16,7 +15,7 @@ from agents.deepk8s.broker import AGENT, POLICY_FILE, Deepk8sPolicy, load_policy
 from agents.deepk8s.envs import Workload, make_env
 from agents.deepk8s.network import ActorCritic, PairActorCritic, layers, optimizer_class
 from agents.deepk8s_config import Deepk8sConfig
-from agents.kit import CheckpointMismatchError, TrainingLog, training_device, unusable_checkpoint
+from agents.kit import CheckpointMismatchError, TrainingLog, training_device, unusable_checkpoint, written_whole
 from cloudsim import ClusterSpec
 
 
@@ -173,11 +172,10 @@ def train_sb3(config: Deepk8sConfig, workload: Workload, out: Path, cluster: Clu
     space = envs.observation_space.shape[0], envs.action_space.n
 
     def save() -> None:
-        partial = out / "model.partial.zip"
-        model.save(partial)
-        envs.save(str(out / "reward_scale.partial.pkl"))
-        os.replace(out / "reward_scale.partial.pkl", statistics)
-        os.replace(partial, saved)
+        # model.zip last: what a resume looks for. Stopped on the way (Ctrl-C), no partial file is left.
+        with written_whole(statistics, saved) as (scale, state):
+            model.save(state)
+            envs.save(str(scale))
         save_policy(out / POLICY_FILE, from_sb3(model.policy, config, *space, resources), config, cluster,
                     extra={"iterations": model.num_timesteps // per_iteration})
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from agents.deepk8s.broker import AGENT, POLICY_FILE, load_policy
@@ -10,7 +9,8 @@ from agents.deepk8s.dagger import train_dagger
 from agents.deepk8s.envs import Workload
 from agents.deepk8s.sb3 import check_init, train_sb3
 from agents.deepk8s_config import Deepk8sConfig
-from agents.kit import TRAINING_THREADS, TrainingLog, read_checkpoint, training_device, training_threads, trim_log
+from agents.kit import (TRAINING_THREADS, TrainingLog, read_checkpoint, training_device, training_threads, trim_log,
+                        write_config)
 from cloudsim import ClusterSpec
 from cloudsim.envs import deepk8s_cluster
 
@@ -28,15 +28,13 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
     a CPU copy refreshed after each update). ``workers``: processes labelling DAgger's episodes with a look-ahead
     (``config.expert`` "oracle" or "online"). ``threads``: torch's CPU threads (`agents.kit.training_threads`).
     """
-    import json
-
     training_threads(threads, training_device(device))
     out = Path(out)
     if config.init is not None and not resume:  # before anything is written
         check_init(load_policy(config.init), config)
     out.mkdir(parents=True, exist_ok=True)
     cluster = cluster if cluster is not None else deepk8s_cluster()
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+    write_config(out, config)
     if resume:  # the log goes on from the saved state, not from the last iteration logged
         saved = read_checkpoint(out / POLICY_FILE, agent=AGENT, keys=("iterations",))
         trim_log(out, int(saved["iterations"]))

@@ -13,7 +13,11 @@ agent would otherwise copy from it lives here:
   checks a file before anything uses it and says what is wrong and what to do
   (`CheckpointError`, `CheckpointMismatchError`); `rng_state` / `restore_rng`
   capture and restore the random generators, so a resumed training continues
-  exactly as an uninterrupted one would;
+  exactly as an uninterrupted one would; `written_whole` writes the other files
+  of a training's state (Stable-Baselines3's, a replay memory) whole or not at
+  all, even when stopped by Ctrl-C (`write_config`: the config.json a resume
+  reads back), and `remove_partial_files` clears what a save killed outright
+  left behind;
 * `TrainingLog`: one row per iteration in log.csv and log.jsonl (and
   optionally TensorBoard), readable even when the run is killed;
 * `evaluate`: episodes of a policy on several workloads, through a
@@ -33,8 +37,9 @@ states), `log` and `evaluation`. Everything is importable from ``agents.kit``.
 from agents.kit.returns import baselines, returns_to_go
 from agents.kit.device import DEVICES, TRAINING_THREADS, training_device, training_threads
 from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, VERSION_KEY, CheckpointError, CheckpointMismatchError,
-                                    CheckpointNotFoundError, changed_settings, read_checkpoint, restore_rng, rng_state,
-                                    save_checkpoint, unusable_checkpoint)
+                                    CheckpointNotFoundError, changed_settings, partial_path, read_checkpoint,
+                                    remove_partial_files, restore_rng, rng_state, save_checkpoint,
+                                    unusable_checkpoint, write_config, written_whole)
 from agents.kit.log import TrainingLog, trim_log
 from agents.kit.evaluation import evaluate
 
@@ -51,7 +56,9 @@ __all__ = [
     "baselines",
     "changed_settings",
     "evaluate",
+    "partial_path",
     "read_checkpoint",
+    "remove_partial_files",
     "restore_rng",
     "returns_to_go",
     "rng_state",
@@ -60,4 +67,6 @@ __all__ = [
     "training_threads",
     "trim_log",
     "unusable_checkpoint",
+    "write_config",
+    "written_whole",
 ]

@@ -1,6 +1,7 @@
 """Checkpoints: written atomically with the agent's name, config, weights, optimiser and random states
-(`save_checkpoint`), checked before anything uses them (`read_checkpoint`, `CheckpointError`), and the
-random states that make a resumed training continue exactly (`rng_state`, `restore_rng`).
+(`save_checkpoint`), checked before anything uses them (`read_checkpoint`, `CheckpointError`), the
+random states that make a resumed training continue exactly (`rng_state`, `restore_rng`), and the
+other files of a training's state written whole or not at all (`written_whole`, `remove_partial_files`).
 
 A checkpoint is one torch file holding a dict::
 
@@ -21,11 +22,12 @@ when asked to (``allow_unnamed=True``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import random
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -159,6 +161,72 @@ def changed_settings(saved: Any, asked: Any, names: Iterable[str]) -> list[str]:
     training's config, in the order of ``names``: what a resumed training may not change. Every resume check
     asks this one question: the command line's before anything runs, and each trainer's own."""
     return [name for name in names if getattr(saved, name) != getattr(asked, name)]
+
+
+PARTIAL = ".partial"
+"""What the name of a file being written carries until it is renamed into place (`written_whole`,
+`save_checkpoint`, `agents.kit.TrainingLog`): a file whose name holds it is never part of a training's state."""
+
+
+def partial_path(path: str | Path) -> Path:
+    """Where `written_whole` writes ``path`` before renaming it into place: ``NAME.partial.SUFFIX``
+    (``model.zip`` -> ``model.partial.zip``), so that a writer that insists on its suffix (Stable-Baselines3's
+    ``save``) keeps it."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}{PARTIAL}{path.suffix}")
+
+
+@contextlib.contextmanager
+def written_whole(*paths: str | Path) -> Iterator[list[Path]]:
+    """Write files that together make a training's state, each whole or not at all.
+
+    Yields one partial path (`partial_path`) for each of ``paths``, to write to; when the block ends, each is
+    renamed over its path, in the order given (the file a resume looks for last). When the block or a rename
+    fails or is interrupted (a full disk, Ctrl-C), every partial file is removed and the files not yet
+    renamed stay as they were::
+
+        with written_whole(out / "replay.pkl", out / "model.zip") as (replay, model):
+            dqn.save_replay_buffer(replay)
+            dqn.save(model)
+    """
+    targets = [Path(p) for p in paths]
+    partials = [partial_path(p) for p in targets]
+    for folder in {p.parent for p in targets}:
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield partials
+        for partial, target in zip(partials, targets):
+            os.replace(partial, target)
+    except BaseException:
+        for partial in partials:
+            partial.unlink(missing_ok=True)
+        raise
+
+
+def write_config(folder: str | Path, config: Any) -> Path:
+    """Write ``folder/config.json``, the agent's config (a dataclass instance) that made the training in it, whole
+    (`written_whole`): what ``cloudsim train AGENT --resume`` reads back. Returns the file."""
+    import json
+
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"write_config: config must be a dataclass instance, got {type(config).__name__}")
+    path = Path(folder) / "config.json"
+    with written_whole(path) as (partial,):
+        partial.write_text(json.dumps(_plain(dataclasses.asdict(config)), indent=2) + "\n")
+    return path
+
+
+def remove_partial_files(folder: str | Path) -> list[Path]:
+    """Remove what a save killed outright (a power cut, ``kill -9``: no chance to clean up) left in ``folder``
+    and below: every file whose name holds `PARTIAL`. A resumed training calls it before it starts, so that
+    no stale half-file lingers beside the state it resumes. Returns the files removed."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    stale = sorted(p for p in folder.rglob(f"*{PARTIAL}*") if p.is_file() and not p.is_symlink())
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
 
 
 def save_checkpoint(path: str | Path, *, agent: str, config: Any, model: Mapping[str, Any],

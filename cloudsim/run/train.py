@@ -7,13 +7,16 @@ Each agent has one command config, whose options are the run's (``--out DIR``, `
 training that cannot work is refused before anything is written; `train` then runs it into
 ``config.out`` and returns its summary. Every training writes ``DIR/policy.pt`` (what
 ``--checkpoint AGENT=DIR/policy.pt`` runs), the state it resumes from and its log; stopped before its
-first checkpoint, it leaves nothing (`cloudsim.run.output.resumable_or_nothing`).
+first checkpoint, it leaves nothing (`cloudsim.run.output.resumable_or_nothing`), and stopped while it saves,
+no partial file (`agents.kit.written_whole`); what a save killed outright left is removed when the next
+training in the folder starts (`agents.kit.remove_partial_files`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from agents.kit import remove_partial_files
 from cloudsim.run.output import resumable_or_nothing
 from cloudsim.run.train_deepjs import DeepJSTraining, TrainConfig, TrainWorkloadConfig, train_deepjs
 from cloudsim.run.train_deepk8s import Deepk8sTrainConfig, train_deepk8s
@@ -38,6 +41,7 @@ def train(config: Any, on_chunk: Callable[[dict], None] | None = None) -> dict:
         raise TypeError(f"train() takes one of {', '.join(c.__name__ for c in TRAINERS)}, got {type(config).__name__}")
     if on_chunk is not None and trainer is not train_deepjs:
         raise TypeError("on_chunk applies to DeepJS's training (a TrainConfig)")
+    remove_partial_files(config.out)  # never resumed beside the half-file of a save that was killed
     with resumable_or_nothing(config.out, config.state_file):  # stopped early: resumable, or nothing left
         summary = trainer(config, on_chunk) if on_chunk is not None else trainer(config)
     import torch  # already imported by the training

@@ -5,33 +5,38 @@ of `DeepJSTraining` (`cloudsim.run.config.training.with_agent_settings`), beside
 Everything that can refuse a training run (chunks past the end, options that contradict the
 checkpoint being resumed, a folder that cannot be written) is checked before the first rollout. The
 run writes into ``--out DIR``, as every `cloudsim train AGENT` does: ``DIR/policy.pt`` after each chunk
-(the state a resume starts from), and each iteration as a row of ``DIR/log.csv`` and ``DIR/log.jsonl``
-(the learning kit's `TrainingLog`; ``--tensorboard`` adds TensorBoard events there).
+(the state a resume starts from), ``DIR/config.json`` (the agent's config and the workload that made the
+chunks, `workload_record`, which a resume must give again: its chunks are numbered in that workload), and
+each iteration as a row of ``DIR/log.csv`` and ``DIR/log.jsonl`` (the learning kit's `TrainingLog`;
+``--tensorboard`` adds TensorBoard events there).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from agents.deepjs_config import DeepJSConfig
-from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, WorkloadConfig
-from cloudsim.run.config.fields import flag_of, option, span_text, whole
+from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, UNLOADED_GENERATORS, WorkloadConfig
+from cloudsim.run.config.fields import flag_of, option, options_of, span_text, whole
 from cloudsim.run.config.sections import check_machine_table
-from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_training_folder,
+from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_resumed_run,
+                                          check_resumed_settings, check_training_folder, option_text,
                                           with_agent_settings)
+from cloudsim.run.output import write_text_atomically
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.runner import Runner
 
-__all__ = ["DeepJSTraining", "TrainConfig", "TrainWorkloadConfig", "train_deepjs"]
+__all__ = ["DeepJSTraining", "TrainConfig", "TrainWorkloadConfig", "train_deepjs", "workload_record"]
 
 AGENT_DEFAULTS = DeepJSConfig()
 DEFAULT_CHUNK_SIZE = 10  # DeepJS trains on chunks of 10 jobs
 POLICY_FILE = "policy.pt"
+CONFIG_FILE = "config.json"  # the agent's config and the workload that made the chunks (`workload_record`)
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,33 @@ class DeepJSTraining(TrainingRun):
         return {name: getattr(self, name) for name in agent_setting_names(type(self))}
 
 
+def workload_record(workload: WorkloadConfig) -> dict[str, str | None]:
+    """What of ``workload`` makes DeepJS's chunks, by option as the user types it (`option_text`; None: left
+    out): the trace (its path resolved) or the generator with its seed and jobs, the format, the chunk size,
+    --load and the trace's other options. A resume must give the same (its chunks are numbered in this
+    workload, and a chunk done is skipped); --chunks may differ, as it says how far to train, and --cache."""
+    generated = workload.is_generator
+
+    def path(value: str | None) -> str | None:
+        return None if value is None else str(Path(value).resolve())
+
+    values = {"source": None if generated else path(workload.source),
+              "format": None if generated else workload.trace_format,
+              "instances": path(workload.instances),
+              "status_policy": (workload.effective_status_policy
+                                if not generated and workload.trace_format.startswith("alibaba") else None),
+              "window": workload.window, "machine_table": path(workload.machine_table),
+              "machine_events": workload.machine_events, "softerror_downtime": workload.softerror_downtime,
+              "chunk_size": workload.chunk_size,
+              "generator": workload.generator_name if generated else None,
+              "load": (workload.effective_load if generated and workload.generator_name not in UNLOADED_GENERATORS
+                       else workload.load),
+              "synthetic_jobs": workload.synthetic_jobs if generated else None,
+              "seed": workload.seed if generated else None}  # a trace's jobs do not depend on the seed
+    how = {name: (option, default) for name, option, default in options_of(type(workload))}
+    return {how[name][0].flag: option_text(how[name][0], value, how[name][1]) for name, value in values.items()}
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """`cloudsim train deepjs`: the workload and its chunks, the cluster, the runner, the agent."""
@@ -95,6 +127,14 @@ class TrainConfig:
         """The file a resumed training starts from; until it exists the folder holds nothing to resume."""
         return self.agent.checkpoint
 
+    @property
+    def reads(self) -> dict[str, object]:
+        """The files the training reads, by option (kept out of --out, `cloudsim.run.output.place_problem`)."""
+        workload = self.workload
+        return {"WORKLOAD": None if workload.is_generator else workload.source,
+                "--machine-table": workload.machine_table, "--instances": workload.instances,
+                "--cache": workload.cache, "--init": self.agent.init}
+
     def __post_init__(self) -> None:
         check_machine_table(self.workload, self.cluster)
         self.agent.check_run_options()
@@ -106,10 +146,33 @@ class TrainConfig:
         if self.agent.init is not None:
             self._check_init()
         check_training_folder(self.agent.out, resume=self.agent.resume, state=self.agent.checkpoint, what="DeepJS",
-                              reads={"--init": self.agent.init})
-        if self.agent.tensorboard and importlib.util.find_spec("tensorboard") is None:
-            raise ConfigError("--tensorboard", None, "needs the tensorboard package: pip install tensorboard (or "
-                              "leave --tensorboard out: --out still gets log.csv and log.jsonl)")
+                              reads=self.reads, agent="deepjs")
+        if self.agent.resume:
+            self._check_resumed_run()
+
+    def _check_resumed_run(self) -> None:
+        """On --resume, what made the folder's training (its config.json) and what this run asks must agree: the
+        workload that made the chunks (`workload_record`), and the agent's settings given here. A folder trained
+        before cloudsim recorded them (no config.json) is taken as it is (its checkpoint's settings and cluster
+        are still compared when the training starts, `agents.deepjs.DeepJSTrainer.resume`), and records this
+        run's; a damaged config.json is refused."""
+        out, path = self.agent.out, Path(self.agent.out) / CONFIG_FILE
+        if not path.exists():
+            return
+        try:
+            saved = json.loads(path.read_text())
+            if not isinstance(saved.get("workload"), dict):
+                raise ValueError("it records no workload")
+        except (OSError, ValueError, AttributeError) as err:
+            raise ConfigError("--resume", out, f"{path} is damaged ({err}); start a new training in another "
+                              "folder") from None
+        check_resumed_run(out, saved["workload"], workload_record(self.workload))
+        try:
+            made = DeepJSConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["agent"].items()})
+        except (KeyError, AttributeError, TypeError, ValueError):
+            return  # the checkpoint's config is compared when the training starts
+        settings = frozenset(self.agent.given) & frozenset(agent_setting_names(DeepJSTraining))
+        check_resumed_settings(settings, made, self.agent, length=None, out=out)
 
     def _check_init(self) -> None:
         """--init: a readable DeepJS checkpoint, for a new training whose network it fixes."""
@@ -157,6 +220,9 @@ def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = 
         trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner,
                                 device=config.agent.device, **config.agent.thread_count())
         trainer.fit_normaliser([job for chunk in chunks for job in chunk.jobs])
+    Path(config.agent.out).mkdir(parents=True, exist_ok=True)
+    write_text_atomically(Path(config.agent.out) / CONFIG_FILE, json.dumps(
+        {"agent": dataclasses.asdict(trainer.config), "workload": workload_record(config.workload)}, indent=2) + "\n")
     todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
     started = time.perf_counter()
     trained = 0

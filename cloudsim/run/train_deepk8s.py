@@ -39,7 +39,7 @@ class Deepk8sTrainConfig(AgentTraining):
     reads = ("init",)
 
     def check_options(self) -> None:
-        if self.algo != "dagger":
+        if self.trained_algo != "dagger":
             for name, flag in (("expert", "--expert"), ("dagger_episodes", "--dagger-episodes"),
                                ("dagger_updates", "--dagger-updates")):
                 if name in self.given:
@@ -50,17 +50,28 @@ class Deepk8sTrainConfig(AgentTraining):
             raise ConfigError("--workers", self.workers, "label DAgger's episodes with a look-ahead in parallel; add "
                               "--algo dagger --expert oracle (or online), or leave --workers out")
         if self.init is not None:
-            if self.algo == "dagger":
+            if self.trained_algo == "dagger":
                 raise ConfigError("--init", self.init, "starts a PPO or A2C training; DAgger starts from scratch")
             if not Path(self.init).is_file():
                 raise ConfigError("--init", self.init, "no such file; give a policy.pt from cloudsim train deepk8s")
 
+    @property
+    def asked_kind(self) -> str | None:
+        """--algo, where it was given (on the command line, or as another value than the default)."""
+        return self.algo if "algo" in self.given or self.algo != self.agent_defaults.algo else None
+
+    @property
+    def trained_algo(self) -> str:
+        """The algorithm this run trains: --algo, or on --resume without it the folder's."""
+        held = self.held if self.resume and self.asked_kind is None else None
+        return held.kind if held is not None and held.continues(self.agent_name) and held.kind else self.algo
+
     def describe_state(self) -> str:
-        return self.algo
+        return self.trained_algo
 
     @property
     def state_file(self) -> Path:
-        return Path(self.out) / ("dagger.pt" if self.algo == "dagger" else "model.zip")
+        return Path(self.out) / ("dagger.pt" if self.trained_algo == "dagger" else "model.zip")
 
 
 def train_deepk8s(config: Deepk8sTrainConfig) -> dict:

@@ -44,6 +44,8 @@ class DeepRMTrainConfig(AgentTraining):
                              parse=whole, metavar="N")
 
     agent_name = "deeprm"
+    checkpoint_agent = "deeprm"  # DeepRM_Plus's checkpoints too: one agent, two networks
+    progress_key = "iteration"
 
     def check_options(self) -> None:
         if self.keep_every < 0:
@@ -52,13 +54,6 @@ class DeepRMTrainConfig(AgentTraining):
 
     def describe_state(self) -> str:
         return "DeepRM"
-
-    def check_saved(self) -> None:
-        network = self.saved_agent.network
-        if network != self.agent_defaults.network:  # deeprm's folder resumed as deeprm-plus, or the reverse
-            held = "deeprm-plus" if network == "cnn" else "deeprm"
-            raise ConfigError("--resume", self.out, f"holds a {held} training, not {self.agent_name}; resume it "
-                              f"with `cloudsim train {held} --out {self.out} --resume`, or give another folder")
 
 
 @with_agent_settings(DeepRMConfig, defaults=PLUS_DEFAULTS)

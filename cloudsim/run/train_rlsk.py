@@ -35,6 +35,7 @@ class RLSKTrainConfig(AgentTraining):
 
     agent_name = "rlsk"
     length = "timesteps"
+    progress_key = "timesteps"
     state_name = "model.zip"
 
     def describe_state(self) -> str:

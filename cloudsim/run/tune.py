@@ -32,7 +32,6 @@ from pathlib import Path
 
 
 from cloudsim.run.config import ConfigError, TuneConfig
-from cloudsim.run.config.fields import span_text
 from cloudsim.run.output import portable, strict_json, write_text_atomically
 from cloudsim.runner import Runner
 
@@ -89,44 +88,18 @@ def run_trial(item: dict) -> dict:
     scores = [simulate(deepk8s_cluster(), deepk8s_workload(seed, config.tasks), broker).summary["avg_job_slowdown"]
               for seed in range(*item["seeds"])]
     return {"number": item["number"], "params": item["params"], "value": float(sum(scores) / len(scores)),
-            "seeds": list(item["seeds"]), "tasks": item["tasks"], "policy": str(policy),
+            "seeds": list(item["seeds"]), "tasks": item["tasks"], **item["made_with"], "policy": str(policy),
             "wall_s": round(time.perf_counter() - started, 3)}
 
 
 def _open_folder(config: TuneConfig) -> Path:
+    """The search folder, made (afresh with --overwrite); what it holds was checked with the config
+    (`TuneConfig.finished_trials`)."""
     out = Path(config.out)
     if out.exists() and config.overwrite:
         shutil.rmtree(out)
-    elif out.exists() and any(out.iterdir()) and not (out / "trials").is_dir():
-        raise ConfigError("--out", config.out, "holds files that are not a search's; give a new folder, or "
-                          "--overwrite to replace it")
     (out / "trials").mkdir(parents=True, exist_ok=True)
     return out
-
-
-def _finished(out: Path, config: TuneConfig) -> list[dict]:
-    done = []
-    for path in sorted((p for p in (out / "trials").glob("*.json") if p.stem.isdigit()), key=lambda p: int(p.stem)):
-        try:
-            trial = json.loads(path.read_text())
-            trial["params"], trial["value"], trial["policy"], trial["wall_s"]
-        except (ValueError, KeyError, TypeError) as error:
-            raise ConfigError("--out", config.out, f"{path} is damaged ({type(error).__name__}: {error}); delete it "
-                              f"to run that trial again") from None
-        if set(trial["params"]) != set(config.space):
-            raise ConfigError("--out", config.out, f"{path} is a trial of another search (settings "
-                              f"{', '.join(trial['params'])}); give a new folder, or --overwrite")
-        # A trial's value means its mean over the validation sequences it was scored on: one search, one set.
-        if "seeds" not in trial or "tasks" not in trial:
-            raise ConfigError("--out", config.out, f"{path} does not say which validation sequences scored it (an "
-                              f"earlier cloudsim wrote it); give a new folder, or --overwrite")
-        seeds = tuple(trial["seeds"])  # a JSON list
-        if (seeds, trial["tasks"]) != (tuple(config.seeds), config.tasks):
-            raise ConfigError("--seeds", span_text(config.seeds), f"the search in {config.out} scored its trials on "
-                              f"seeds {span_text(seeds)} of {trial['tasks']} tasks; resume it with --seeds "
-                              f"{span_text(seeds)} --tasks {trial['tasks']}, or give a new folder")
-        done.append(trial)
-    return done
 
 
 def _check_init(config: TuneConfig) -> None:
@@ -148,8 +121,8 @@ def tune(config: TuneConfig) -> TuneResult:
         raise RuntimeError("cloudsim tune needs Optuna: pip install -e '.[tune]'") from None
 
     _check_init(config)  # before the folder is made: a refused search leaves nothing
+    done = config.finished_trials()  # checked when the config was made; read before --overwrite empties the folder
     out = _open_folder(config)
-    done = _finished(out, config)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = _distributions(config.space)
     study = optuna.create_study(direction="minimize",
@@ -164,6 +137,7 @@ def tune(config: TuneConfig) -> TuneResult:
                 items = [{"number": len(done) + k, "params": trial.params, "base": config.base,
                           "init": config.init_path, "tasks": config.tasks, "seeds": config.seeds,
                           "seed": config.seed, "device": config.device,
+                          "made_with": {"init": config.init_text, "seed": config.seed},
                           "folder": str(out / "trials" / str(len(done) + k))}
                          for k, trial in enumerate(batch)]
                 for trial, result in zip(batch, pool.map(run_trial, items, desc="trials", unit="trial")):
