@@ -82,6 +82,114 @@ def test_a_load_that_cannot_work_is_one_line(tmp_path, capsys, argv, words):
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1
 
 
+def test_the_gpus_count_among_the_resources_that_set_the_load():
+    # One machine of 8 cpu, 16 memory and 4 GPUs (4,000 milli). A at 0: two whole GPUs for 10 s (2 x 1,000 x 10
+    # = 20,000 milli-s) and 1 cpu (10 cpu-s); B at 10: two instances of a quarter GPU for 4 s (2 x 250 x 4 = 2,000)
+    # and 1 cpu each (8 cpu-s). gpu: 22,000 / (4,000 x 10) = 0.55; cpu: 18 / (8 x 10) = 0.225: the GPUs bind.
+    from cloudsim.specs import DeviceRequest
+    gpu_box = ClusterSpec(("cpu", "memory"), ((8.0, 16.0),), devices=(4,))
+    jobs = [JobSpec("A", 0.0, (TaskSpec("a", 1, {"cpu": 1.0, "memory": 1.0}, 10.0, devices=DeviceRequest(2, 1000)),)),
+            JobSpec("B", 10.0, (TaskSpec("b", 2, {"cpu": 1.0, "memory": 1.0}, 4.0, devices=DeviceRequest(1, 250)),))]
+    assert offered_load(jobs, gpu_box) == (0.55, "gpu")
+    assert time_scale(jobs, gpu_box, 1.1) == (0.5, 0.55, "gpu", 5.0)  # B then arrives at 5
+    with pytest.raises(ValueError, match="the jobs ask for gpu, which the cluster has none of"):
+        offered_load(jobs, ClusterSpec(("cpu", "memory"), ((8.0, 16.0),)))
+
+
+def _gpu_trace(tmp_path):
+    """An openb pod list and node list: one node of 8 cores, 16 GiB and 4 GPUs; pod A at 0 takes two whole GPUs
+    for 10 s, pod B at 10 a quarter GPU for 4 s."""
+    pods, nodes = tmp_path / "pods.csv", tmp_path / "nodes.csv"
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+                    "scheduled_time\nA,1000,1024,2,1000,,LS,Succeeded,0,10,0\n"
+                    "B,1000,1024,1,250,,LS,Succeeded,10,14,10\n")
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,8000,16384,4,T4\n")
+    return pods, nodes
+
+
+def test_a_gpu_trace_at_a_load_is_scaled_by_its_gpus(tmp_path, capsys):
+    # gpu: (2 x 1,000 x 10 + 250 x 4) / (4,000 x 10) = 0.525; cpu: (1,000 x 10 + 1,000 x 4) / (8,000 x 10) = 0.175;
+    # memory: 1,024 x 14 / (16,384 x 10) = 0.0875. To 1.05: times x 0.5, B arrives at 5 (by cpu it would be 1.67).
+    pods, nodes = _gpu_trace(tmp_path)
+    config = RunConfig(workload=WorkloadConfig(str(pods), format="openb", machine_table=str(nodes), load=1.05))
+    scaled, = episodes(config, resolve_workload(config))
+    assert [job.submit_time for job in scaled.jobs] == [0.0, 5.0] and scaled.offered_load == 1.05
+    code, out, err = cli(["replay", str(pods), "--format", "openb", "--machine-table", str(nodes), "--load", "1.05",
+                          "--json"], capsys)
+    row = json.loads(out.splitlines()[0])
+    # B fits the two free GPUs beside A at 5 and ends at 9; A ends at 10. Nothing waits.
+    assert code == 0 and row["offered_load"] == 1.05 and row["makespan"] == 10.0 and row["avg_job_wait"] == 0.0
+
+
+# The two-job trace of the test below offers 0.375 of its cpu over a span of 10 s (30 cpu-s over 8 cpu x 10 s).
+# The last arrival, 10 x 0.375 / X, stays below 2**53 for X > 3.75 / 2**53 = 4.163e-16; the factor 0.375 / X
+# stays at least the smallest normal float64 (2.2250738585072014e-308) for X <= 1.685e307.
+@pytest.mark.parametrize("load, words", [
+    ("1e-300", "--load 1e-300: episode all: the last job would arrive at t=3.75e+300, past 2**53 "
+               "(9007199254740992), where float64 stops holding every whole second"),
+    ("1e-300", "ask for a load of at least 4.17e-16 (as it is, the workload offers 0.375 of the cluster's cpu)"),
+    ("4.16e-16", "the last job would arrive at t=9.01442e+15, past 2**53 (9007199254740992)"),
+    ("1e308", "--load 1e+308: episode all: the factor on submit times would be 3.75e-309, below the smallest "
+              "normal float64 (2.23e-308)"),
+    ("1e308", "ask for a load of at most 1.68e+307"),
+])
+def test_a_load_past_what_a_float_holds_is_refused_with_the_loads_that_work(tmp_path, capsys, load, words):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id\n0,10,2,1,0.01,0,1,1\n"
+                     "10,5,1,2,0,0,1,2\n")
+    code, out, err = cli(["replay", str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity",
+                          "cpu=4,memory=1,disk=1", "--load", load, "--json"], capsys)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+@pytest.mark.parametrize("load", ["4.17e-16", "1e-14", "1.68e307"])
+def test_the_loads_a_refusal_names_run_and_no_job_finishes_before_its_duration(tmp_path, capsys, load):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id\n0,10,2,1,0.01,0,1,1\n"
+                     "10,5,1,2,0,0,1,2\n")
+    code, out, err = cli(["replay", str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity",
+                          "cpu=4,memory=1,disk=1", "--load", load, "--json"], capsys)
+    row = json.loads(out.splitlines()[0])
+    # Nothing waits (2 machines of 4 cpu; A takes 2, B 2): every slowdown is exactly 1, however far B arrives.
+    assert code == 0 and row["offered_load"] == float(load) and row["avg_job_wait"] == 0.0
+    assert row["avg_slowdown"] == row["avg_job_slowdown"] == row["job_slowdown_p99"] == 1.0
+    assert row["makespan"] < 2 ** 53
+
+
+def test_a_refused_load_names_one_that_every_episode_takes(tmp_path, capsys):
+    # Chunks of 2 jobs on 8 cpu. Chunk 0 (0 to 10 s): 30 cpu-s, 0.375 of the cpu, last arrival 3.75 / X, below
+    # 2**53 from X = 4.17e-16. Chunk 1 (20 to 60 s): 2 x 1 x 20 + 2 x 10 = 60 cpu-s over 8 x 40, 0.1875, last
+    # arrival 7.5 / X, below 2**53 from X = 7.5 / 2**53 = 8.327e-16: 8.33e-16 for both.
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id\n0,10,2,1,0.01,0,1,1\n"
+                     "10,5,1,2,0,0,1,2\n20,20,2,1,0,0,1,3\n60,10,1,2,0,0,1,4\n")
+    options = [str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity", "cpu=4,memory=1,disk=1",
+               "--chunk-size", "2", "--json"]
+    code, out, err = cli(["replay", *options, "--load", "1e-300"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and out == ""
+    assert "--load 1e-300: episode 0: the last job would arrive at t=3.75e+300" in err
+    assert "ask for a load of at least 8.33e-16, which each of the 2 episodes takes" in err
+    code, out, err = cli(["replay", *options, "--load", "4.17e-16"], capsys)
+    assert code == 2 and "--load 4.17e-16: episode 1: the last job would arrive at t=1.79856e+16" in err
+    code, out, err = cli(["replay", *options, "--load", "8.33e-16"], capsys)
+    rows = [json.loads(line) for line in out.splitlines()[:2]]
+    assert code == 0 and [row["offered_load"] for row in rows] == [8.33e-16, 8.33e-16]
+
+
+def test_compare_takes_one_load_on_a_trace_and_says_so_for_several(tmp_path, capsys):
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("submit_time,duration,instances_num,cpu,memory,disk,task_id,job_id\n0,10,2,1,0.01,0,1,1\n"
+                     "10,5,1,2,0,0,1,2\n")
+    options = [str(trace), "--format", "cloudsimpy", "--machines", "2", "--capacity", "cpu=4,memory=1,disk=1",
+               "--brokers", "first-fit", "--workers", "1", "--json"]
+    code, out, err = cli(["compare", *options, "--loads", "0.5,0.9"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--loads 0.5,0.9: sweeps the load of generators (deeprm, poisson, rlsk); on a trace file give one " \
+           "--load X (its submit times scaled to offered load X) and run compare once per load" in err
+    code, out, err = cli(["compare", *options, "--load", "0.9"], capsys)
+    assert code == 0 and json.loads(out.splitlines()[0])["offered_load"] == 0.9
+
+
 def test_a_sample_of_a_machine_table_keeps_its_mix_of_shapes_and_their_events():
     from cloudsim import MachineEvent
     from traces.alibaba import MachineTable

@@ -36,7 +36,7 @@ from traces import (
     rebase,
 )
 from traces.alibaba import shift_events
-from traces.load import time_scale
+from traces.load import LoadOutOfRange, load_limits, load_that_works, time_scale
 from traces.synthetic import ALIBABA_LIKE_JOBS
 
 __all__ = ["Episode", "ResolvedWorkload", "STREAMED_NOTES", "TRACE_BLOCK", "check_episodes", "episodes",
@@ -237,18 +237,41 @@ def _check_range(option: str, value: tuple[int, int | None], count: int, what: s
 def episodes(config: RunConfig, resolved: ResolvedWorkload, tick: float | None = None) -> list[Episode]:
     """The episodes the options ask for: one job range, chunks, or the whole workload; with ``--load`` on a
     trace, each with its submit times scaled to that offered load (`traces.load`). ``tick``: the scheduler's
-    tick the episodes run with (a load that puts every arrival in the first tick is refused)."""
+    tick the episodes run with (a load that puts every arrival in the first tick is refused, as is one whose
+    factor leaves what float64 holds: `traces.load.LoadOutOfRange`, naming the loads that work)."""
     made = _episodes(config, resolved)
     if config.workload.is_generator or config.workload.load is None:
         return made
-    return [_at_load(config.workload.load, resolved.cluster, episode, tick) for episode in made]
+    target, cluster, scaled = config.workload.load, resolved.cluster, []
+    for episode in made:
+        try:
+            scaled.append(_at_load(target, cluster, episode, tick))
+        except LoadOutOfRange as error:  # named with a load that every episode takes
+            works = load_that_works(_limits(made, cluster), target) if len(made) > 1 else None
+            advice = str(error) if works is None else (f"{error.problem}; {works}, which each of the {len(made)} "
+                                                       f"episodes takes ({error.limits.offers})")
+            raise ConfigError("--load", target, f"episode {episode.label}: {advice}") from None
+    return scaled
+
+
+def _limits(made: list[Episode], cluster: ClusterSpec) -> list:
+    """The `traces.load.Limits` of the episodes that have an offered load (the others are refused on their own)."""
+    found = []
+    for episode in made:
+        try:
+            found.append(load_limits(episode.jobs, cluster))
+        except ValueError:
+            pass
+    return found
 
 
 def _at_load(target: float, cluster: ClusterSpec, episode: Episode, tick: float | None) -> Episode:
     """The episode with its submit times (from its first, at 0) multiplied by the factor that makes its
-    offered load ``target``; machine events keep their times."""
+    offered load ``target``; machine events keep their times. Raises `LoadOutOfRange` as `time_scale` does."""
     try:
         scaling = time_scale(episode.jobs, cluster, target)
+    except LoadOutOfRange:
+        raise
     except ValueError as error:
         raise ConfigError("--load", target, f"episode {episode.label}: {error}") from None
     factor = scaling.factor

@@ -48,7 +48,8 @@ class CompareConfig(RunConfig):
     report: ReportConfig = field(default_factory=ReportConfig)
 
     loads: tuple[float, ...] | None = option(
-        None, "--loads", "generator loads: 0.1,0.4,0.7 or START:STOP:STEP with STOP included (default --load)",
+        None, "--loads", "generator loads: 0.1,0.4,0.7 or START:STOP:STEP with STOP included (default --load; "
+        "a trace file takes one --load)",
         parse=load_list, metavar="LOADS")
     seeds: int | tuple[int, int] = option(
         1, "--seeds", "seeds per load or episode: N runs --seed, --seed+1, ..., A:B runs seeds A..B-1 (held-out "
@@ -75,7 +76,8 @@ class CompareConfig(RunConfig):
             require(len(self.loads) > 0 and all(is_finite_number(v) and v > 0 for v in self.loads), cls, "loads",
                      self.loads, "every load must be a finite fraction of capacity > 0")
             require(self.workload.is_generator, cls, "loads", self.loads,
-                     "applies to generators; a trace runs as it is (use --chunks)")
+                     "sweeps the load of generators (deeprm, poisson, rlsk); on a trace file give one --load X "
+                     "(its submit times scaled to offered load X) and run compare once per load")
             require(self.workload.generator_name not in UNLOADED_GENERATORS, cls, "loads", self.loads,
                      f"applies to the deeprm, poisson and rlsk generators, not {self.workload.generator_name}")
             require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
