@@ -32,8 +32,8 @@ from typing import Any, Callable, Iterable
 
 from cloudsim.foreign import failed
 
-__all__ = ["ENTRY_POINT_GROUP", "BrokerReferenceError", "factory", "files", "fingerprint", "installed", "is_reference",
-           "output_name", "source"]
+__all__ = ["ENTRY_POINT_GROUP", "BrokerReferenceError", "factory", "files", "fingerprint", "foreign", "installed",
+           "is_reference", "output_name", "source"]
 
 ENTRY_POINT_GROUP = "cloudsim.brokers"
 
@@ -227,6 +227,12 @@ def fingerprint(name: str, builtin: Callable[[str], str | None]) -> str | None:
         return where["sha256"]
     path = Path(where["file"])
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else where["version"]
+
+
+def foreign(names: Iterable[str], builtin: Callable[[str], str | None]) -> bool:
+    """Whether any of ``names`` is a user's broker (a reference, or an installed package's), whose code may
+    end the process it runs in: such runs go to worker processes (`cloudsim.runner.Runner`'s ``isolate``)."""
+    return any(is_reference(name) or builtin(name) is None for name in names)
 
 
 def files(names: Iterable[str]) -> list[str]:

@@ -46,8 +46,6 @@ def reserved_option_problem(key: str) -> str | None:
     if key == "seed":
         return ("its seed is the run's (--seed, or each episode's seed in compare and leaderboard), not an "
                 "option; leave seed out of its options")
-    if key == "checkpoint":
-        return "give checkpoints with --checkpoint NAME=PATH"
     return None
 
 

@@ -60,11 +60,14 @@ class ClusterRefused(ValueError):
 
 def raised_at(error: BaseException, code: Any = None) -> str:
     """Where ``error`` was raised in the broker's own code, as ``"file.py line N"`` ("" when nowhere known):
-    the innermost frame in the file that defines ``code`` (the broker, its class or module), else the
+    the innermost frame in the file that defines ``code`` (the broker, its class or module; not a wrapper
+    of cloudsim's around it), else the
     innermost frame outside cloudsim, Python's own files and the installed libraries, else outside the
     first two (a broker installed as a package lives among the libraries)."""
     frames = traceback.extract_tb(error.__traceback__)
     home = _file_of(code)
+    if home is not None and _kind(home) == "ours":  # a wrapper of ours around the broker: look past it
+        home = None
     tiers = ([f for f in frames if home is not None and _same_file(f.filename, home)],
              [f for f in frames if _kind(f.filename) == "other"],
              [f for f in frames if _kind(f.filename) in ("other", "library")])

@@ -73,18 +73,25 @@ def _start_worker(slots, rows) -> None:
     """A local worker's start: take a row of the pool's table, and leave Ctrl-C to the parent.
 
     Ctrl-C reaches every process of the terminal's group: the parent handles it once and stops the
-    pool; workers that also raised KeyboardInterrupt would print tracebacks. SIGTERM gets its default
-    action back (the parent's handler is not theirs): it ends them.
+    pool; workers that also raised KeyboardInterrupt would print tracebacks. SIGTERM ends a worker at once
+    (the parent's handler is not theirs), after it clears its row: the pool's other workers are stopped so
+    when one dies, and the row left holding an item is then the dead worker's.
     """
     global _worker_slots, _worker_row
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _stopped)
     _end_with_parent()
     with rows.get_lock():
         _worker_row = rows.value % (len(slots) // 2)
         rows.value += 1
     _worker_slots = slots
     slots[2 * _worker_row] = os.getpid()
+
+
+def _stopped(signum, frame) -> None:
+    """SIGTERM in a worker: clear its row (it did not die of its work), then end."""
+    _worker_slots[2 * _worker_row + 1] = 0
+    os._exit(128 + signum)
 
 
 def _end_with_parent() -> None:
@@ -179,10 +186,14 @@ class Runner:
             "ray://host:10001"); None starts a private local Ray instance.
         progress: show one progress bar per `map` on stderr (None: only when
             stderr is a terminal).
+        isolate: local only: run the work in worker processes even when one
+            would do, never in this process: work that may end its process (a
+            user's broker calling ``os._exit``) then ends a worker, which the
+            pool notices (`WorkerDied`), instead of this process with no word.
     """
 
     def __init__(self, executor: str = "local", workers: int | None = None, address: str | None = None,
-                 progress: bool | None = None) -> None:
+                 progress: bool | None = None, isolate: bool = False) -> None:
         if executor not in EXECUTORS:
             raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -193,6 +204,7 @@ class Runner:
         self.workers = workers if workers is not None else default_workers()
         self.address = address
         self.progress = progress
+        self.isolate = isolate
         self._pool: ProcessPoolExecutor | None = None
         self._pool_size = 0
         self._slots: Any = None
@@ -227,7 +239,7 @@ class Runner:
     def _results(self, function: Callable, items: list) -> Iterator[Any]:
         if self.executor == "ray":
             yield from self._ray_results(function, items)
-        elif min(self.workers, len(items)) <= 1:
+        elif min(self.workers, len(items)) <= 1 and not (self.isolate and items):
             for item in items:
                 yield self._named(function, item)
         else:
@@ -240,7 +252,7 @@ class Runner:
             raise WorkExited(f"{self._name(item)}: {error}") from error.__cause__
 
     def _local_results(self, function: Callable, items: list) -> Iterator[Any]:
-        pool = self._local_pool(min(self.workers, len(items)))
+        pool = self._local_pool(max(1, min(self.workers, len(items))))
         first = self._serial
         self._serial += len(items)
         pending: list[Future] = [pool.submit(_call_in_worker, function, first + k, item)
@@ -265,8 +277,13 @@ class Runner:
                 self._stop_pool()
 
     def _died(self, items: list, first: int) -> WorkerDied:
-        """The error for a pool one of whose workers died: the work the workers were running then."""
+        """The error for a pool one of whose workers died: the work the dead worker was running (the pool
+        stops the others, which clear their rows as they end; all that still show work are named)."""
         slots = self._slots
+        pids = {slots[2 * row] for row in range(len(slots) // 2)} - {0}
+        deadline = time.monotonic() + 2 * STOP_GRACE_S
+        while any(map(_running_child, pids)) and time.monotonic() < deadline:
+            time.sleep(0.01)
         running = sorted(slots[2 * row + 1] - 1 - first for row in range(len(slots) // 2)
                          if first < slots[2 * row + 1] <= first + len(items))
         names = [self._name(items[k]) for k in running]
@@ -377,5 +394,6 @@ class Runner:
 
     def __repr__(self) -> str:
         where = f", address={self.address!r}" if self.address else ""
-        return f"Runner(executor={self.executor!r}, workers={self.workers}{where})"
+        isolated = ", isolate=True" if self.isolate else ""
+        return f"Runner(executor={self.executor!r}, workers={self.workers}{where}{isolated})"
 

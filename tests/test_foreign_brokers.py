@@ -127,6 +127,16 @@ def test_leaderboard_cells_of_look_alike_references_are_two_cells(here, capsys):
     assert "a:b/good.py:FirstFit" in report and "a_b/good.py:FirstFit" in report
 
 
+def test_the_leaderboard_report_names_no_path_of_this_machine_for_a_file_broker(here, capsys):
+    brokers = f"first-fit,{HOSTILE}:FirstFit,{here / 'brokers' / 'hostile.py'}:FirstFit"
+    code, _, err = cli([*COMMANDS["leaderboard"], "--brokers", brokers, "--out", "board"], capsys)
+    assert code == 0, err
+    for name in ("leaderboard.md", "leaderboard.html", "leaderboard.json"):
+        text = (here / "board" / name).read_text()
+        assert str(HOSTILE.parent) not in text and str(here) not in text, name
+        assert "hostile_brokers.py:FirstFit" in text and "brokers/hostile.py:FirstFit" in text, name
+
+
 # ---------------------------------------------------------------- 3. every exit of foreign code is named
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -203,15 +213,18 @@ def test_an_exit_in_the_work_is_an_error_naming_the_item(workers):
 
 def test_a_worker_that_dies_ends_the_map_naming_what_it_ran():
     with Runner(workers=2) as runner:
-        with pytest.raises(WorkerDied, match="a worker process died while running .*item 2"):
+        with pytest.raises(WorkerDied, match="a worker process died while running item 2: it ended without an answer"):
             list(runner.map(dies_on_two, range(6), name=lambda item: f"item {item}"))
         assert list(runner.map(abs, [-1, -2])) == [1, 2]  # the runner goes on with a new pool
 
 
-@pytest.mark.parametrize("command", ["compare", "leaderboard"])
-def test_a_broker_that_kills_its_worker_fails_the_command_naming_it(here, capsys, command):
+@pytest.mark.parametrize("command", ["replay", "compare", "leaderboard"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_broker_that_kills_its_worker_fails_the_command_naming_it(here, capsys, command, workers):
+    # With one worker too: a user's broker never runs in the command's own process, which it would end.
     code, _, err = cli([*COMMANDS[command], "--brokers", "first-fit,brokers/hostile.py:KillsItsProcess",
-                        "--workers", "2", "--out", "o", *(["--seeds", "2"] if command == "compare" else [])], capsys)
+                        "--workers", workers, "--out", "o", *(["--seeds", "2"] if command == "compare" else [])],
+                       capsys)
     assert code == 1 and "a worker process died while running" in one_line(err), err
     assert "KillsItsProcess" in one_line(err)
 

@@ -21,6 +21,7 @@ from cloudsim import (
     sequential_fit_count,
     simulate,
 )
+from cloudsim.foreign import BrokerError
 from conftest import task
 
 
@@ -288,8 +289,9 @@ def test_view_is_read_only(two_machines, three_tasks):
         def decide(self, view: ClusterView):
             view.free[0, 0] = 100.0
 
-    with pytest.raises(ValueError, match="read-only"):
+    with pytest.raises(BrokerError, match="broker 'Vandal' raised ValueError: .*read-only in its decide") as raised:
         simulate(two_machines, three_tasks, Vandal())
+    assert isinstance(raised.value.__cause__, ValueError)  # the broker's own error, named as the broker's
 
 
 def test_results_round_trip_through_parquet(tmp_path, two_machines, three_tasks):

@@ -22,7 +22,6 @@ from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.output import ResultFolder, write_broker_sources
 from cloudsim.run.replay import check_accounted
 from cloudsim.run.resolve import resolve
-from cloudsim.runner import Runner
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -92,7 +91,7 @@ def compare(config: CompareConfig, argv: Sequence[str] = (), on_row: Callable[[d
         cluster = run.place.cluster
         rows, curves = [], {}
         try:
-            with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
+            with config.runner.runner(config.chosen_brokers.brokers) as runner:
                 for spec, outcome in zip(specs, runner.map(run_one, specs, desc="runs", name=RunSpec.describe)):
                     row = {"broker": spec.broker.name, "load": spec.load, "chunk": spec.label, "seed": spec.seed,
                            **{k: v for k, v in outcome.summary.items() if k != "broker"}}

@@ -29,7 +29,6 @@ from cloudsim.run.comparison import CompareResult, markdown_table
 from cloudsim.run.config import FillCompareConfig
 from cloudsim.run.fill import FILL_CURVES, fill_run
 from cloudsim.run.output import ResultFolder, pyplot, save_figure
-from cloudsim.runner import Runner
 from cloudsim.specs import unholdable
 
 if TYPE_CHECKING:
@@ -127,7 +126,7 @@ def compare_fill(config: FillCompareConfig, argv: Sequence[str] = (), on_row: Ca
     rows = []
     with ResultFolder.optional(config.report.out, config.report.overwrite) as folder:
         try:
-            with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
+            with config.runner.runner(config.chosen_brokers.brokers) as runner:
                 for row in runner.map(run_fill, specs, desc="fill runs", unit="run", name=FillSpec.describe):
                     rows.append(row)
                     if on_row is not None:

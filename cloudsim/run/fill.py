@@ -30,7 +30,7 @@ import numpy as np
 from agents import make_broker
 from agents.gpu import target_options
 from cloudsim.broker import Decision, Plan, as_plan
-from cloudsim.foreign import check_cluster
+from cloudsim.foreign import check_cluster, failure
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
 from cloudsim.simulation import Simulation
 from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, unholdable
@@ -130,7 +130,10 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
             failed += 1
         else:
             view = sim.next_decision()
-            decision = policy.decide(view)
+            try:
+                decision = policy.decide(view)
+            except BaseException as error:  # the broker's own error or exit: say whose, and where
+                raise failure(error, broker, f"decide(view) for pod {k} at t={view.time}", policy)
             plan = as_plan(decision)
             if not plan or any(isinstance(d, Decision) and d.at not in (None, view.time) for d in plan):
                 # no place now (a reservation for later is none: nothing departs in a fill)

@@ -45,7 +45,6 @@ from cloudsim.run.output import (mark_results, portable, pyplot, save_figure, st
                                  write_text_atomically)
 from cloudsim.run.paired import TIE, Paired, paired
 from cloudsim.run.replay import replay
-from cloudsim.runner import Runner
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -275,7 +274,7 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
     todo = [cell for cell in cells if cell.key not in done]
     runner = config.runner
     try:
-        with Runner(runner.executor, runner.workers, runner.address) as pool:
+        with runner.runner(config.brokers) as pool:
             for cell, result in zip(todo, pool.map(run_cell, todo, desc="leaderboard", unit="cell",
                                                         name=Cell.describe)):
                 if result["status"] != FAILED:  # a failed cell runs again next time
@@ -627,19 +626,46 @@ def _plot_workload(name: str, table: pd.DataFrame, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+def _shown_brokers(brokers: tuple[str, ...]) -> dict[str, str]:
+    """How the report names each broker given by a file's absolute path, so that it names no path of this
+    machine: the path from the current folder when the file is below it, else the file's name and class
+    (with `agents.plugins.output_name`'s hash where two would read alike). Other brokers are named as typed."""
+    absolute = [b for b in plugins.files(brokers) if Path(b).is_absolute()]
+    shown = {}
+    for broker in brokers:
+        module_part, _, attribute = broker.rpartition(":")
+        if module_part not in absolute:
+            continue
+        path = Path(module_part)
+        try:
+            shown[broker] = f"{path.relative_to(Path.cwd())}:{attribute}"
+        except ValueError:
+            shown[broker] = f"{path.name}:{attribute}"
+    alike = [b for b in shown if list(shown.values()).count(shown[b]) > 1 or shown[b] in brokers]
+    for broker in alike:
+        shown[broker] = f"{shown[broker]} ({plugins.output_name(broker)})"
+    return dict(sorted(shown.items(), key=lambda item: -len(item[0])))
+
+
 def _write_report(out: Path, config: LeaderboardConfig, tables, ranks, ranking, against, skipped, results) -> None:
     wall = sum(r["wall_s"] for r in results)
     folders = {"$CLOUDSIM_DATA": config.data_folder, "": out.resolve()}
+    shown = _shown_brokers(config.brokers)
+
     def portable_text(text: str) -> str:
-        return portable(text, folders)
+        text = portable(text, folders)
+        for typed, name in shown.items():
+            text = text.replace(typed, name)
+        return text
     write_text_atomically(out / "leaderboard.md",
-                          _markdown(config, tables, ranks, ranking, against, skipped, results, portable_text))
+                          portable_text(_markdown(config, tables, ranks, ranking, against, skipped, results,
+                                                  portable_text)))
     write_broker_sources(out, config.brokers)
     write_text_atomically(out / "leaderboard.html",
-                          _html(tables, ranks, ranking, against, skipped, results, portable_text))
-    _plot_ranking(ranks, ranking.index, out / "ranking.png")
+                          portable_text(_html(tables, ranks, ranking, against, skipped, results, portable_text)))
+    _plot_ranking(ranks.rename(index=shown), [shown.get(b, b) for b in ranking.index], out / "ranking.png")
     for name, table in tables.items():
-        _plot_workload(name, table, out / _plot_name(name))
+        _plot_workload(name, table.rename(index=shown), out / _plot_name(name))
     state = {"version": __version__, "brokers": list(config.brokers), "workloads": list(tables), "seeds": config.seeds,
              "skipped_workloads": {k: portable_text(v) for k, v in skipped.items()}, "cells_wall_s": wall,
              "ranking": json.loads(ranking.to_json(orient="index")), "ranks": json.loads(ranks.to_json(orient="index")),

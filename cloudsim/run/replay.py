@@ -19,7 +19,6 @@ from cloudsim.run.episode import RunSpec, run_one
 from cloudsim.run.output import ResultFolder, write_broker_sources
 from cloudsim.run.plots import plot_run
 from cloudsim.run.resolve import ResolvedRun, resolve
-from cloudsim.runner import Runner
 from traces import JobStream
 
 __all__ = ["ReplayResult", "account", "check_accounted", "replay"]
@@ -111,7 +110,7 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
                          stream_to=str(folder.staging / _run_folder(episode.label, plan.name)) if stream else None)
                  for episode in run.episodes for plan in run.brokers]
         rows = []
-        with Runner(config.runner.executor, config.runner.workers, config.runner.address) as runner:
+        with config.runner.runner(config.chosen_brokers.brokers) as runner:
             for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode", name=RunSpec.describe)):
                 row = {key: spec.label, **outcome.summary}
                 rows.append(row)

@@ -14,7 +14,7 @@ from agents import plugins
 from agents.registry import reserved_option_problem
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
-from cloudsim.runner import EXECUTORS
+from cloudsim.runner import EXECUTORS, Runner
 from cloudsim.simulation import FAILURE_POLICIES
 from traces import GENERATORS
 from cloudsim.run.config.fields import (
@@ -301,6 +301,11 @@ class RunnerConfig:
             require(bool(host) and bool(sep) and port.isdigit(), cls, "address", self.address,
                      "write HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:10001 or auto")
 
+    def runner(self, brokers: tuple[str, ...] = ()) -> Runner:
+        """The `Runner` these options ask for, to run ``brokers``: runs of a user's broker (whose code may
+        end its process) go to worker processes even when one would do (`agents.plugins.foreign`)."""
+        return Runner(self.executor, self.workers, self.address, isolate=plugins.foreign(brokers, builtin_source))
+
 
 @dataclass(frozen=True)
 class ReportConfig:
@@ -391,7 +396,8 @@ class BrokerConfig:
         twice = sorted({f"{n}.{k}" for n, k in keys if keys.count((n, k)) > 1})
         require(not twice, cls, "options", ", ".join(twice), "given twice; give each option once")
         for name, key, value in self.options:
-            problem = reserved_option_problem(key)
+            problem = reserved_option_problem(key) or ("give checkpoints with --checkpoint NAME=PATH"
+                                                       if key == "checkpoint" else None)
             require(problem is None, cls, "options", f"{name}.{key}={value}", problem)
         if isinstance(self.checkpoint, str):  # a bare path from Python
             object.__setattr__(self, "checkpoint", (("", self.checkpoint),))
