@@ -134,6 +134,7 @@ def test_a_leaderboard_cell_that_failed_is_not_kept_and_the_board_says_so(here, 
     board = ["leaderboard", "--data", "data", "--workloads", "swf", "--brokers", "first-fit", "--out", "board"]
     code, _, err = cli(board, capsys)
     assert code == 1 and "1 cell(s) failed and are not kept (swf first-fit seed 0)" in err and "line 3" in err
+    assert "data/swf/lublin_256.swf" in err and "$CLOUDSIM_DATA" not in err  # the folder as --data gave it
     assert not list(Path("board/cells").glob("*.json"))
     # Mended: 200 jobs, the workload's range (a trace too short for it would fail the cell, not be "not run").
     (data / "lublin_256.swf").write_text("; MaxNodes: 8\n" + "".join(f"{k} {k} 0 10 4 -1 -1 4 10 -1 1 1 1 1 1 1 -1 -1\n"

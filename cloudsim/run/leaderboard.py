@@ -166,12 +166,22 @@ LEADERBOARD_WORKLOADS: dict[str, BoardWorkload] = {
 """What each of `cloudsim.run.config.LEADERBOARD_WORKLOADS` is (its names are the config's)."""
 
 
+DATA_LABEL = "$CLOUDSIM_DATA"
+"""How the report names the data folder when it is the default one (``$CLOUDSIM_DATA``, else ../shared/data)."""
+
+
+def data_label(config: LeaderboardConfig) -> str:
+    """How messages, kept cells and the report name the data folder: ``--data`` as given, else `DATA_LABEL`."""
+    return DATA_LABEL if config.data is None else str(config.data).rstrip("/") or "/"
+
+
 @dataclass(frozen=True)
 class Cell:
     workload: str
     broker: str
     seed: int
     data: str
+    data_label: str = DATA_LABEL  # how messages and kept cells name the data folder (`data_label`)
 
     @property
     def key(self) -> str:
@@ -222,7 +232,7 @@ def run_cell(cell: Cell) -> dict:
             rows, status, reason = [], NOT_RUN, refusal.reason
         except Exception as error:  # damaged or missing data, a broker that fails, a bug: not a result
             rows, status, reason = [], FAILED, str(error).splitlines()[0] if str(error) else type(error).__name__
-    folders = {"$CLOUDSIM_DATA": cell.data}  # a kept cell names no path of this machine
+    folders = {cell.data_label: cell.data}  # a kept cell names no path of this machine
     return {"workload": cell.workload, "broker": cell.broker, "seed": cell.seed, "status": status,
             "reason": portable(reason, folders), "rows": rows,
             "warnings": sorted({portable(str(w.message), folders) for w in said}),
@@ -263,7 +273,7 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
                           f"GPU workloads only (gpu-fill, gpu-replay), and none of --workloads {','.join(workloads)} "
                           "has GPUs; add a GPU workload, or leave it out")
     out = _open_folder(config)
-    cells = [Cell(name, broker, seed, str(data)) for name in workloads
+    cells = [Cell(name, broker, seed, str(data), data_label(config)) for name in workloads
              for broker in LEADERBOARD_WORKLOADS[name].brokers(config.brokers)
              for seed in (range(config.seeds) if LEADERBOARD_WORKLOADS[name].seeded else (0,))]
     done = {}
@@ -649,7 +659,7 @@ def _shown_brokers(brokers: tuple[str, ...]) -> dict[str, str]:
 
 def _write_report(out: Path, config: LeaderboardConfig, tables, ranks, ranking, against, skipped, results) -> None:
     wall = sum(r["wall_s"] for r in results)
-    folders = {"$CLOUDSIM_DATA": config.data_folder, "": out.resolve()}
+    folders = {data_label(config): config.data_folder, "": out.resolve()}
     shown = _shown_brokers(config.brokers)
 
     def portable_text(text: str) -> str:
