@@ -323,6 +323,7 @@ def test_a_damaged_cell_is_named_and_run_again_with_the_same_result(here, capsys
     ("FailsInCheckCluster", "raises"),
     ("ExitsInCheckCluster", "raises"),
     ("WritesIntoTheView", "raises"),
+    ("KillsItsProcess", "raises"),  # each case runs in a worker process: the check goes on to the next
     ("Garbage", "answers"),
 ])
 def test_check_broker_names_the_rule_each_hostile_broker_breaks(here, capsys, broker, rule):

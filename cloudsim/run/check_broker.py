@@ -25,6 +25,7 @@ Anything else the broker's code raises, in ``check_cluster``, ``decide`` or when
 
 from __future__ import annotations
 
+import functools
 import math
 import signal
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from agents.plugins import BrokerReferenceError
 from cloudsim import (ClusterSpec, InvalidDecisionError, JobSpec, MachineEvent, Simulation, SimulationStalledError,
                       TaskSpec)
 from cloudsim.foreign import BrokerError, ClusterRefused, check_cluster, describe
+from cloudsim.runner import Runner, WorkerDied
 from cloudsim.specs import DeviceRequest
 
 __all__ = ["CASES", "RULES", "CheckReport", "check_broker", "check_named_broker"]
@@ -167,29 +169,46 @@ def _run(make: Callable[[], object], name: str, case: Case, timeout: float) -> t
     return "", None, result
 
 
-def check_broker(make: Callable[[], object], name: str, timeout: float = 60.0,
-                 progress: Callable[[str, str], None] | None = None) -> CheckReport:
-    """Run the broker ``make()`` builds (a fresh one per run) on every case, twice; the report."""
-    report = CheckReport(name)
-    for case in _cases():
-        rule, message, first = _run(make, name, case, timeout)
-        if rule == "":
-            rule2, message2, second = _run(make, name, case, timeout)
-            if rule2:
-                rule, message = rule2, f"the second run: {message2}"
-            else:
-                columns = ["task", "machine", "first_instance", "instances", "start", "end", "outcome"]
-                if not first.groups[columns].equals(second.groups[columns]):
-                    rule, message = "reproducible", "two runs with the same seed made different decisions"
-        if rule == "refused":
-            report.cases[case.name] = f"refused: {message}"
-        elif rule:
-            report.cases[case.name] = f"FAIL ({rule}): {message}"
-            report.failures.setdefault(rule, (case.name, message))
+def _case_outcome(item: tuple[Callable[[], object], str, int, float]) -> tuple[str, str | None]:
+    """(rule broken or "" or "refused", message) of the broker ``make()`` builds on case ``index``: two runs."""
+    make, name, index, timeout = item
+    case = _cases()[index]
+    rule, message, first = _run(make, name, case, timeout)
+    if rule == "":
+        rule2, message2, second = _run(make, name, case, timeout)
+        if rule2:
+            rule, message = rule2, f"the second run: {message2}"
         else:
-            report.cases[case.name] = "ok"
-        if progress is not None:
-            progress(case.name, report.cases[case.name])
+            columns = ["task", "machine", "first_instance", "instances", "start", "end", "outcome"]
+            if not first.groups[columns].equals(second.groups[columns]):
+                rule, message = "reproducible", "two runs with the same seed made different decisions"
+    return rule, message
+
+
+def check_broker(make: Callable[[], object], name: str, timeout: float = 60.0,
+                 progress: Callable[[str, str], None] | None = None, isolate: bool = False) -> CheckReport:
+    """Run the broker ``make()`` builds (a fresh one per run) on every case, twice; the report.
+
+    ``isolate``: run each case in a worker process (``make`` must then be picklable, e.g. a
+    ``functools.partial`` of `agents.make_broker`), so that a broker that ends its process (``os._exit``)
+    breaks "raises" on that case instead of ending the check with no word (`cloudsim.runner.Runner`)."""
+    report = CheckReport(name)
+    with Runner(workers=1, progress=False, isolate=isolate) as runner:
+        for index, case in enumerate(_cases()):
+            try:
+                (outcome,) = runner.map(_case_outcome, [(make, name, index, timeout)], name=lambda _: case.name)
+                rule, message = outcome
+            except WorkerDied:
+                rule, message = "raises", "its process ended without an answer (os._exit, a crash or a kill)"
+            if rule == "refused":
+                report.cases[case.name] = f"refused: {message}"
+            elif rule:
+                report.cases[case.name] = f"FAIL ({rule}): {message}"
+                report.failures.setdefault(rule, (case.name, message))
+            else:
+                report.cases[case.name] = "ok"
+            if progress is not None:
+                progress(case.name, report.cases[case.name])
     if all(outcome.startswith("refused: ") for outcome in report.cases.values()):
         report.failures.setdefault("accepts a workload", (
             CASES[0], f"its check_cluster refused all {len(report.cases)} workloads, so nothing was checked; "
@@ -202,7 +221,7 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
     """`check_broker` of the broker ``name`` (a built-in, an installed one or a reference) with ``options``
     (``KEY=VALUE[,KEY=VALUE]``), seeded with ``seed``; a name or option that cannot work is refused first,
     in one line (`ConfigError`, or the reference's own error)."""
-    from agents import make_broker
+    from agents import builtin_source, make_broker, plugins
     from agents.registry import reserved_option_problem
     from cloudsim.run.config import ConfigError
     from cloudsim.run.config.fields import keyword_list
@@ -218,4 +237,5 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
         if problem is not None:
             raise ConfigError("--broker-options", options, problem)
     make_broker(name, seed=seed, **keywords)  # a reference that does not load, an option it does not take: now
-    return check_broker(lambda: make_broker(name, seed=seed, **keywords), name, timeout, progress)
+    return check_broker(functools.partial(make_broker, name, seed=seed, **keywords), name, timeout, progress,
+                        isolate=plugins.foreign((name,), builtin_source))
