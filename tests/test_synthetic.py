@@ -1,5 +1,6 @@
 """The papers' workload generators and the Alibaba-like default workload."""
 
+import json
 import math
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 from cloudsim import JobSpec, simulate
 from agents import FirstFit
-from conftest import JOBS_CSV, DATA, task
+from conftest import JOBS_CSV, DATA, cli, task
 from traces import (
     DEEPRM,
     DEEPRM_PLUS,
@@ -146,3 +147,116 @@ def test_alibaba_like_stream_starts_at_once_at_any_size():
 
     first = next(iter_alibaba_like(10_000_000, seed=2))
     assert (first.id, first.submit_time) == (1, 0.0)
+
+
+# --------------------------------------------------------------- the loads the bimodal generators can draw
+# A load sets the arrival rate, rate = load x pools / mean_work jobs per step (mean_work as in
+# test_mean_work_follows_the_papers_numbers). A step brings at most 2**53 arrivals, and the jobs' expected arrival
+# span, jobs / rate steps, is at most 2**27 = 134,217,728 (one draw a step). By hand, in three digits, inwards:
+# deeprm (0.9225, 1 pool, 50 jobs): least 50 x 0.9225 / 2**27 = 3.4367e-7 -> 3.44e-07; most 2**53 x 0.9225 =
+#   8.3091e15 -> 8.3e+15. Just outside: 3.43e-07 (1.3448e8 steps), 8.31e+15 (9.0081e15 > 2**53 = 9.0072e15 a step).
+# poisson (1.845, 1 pool, at most 50 jobs): least 92.25 / 2**27 = 6.873e-7 -> 6.88e-07; most 2**53 x 1.845 =
+#   1.6618e16 -> 1.66e+16. Just outside: 6.87e-07 (1.3428e8 steps), 1.67e+16 (9.051e15 a step).
+# rlsk (1.674, 3 pools, 1,000 jobs): least 1,000 x 1.674 / (3 x 2**27) = 4.1574e-6 -> 4.16e-06; most
+#   2**53 x 1.674 / 3 = 5.026e15 -> 5.02e+15. Just outside: 4.15e-06 (1.3446e8 steps), 5.03e+15 (9.014e15 a step).
+LOAD_RANGES = {"deeprm": (3.44e-07, 8.3e+15, 50, 3.43e-07, 8.31e+15),
+               "poisson": (6.88e-07, 1.66e+16, 50, 6.87e-07, 1.67e+16),
+               "rlsk": (4.16e-06, 5.02e+15, 1000, 4.15e-06, 5.03e+15)}
+
+
+@pytest.mark.parametrize("name", sorted(LOAD_RANGES))
+def test_the_bimodal_generators_load_range_is_what_they_can_draw(name):
+    least, most, jobs, below, above = LOAD_RANGES[name]
+    assert synthetic.load_range(name) == (least, most)
+    assert synthetic.load_problem(name, least) is None and synthetic.load_problem(name, most) is None
+    assert "steps, past 2**27 (134217728)" in synthetic.load_problem(name, below)
+    assert "arrivals per step, past 2**53 (9007199254740992)" in synthetic.load_problem(name, above)
+    # The library refuses before drawing anything (a hang before: one draw a step over 4.6e15 steps).
+    make = {"deeprm": deeprm_workload, "poisson": poisson_workload, "rlsk": rlsk_workload}[name]
+    for load in (1e-300, 1e-14, below, above, 1e300, 5e-324):
+        with pytest.raises(synthetic.LoadOutOfRange) as refused:
+            make(load)
+        assert f"give a load in [{least:g}, {most:g}] (with {jobs} jobs" in str(refused.value)
+
+
+@pytest.mark.parametrize("command", ["replay", "compare"])
+@pytest.mark.parametrize("load, shown, words", [
+    ("0", "0", "must be a finite number > 0"),
+    ("-1", "-1", "must be a finite number > 0"),
+    ("nan", "nan", "must be a finite number > 0"),
+    ("inf", "inf", "must be a finite number > 0"),
+    ("1e-300", "1e-300", "steps, past 2**27 (134217728), the most the generator draws (one draw a step)"),
+    ("1e-14", "1e-14", "steps, past 2**27 (134217728), the most the generator draws (one draw a step)"),
+    ("5e-324", "4.94066e-324", "job(s) would arrive over about inf steps, past 2**27"),
+    ("1e300", "1e+300", "arrivals per step, past 2**53 (9007199254740992), the most a step's count holds exactly"),
+])
+@pytest.mark.parametrize("name", ["deeprm", "poisson", "rlsk", "alibaba-like", "deepk8s"])
+def test_an_extreme_load_on_a_generator_is_one_line_before_any_job_is_made(capsys, command, name, load, shown, words):
+    if name in LOAD_RANGES and not words.startswith("must"):
+        assert synthetic.load_problem(name, float(load)) is not None  # the library's range is the command's
+    extra = ["--workers", "1"] if command == "compare" else []
+    code, out, err = cli([command, name, f"--load={load}", "--brokers", "first-fit", "--json", *extra], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"cloudsim: --load {shown}: ")
+    if name not in LOAD_RANGES:
+        assert f"the {name} generator has no target load" in err
+        return
+    assert words in err
+    if not words.startswith("must"):
+        least, most, jobs, _, _ = LOAD_RANGES[name]
+        assert f"give a load in [{least:g}, {most:g}] (with {jobs} jobs" in err
+
+
+def test_the_least_load_grows_with_the_jobs(capsys):
+    # 1,000,000 deeprm jobs: least 1e6 x 0.9225 / 2**27 = 0.0068731 -> 0.00688; 0.005 would take 1.845e8 steps.
+    assert synthetic.load_range("deeprm", 1_000_000) == (0.00688, 8.3e+15)
+    code, out, err = cli(["replay", "deeprm", "--synthetic-jobs", "1000000", "--load", "0.005"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith("cloudsim: --load 0.005: 1000000 job(s) would arrive over about 1.84e+08 steps")
+    assert "give a load in [0.00688, 8.3e+15] (with 1000000 jobs" in err
+
+
+@pytest.mark.parametrize("name", sorted(LOAD_RANGES))
+def test_the_loads_at_the_ends_of_the_range_run(capsys, name):
+    least, most, jobs, _, _ = LOAD_RANGES[name]
+    assert synthetic.load_range(name) == (least, most)
+    for load in (least, most):
+        code, out, err = cli(["replay", name, "--load", f"{load:g}", "--brokers", "first-fit", "--json"], capsys)
+        row = json.loads(out.splitlines()[0])
+        assert code == 0 and row["instances_finished"] == row["jobs"] <= jobs and row["makespan"] < 2 ** 53
+        if load == most:  # every job arrives in the first step
+            assert row["makespan"] < 1000
+        else:  # spread over about 2**27 steps
+            assert row["makespan"] > 2 ** 25
+
+
+def test_a_compare_sweep_with_a_load_out_of_range_is_one_line(capsys):
+    # --loads is checked by the generator as each load is made; one line, naming the range.
+    assert synthetic.load_problem("deeprm", 1e-300) is not None
+    code, out, err = cli(["compare", "deeprm", "--loads", "1e-300,0.5", "--brokers", "first-fit", "--workers", "1",
+                          "--json"], capsys)
+    assert code != 0 and out == "" and len(err.strip().splitlines()) == 1
+    assert "1e-300" in err and "give a load in [3.44e-07, 8.3e+15] (with 50 jobs" in err
+
+
+def _step_by_step(load, jobs, seed, units, pools, spec, poisson):
+    """The generators as they drew their arrivals before drawing them in blocks: one step after another."""
+    rng = np.random.default_rng(seed)
+    if poisson:
+        jobs = int(rng.integers(5, 51)) if jobs is None else jobs
+    rate = load * pools / spec.mean_work()
+    counts = []
+    while sum(counts) < jobs:
+        counts.append(int(rng.poisson(rate)) if poisson else int(rate) + int(rng.random() < rate - int(rate)))
+    arrivals = np.repeat(np.arange(len(counts)), counts)[:jobs]
+    return synthetic._bimodal_jobs(arrivals, spec, units, rng)
+
+
+@pytest.mark.parametrize("load", [0.05, 0.7, 0.9225, 1.9, 40.0])
+def test_drawing_the_steps_in_blocks_gives_the_jobs_drawn_one_step_at_a_time(monkeypatch, load):
+    monkeypatch.setattr(synthetic, "_BLOCK", 64)  # many blocks, and the last one cut short
+    for seed in (0, 3):
+        assert deeprm_workload(load, 80, seed) == _step_by_step(load, 80, seed, 10, 1, DEEPRM, False)
+        assert rlsk_workload(load, 80, seed) == _step_by_step(load, 80, seed, 1, 3, RLSK, False)
+        assert poisson_workload(load, 80, seed) == _step_by_step(load, 80, seed, 10, 1, DEEPRM_PLUS, True)
+        assert poisson_workload(load, seed=seed) == _step_by_step(load, None, seed, 10, 1, DEEPRM_PLUS, True)

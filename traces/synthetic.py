@@ -7,7 +7,9 @@ Two families, each seeded so that the same arguments give the same jobs:
   duration mix and one dominant resource, as DeepRM (section 4.1) introduced
   and DeepRM_Plus (section V-B) and RLSK (section IV-A) reuse with other
   numbers (`BimodalJobs`). Time is in steps of 1; demands are in units of a
-  resource pool of ``units`` per resource.
+  resource pool of ``units`` per resource. Their loads are bounded (`load_range`):
+  a step brings at most 2**53 arrivals (`MAX_RATE`), and the jobs arrive over
+  at most about 2**27 steps (`MAX_STEPS`), each step being a draw of its own.
 * **Alibaba-like jobs** (`alibaba_like`): the project's built-in workload, whose
   distributions are statistics of the real Alibaba samples, fitted by
   `fit_alibaba_like` and stored below as numbers so that no trace is needed:
@@ -37,17 +39,22 @@ from typing import Sequence
 
 import numpy as np
 
-from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
+from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, TaskSpec
 
 __all__ = [
     "BimodalJobs",
     "DEEPRM",
     "DEEPRM_PLUS",
+    "LoadOutOfRange",
+    "MAX_RATE",
+    "MAX_STEPS",
     "RLSK",
     "alibaba_like",
     "bimodal_cluster",
     "deeprm_workload",
     "fit_alibaba_like",
+    "load_problem",
+    "load_range",
     "poisson_workload",
     "rlsk_workload",
 ]
@@ -113,15 +120,134 @@ def _bimodal_jobs(arrivals: np.ndarray, spec: BimodalJobs, units: float, rng: np
     ]
 
 
-def _check_load(load: float, jobs: int) -> None:
-    if not (math.isfinite(load) and load > 0):
+DEEPRM_JOBS = 50  # jobs deeprm_workload makes when not told
+POISSON_JOBS = (5, 50)  # poisson_workload draws its job count in fewest..most when not told (DeepRM_Plus's sets)
+RLSK_JOBS = 1000  # jobs rlsk_workload makes when not told
+RLSK_CLUSTERS = 3  # RLSK's clusters, over which its load is spread
+
+MAX_RATE = float(EXACT_BOUND)
+"""The most arrivals a step may bring: 2**53, the largest count float64 holds exactly (and below numpy's largest
+Poisson mean, about 9.2e18)."""
+MAX_STEPS = 2 ** 27
+"""The most steps (134,217,728) the jobs may be expected to arrive over: the generators draw each step's
+arrivals in turn (one draw a step), and 2**27 draws take a few seconds; their submit times stay far below
+2**53, where float64 stops holding every whole step."""
+
+
+class LoadOutOfRange(ValueError):
+    """A target load outside `load_range`: the message says why and names the range."""
+
+
+def _problem(load: float, jobs: int, spec: BimodalJobs, pools: int) -> str | None:
+    """Why ``jobs`` jobs at ``load`` are out of reach of the generators (see `load_range`); None when they are not."""
+    if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
+        return "a load must be a finite number > 0 (a fraction of capacity, 0.7 = 70 %)"
+    rate = load * pools / spec.mean_work()  # as the generators compute it
+    if not rate <= MAX_RATE:
+        return (f"that is {rate:.3g} arrivals per step, past 2**53 ({EXACT_BOUND}), the most a step's count "
+                "holds exactly")
+    steps = jobs / rate if rate > 0 else math.inf
+    if not steps <= MAX_STEPS:
+        return (f"{jobs} job(s) would arrive over about {steps:.3g} steps, past 2**27 ({MAX_STEPS}), the most the "
+                "generator draws (one draw a step)")
+    return None
+
+
+def _bounds(jobs: int, spec: BimodalJobs, pools: int) -> tuple[float, float]:
+    """(least, most) load that works, each in three significant digits (inside the exact bounds)."""
+    least = jobs * spec.mean_work() / (pools * MAX_STEPS)
+    most = MAX_RATE * spec.mean_work() / pools
+
+    def rounded(bound: float, up: bool) -> float:
+        step = 10.0 ** (math.floor(math.log10(bound)) - 2)
+        value = (math.ceil if up else math.floor)(bound / step) * step
+        for _ in range(100):
+            value = float(f"{value:.3g}")
+            if _problem(value, jobs, spec, pools) is None:
+                return value
+            value = value + step if up else value - step
+        return bound
+
+    return rounded(least, True), rounded(most, False)
+
+
+_GENERATORS = {"deeprm": (DEEPRM, 1, DEEPRM_JOBS), "poisson": (DEEPRM_PLUS, 1, POISSON_JOBS[1]),
+               "rlsk": (RLSK, RLSK_CLUSTERS, RLSK_JOBS)}
+"""The bimodal generators by `traces.generate`'s name: (job distribution, pools, jobs when not told; poisson's
+most)."""
+
+
+def load_range(generator: str, jobs: int | None = None) -> tuple[float, float]:
+    """(least, most) ``--load`` of the bimodal ``generator`` (deeprm, poisson or rlsk, on the pools
+    `traces.generate` gives it) with ``jobs`` jobs (None: its default; poisson's most, 50), in three
+    significant digits.
+
+    A load sets the arrival rate, ``rate = load x pools / spec.mean_work()`` jobs per step. The rate is at
+    most `MAX_RATE` (2**53 arrivals in a step), and the jobs' expected arrival span, ``jobs / rate`` steps,
+    at most `MAX_STEPS` (2**27): the least load grows with the jobs.
+    """
+    spec, pools, default = _GENERATORS[generator]
+    return _bounds(default if jobs is None else jobs, spec, pools)
+
+
+def load_problem(generator: str, load: float, jobs: int | None = None) -> str | None:
+    """Why the bimodal ``generator`` cannot make ``jobs`` jobs (None: its default) at ``load``, naming the
+    loads that work (`load_range`); None when it can, or for a generator without a load."""
+    if generator not in _GENERATORS:
+        return None
+    spec, pools, default = _GENERATORS[generator]
+    return _range_problem(load, default if jobs is None else jobs, spec, pools)
+
+
+def _range_problem(load: float, jobs: int, spec: BimodalJobs, pools: int) -> str | None:
+    problem = _problem(load, jobs, spec, pools)
+    if problem is None:
+        return None
+    least, most = _bounds(jobs, spec, pools)
+    if not least <= most:
+        return f"{problem}; no load works with {jobs} jobs: ask for fewer jobs"
+    many = "job" if jobs == 1 else "jobs"
+    return f"{problem}; give a load in [{least:g}, {most:g}] (with {jobs} {many}; the least grows with the jobs)"
+
+
+def _check_load(load: float, jobs: int, spec: BimodalJobs, pools: int) -> None:
+    if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
         raise ValueError(f"load must be a positive fraction of capacity (0.7 = 70 %), got {load!r}")
-    if jobs < 1:
+    if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    problem = _range_problem(load, jobs, spec, pools)
+    if problem is not None:
+        raise LoadOutOfRange(f"load {load:g}: {problem}")
+
+
+_BLOCK = 1 << 20  # steps drawn at a time
+
+
+def _arrivals(draw, rate: float, jobs: int, rng: np.random.Generator) -> np.ndarray:
+    """The first ``jobs`` arrival steps when ``draw(n)`` gives the next ``n`` steps' arrival counts from ``rng``;
+    ``rng`` is left as after drawing, one step after another, up to the step that brings the last of them."""
+    steps, counts = [], []
+    made = start = 0
+    while made < jobs:
+        rest = jobs - made
+        block = int(min(_BLOCK, 64 + 2 * rest / rate))
+        state = rng.bit_generator.state
+        drawn = np.minimum(draw(block), rest)  # capped: only the first jobs count, and no sum overflows
+        end = int(np.searchsorted(np.cumsum(drawn), rest))  # the step that brings the last job, or block
+        if end < block:  # draw again up to that step only: the stream goes on from there
+            rng.bit_generator.state = state
+            drawn = np.minimum(draw(end + 1), rest)
+        hit = np.flatnonzero(drawn)
+        steps.append(start + hit)
+        counts.append(drawn[hit])
+        made += int(drawn.sum())
+        start += len(drawn)
+    return np.repeat(np.concatenate(steps), np.concatenate(counts))[:jobs]
 
 
 def deeprm_workload(
-    load: float, jobs: int = 50, seed: int = 0, *, units: float = 10, pools: int = 1, spec: BimodalJobs = DEEPRM
+    load: float, jobs: int = DEEPRM_JOBS, seed: int = 0, *, units: float = 10, pools: int = 1,
+    spec: BimodalJobs = DEEPRM,
 ) -> list[JobSpec]:
     """DeepRM's workload: ``jobs`` jobs arriving by a Bernoulli process at ``load``.
 
@@ -132,17 +258,16 @@ def deeprm_workload(
     ``spec.mean_work() / pools``, 0.92 for DeepRM's numbers) a step gets
     ``floor(rate)`` jobs plus one more with probability ``rate - floor(rate)``,
     the Bernoulli process with the same mean. Run the jobs on
-    ``bimodal_cluster(pools, units, spec)``.
+    ``bimodal_cluster(pools, units, spec)``. A load outside the range the
+    generator can draw (`load_range`) raises `LoadOutOfRange` before any draw.
     """
-    _check_load(load, jobs)
+    _check_load(load, jobs, spec, pools)
     rate = load * pools / spec.mean_work()
     rng = np.random.default_rng(seed)
-    arrivals: list[int] = []
-    step = 0
-    while len(arrivals) < jobs:
-        arrivals += [step] * (int(rate) + int(rng.random() < rate - int(rate)))
-        step += 1
-    return _bimodal_jobs(np.array(arrivals[:jobs]), spec, units, rng)
+    whole = int(rate)
+    chance = rate - whole
+    arrivals = _arrivals(lambda n: whole + (rng.random(n) < chance), rate, jobs, rng)
+    return _bimodal_jobs(arrivals, spec, units, rng)
 
 
 def poisson_workload(
@@ -153,21 +278,19 @@ def poisson_workload(
 
     ``rate = load x pools / spec.mean_work()`` (see `deeprm_workload`); the
     number of jobs arriving in each step is Poisson(rate). ``jobs=None`` draws
-    the job count uniformly from 5..50, as DeepRM_Plus's job sets.
+    the job count uniformly from 5..50, as DeepRM_Plus's job sets; the load's
+    range (`load_range`) is then the one of 50 jobs, whatever the seed draws.
     """
+    _check_load(load, POISSON_JOBS[1] if jobs is None else jobs, spec, pools)
     rng = np.random.default_rng(seed)
-    jobs = int(rng.integers(5, 51)) if jobs is None else jobs
-    _check_load(load, jobs)
+    jobs = int(rng.integers(POISSON_JOBS[0], POISSON_JOBS[1] + 1)) if jobs is None else jobs
     rate = load * pools / spec.mean_work()
-    counts: list[int] = []
-    while sum(counts) < jobs:
-        counts.append(int(rng.poisson(rate)))
-    arrivals = np.repeat(np.arange(len(counts)), counts)[:jobs]
+    arrivals = _arrivals(lambda n: rng.poisson(rate, n), rate, jobs, rng)
     return _bimodal_jobs(arrivals, spec, units, rng)
 
 
 def rlsk_workload(
-    load: float = 0.7, jobs: int = 1000, seed: int = 0, *, clusters: int = 3, units: float = 1
+    load: float = 0.7, jobs: int = RLSK_JOBS, seed: int = 0, *, clusters: int = RLSK_CLUSTERS, units: float = 1
 ) -> list[JobSpec]:
     """RLSK's workload: DeepRM's Bernoulli process with RLSK's job numbers, over ``clusters`` pools.
 

@@ -17,6 +17,7 @@ from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS, Runner
 from cloudsim.simulation import FAILURE_POLICIES
 from traces import GENERATORS
+from traces.synthetic import load_problem
 from cloudsim.run.config.fields import (
     ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
     broker_option_list, check_range, checkpoint_list, index_range, is_finite_number, is_whole, name_list, option,
@@ -168,6 +169,9 @@ class WorkloadConfig:
             check_positive_real(cls, "load", self.load, "a fraction of capacity such as 0.7")
         if self.synthetic_jobs is not None:
             check_positive_whole(cls, "synthetic_jobs", self.synthetic_jobs, "jobs to generate")
+        if self.load is not None and self.is_generator:  # the range its arrivals can be drawn in, for its jobs
+            problem = load_problem(self.generator_name, self.load, self.synthetic_jobs)  # traces.synthetic.load_range
+            require(problem is None, cls, "load", self.load, problem)
         require(is_whole(self.seed) and self.seed >= 0, cls, "seed", self.seed, "must be a whole number >= 0")
 
     @property
