@@ -230,13 +230,62 @@ def test_the_loads_at_the_ends_of_the_range_run(capsys, name):
             assert row["makespan"] > 2 ** 25
 
 
-def test_a_compare_sweep_with_a_load_out_of_range_is_one_line(capsys):
-    # --loads is checked by the generator as each load is made; one line, naming the range.
+def test_a_compare_sweep_with_a_load_out_of_range_is_one_line_before_any_run(capsys, tmp_path):
+    # Every load of --loads is checked against the generator's range when the command is read: the bad one is
+    # named as --loads gave it, even after a good one, and nothing runs or is written.
     assert synthetic.load_problem("deeprm", 1e-300) is not None
-    code, out, err = cli(["compare", "deeprm", "--loads", "1e-300,0.5", "--brokers", "first-fit", "--workers", "1",
-                          "--json"], capsys)
-    assert code != 0 and out == "" and len(err.strip().splitlines()) == 1
-    assert "1e-300" in err and "give a load in [3.44e-07, 8.3e+15] (with 50 jobs" in err
+    out_dir = tmp_path / "sweep"
+    code, out, err = cli(["compare", "deeprm", "--loads", "0.5,1e-300", "--brokers", "first-fit", "--workers", "1",
+                          "--out", str(out_dir)], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith("cloudsim: --loads 1e-300: ")
+    assert "give a load in [3.44e-07, 8.3e+15] (with 50 jobs" in err
+    assert not out_dir.exists() and list(tmp_path.iterdir()) == []
+    # --synthetic-jobs moves the least load: 5 poisson jobs (DeepRM_Plus's sizes, 1.845 mean work),
+    # 5 x 1.845 / 2**27 = 6.873e-8 -> 6.88e-08; 3e-08 spreads them over 5 x 1.845 / 3e-8 = 3.08e8 steps
+    code, out, err = cli(["compare", "poisson", "--synthetic-jobs", "5", "--loads", "0.5,3e-8", "--brokers",
+                          "first-fit", "--workers", "1"], capsys)
+    assert code == 2 and err.startswith("cloudsim: --loads 3e-08: 5 job(s) would arrive over about 3.08e+08")
+    assert "give a load in [6.88e-08, 1.66e+16] (with 5 jobs" in err
+
+
+def test_deeprms_environment_checks_its_own_loads_not_the_generators(capsys):
+    # compare --env deeprm draws its jobsets itself (cloudsim.envs.deeprm): the generator's range does not apply.
+    # Bernoulli arrivals: one job a step at most, 92.2 % with the paper's sizes (section 4.1); 1e-9 runs
+    # (where the generator's least is 3.44e-07), 1e300 is refused with the environment's own reason.
+    code, out, err = cli(["compare", "deeprm", "--env", "deeprm", "--load", "1e-9", "--brokers", "sjf", "--json"],
+                         capsys)
+    assert code == 0, err
+    code, out, err = cli(["compare", "deeprm", "--env", "deeprm", "--load", "1e300", "--brokers", "sjf"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "pick a load in (0, 0.922]" in err
+    assert "2**53" not in err
+    # Poisson arrivals (DeepRM_Plus): up to 50 jobs at 1.845 load per unit rate; 2**27 steps at most, so the
+    # least load is 50 x 1.845 / 2**27 = 6.873e-7 -> 6.88e-07 (1e-300 ended in "invalid value encountered in cast")
+    for command in (["compare", "deeprm", "--env", "deeprm", "--arrivals", "poisson", "--brokers", "sjf"],
+                    ["train", "deeprm-plus", "--iterations", "1"]):
+        code, out, err = cli([*command, "--load", "1e-300"], capsys)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert err.startswith("cloudsim: --load 1e-300: ") and "pick a load of at least 6.88e-07" in err
+
+
+@pytest.mark.parametrize("command", [["train", "rlsk", "--timesteps", "10"], ["train", "deepjs", "deeprm"]])
+def test_a_training_refuses_a_load_its_generator_cannot_draw_before_it_starts(capsys, tmp_path, command):
+    out_dir = tmp_path / "run"
+    code, out, err = cli([*command, "--load", "1e300", "--out", str(out_dir)], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("cloudsim: --load 1e+300: ") and "past 2**53" in err
+    assert not out_dir.exists()
+
+
+def test_train_rlsk_checks_its_load_against_its_own_jobs(capsys, tmp_path):
+    # rlsk (1.674 mean work, 3 pools): 1,000 jobs need 1,000 x 1.674 / (3 x 2**27) = 4.16e-06 at least; 5 jobs
+    # only 2.08e-08, so 1e-6 is refused with --jobs 1000 and trains with --jobs 5.
+    code, out, err = cli(["train", "rlsk", "--load", "1e-6", "--timesteps", "10", "--out", str(tmp_path / "a")],
+                         capsys)
+    assert code == 2 and err.startswith("cloudsim: --load 1e-06: ") and "[4.16e-06, 5.02e+15] (with 1000 jobs" in err
+    code, out, err = cli(["train", "rlsk", "--load", "1e-6", "--jobs", "5", "--timesteps", "10", "--threads", "1",
+                          "--out", str(tmp_path / "b")], capsys)
+    assert code == 0, err
 
 
 def _step_by_step(load, jobs, seed, units, pools, spec, poisson):

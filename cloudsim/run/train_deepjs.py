@@ -137,6 +137,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_machine_table(self.workload, self.cluster)
+        if self.workload.load is not None:
+            self.workload.check_drawn_load(self.workload.load)
         self.agent.check_run_options()
         for name, value in self.agent.agent_settings().items():
             try:  # the agent checks its own settings, e.g. a zero-width layer or no iterations

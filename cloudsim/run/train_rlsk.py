@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agents.rlsk_config import RLSKConfig
 from cloudsim.envs import TRAINING_SEEDS
-from cloudsim.run.config.fields import option, whole
+from cloudsim.run.config.fields import option, require, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
 
 __all__ = ["RLSKTrainConfig", "train_rlsk", "training_sequences"]
@@ -37,6 +37,12 @@ class RLSKTrainConfig(AgentTraining):
     length = "timesteps"
     progress_key = "timesteps"
     state_name = "model.zip"
+
+    def check_options(self) -> None:
+        from traces.synthetic import load_problem  # the range of loads the rlsk generator draws its sequences at
+
+        problem = load_problem("rlsk", self.load, self.jobs)
+        require(problem is None, type(self), "load", self.load, problem)
 
     def describe_state(self) -> str:
         return "RLSK"

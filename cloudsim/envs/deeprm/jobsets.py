@@ -80,11 +80,33 @@ POISSON_JOBS = (5, 50)
 """DeepRM_Plus's jobsets (section V-B) hold between 5 and 50 jobs."""
 
 
-def poisson_rate_for_load(load: float, params: DeepRMParams) -> float:
-    """The Poisson arrival rate (jobs per step) giving ``load`` under ``params``' job sizes; any load > 0."""
+MAX_SPAN = 2**27
+"""The longest expected arrival span of a Poisson jobset, ``jobs / rate`` steps (as long as the cloudsim
+generators draw, `traces.synthetic.MAX_STEPS`): its arrival steps stay far inside what float64 and int64 hold."""
+
+
+def poisson_rate_for_load(load: float, params: DeepRMParams, jobs: int = POISSON_JOBS[1]) -> float:
+    """The Poisson arrival rate (jobs per step) giving ``load`` under ``params``' job sizes; ValueError for a
+    load so low that ``jobs`` jobs would arrive over more than `MAX_SPAN` steps, naming the least load."""
     if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
         raise ValueError(f"load must be a number > 0 (1.0 = 100 % of a resource), got {load!r}")
-    return float(load) / params.load_per_rate()
+    rate = float(load) / params.load_per_rate()
+    if jobs / rate > MAX_SPAN:
+        least = _least_load(jobs, params)
+        raise ValueError(f"load {load:g} is too low for Poisson arrivals: a jobset of {jobs} jobs would arrive over "
+                         f"about {jobs / rate:.3g} steps, past 2**27 ({MAX_SPAN}); pick a load of at least {least:g}")
+    return rate
+
+
+def _least_load(jobs: int, params: DeepRMParams) -> float:
+    """The least load, in three significant digits, at which ``jobs`` jobs arrive within `MAX_SPAN` steps."""
+    per_rate = params.load_per_rate()
+    bound = jobs * per_rate / MAX_SPAN
+    step = 10.0 ** (math.floor(math.log10(bound)) - 2)
+    value = float(f"{math.ceil(bound / step) * step:.3g}")
+    while jobs / (value / per_rate) > MAX_SPAN:  # float rounding can leave the shown digits a hair low
+        value = float(f"{value + step:.3g}")
+    return value
 
 
 def poisson_jobsets(seed: int, count: int, params: DeepRMParams, rate: float,
@@ -110,6 +132,9 @@ def poisson_jobsets(seed: int, count: int, params: DeepRMParams, rate: float,
         raise ValueError(f"jobs must be (fewest, most) whole numbers with 1 <= fewest <= most, got {jobs!r}")
     if not (isinstance(rate, (int, float, np.number)) and math.isfinite(rate) and rate > 0):
         raise ValueError(f"rate must be a number of jobs per step > 0, got {rate!r}")
+    if hi / rate > MAX_SPAN:
+        raise ValueError(f"rate {rate:g} is too low: {hi} jobs would arrive over about {hi / rate:.3g} steps, past "
+                         f"2**27 ({MAX_SPAN}); give at least {hi / MAX_SPAN:g} jobs per step")
     (s_lo, s_hi), (b_lo, b_hi) = params.length_ranges()
     (d_lo, d_hi), (o_lo, o_hi) = params.size_ranges()
     rng = np.random.default_rng(int(seed))

@@ -83,6 +83,8 @@ class CompareConfig(RunConfig):
             require(self.workload.load is None, cls, "loads", self.loads, "give either --load or --loads")
             require(len(set(self.loads)) == len(self.loads), cls, "loads", self.loads,
                      "names a load twice; name each once")
+            for load in self.loads if self.DRAWS_JOBS else ():
+                self.workload.check_drawn_load(load, cls, "loads")
 
     @property
     def seed_list(self) -> range:
@@ -143,6 +145,7 @@ class DeepRMCompareConfig(CompareConfig):
 
     ENVIRONMENT = "deeprm"
     DEFAULT_BROKERS = DEEPRM_DEFAULT_BROKERS
+    DRAWS_JOBS = False  # DeepRM's environment draws its jobsets (`cloudsim.envs.deeprm.jobsets_at_load`)
     NOT_HERE = "applies to DeepRM's environment; add --env deeprm"
 
     sizes: str | None = option(

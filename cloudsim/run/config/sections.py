@@ -169,10 +169,15 @@ class WorkloadConfig:
             check_positive_real(cls, "load", self.load, "a fraction of capacity such as 0.7")
         if self.synthetic_jobs is not None:
             check_positive_whole(cls, "synthetic_jobs", self.synthetic_jobs, "jobs to generate")
-        if self.load is not None and self.is_generator:  # the range its arrivals can be drawn in, for its jobs
-            problem = load_problem(self.generator_name, self.load, self.synthetic_jobs)  # traces.synthetic.load_range
-            require(problem is None, cls, "load", self.load, problem)
         require(is_whole(self.seed) and self.seed >= 0, cls, "seed", self.seed, "must be a whole number >= 0")
+
+    def check_drawn_load(self, load: float, owner: type | None = None, name: str = "load") -> None:
+        """Refuse a ``load`` at which the generator cannot draw this workload's jobs, naming the loads it can
+        (`traces.synthetic.load_range`: they depend on --synthetic-jobs) and the option ``name`` of ``owner``
+        (default: this workload's --load) that gave it; a trace's load is not drawn. A command whose jobs the
+        generator draws checks its loads with it (`RunConfig.DRAWS_JOBS`)."""
+        problem = load_problem(self.generator_name, load, self.synthetic_jobs) if self.is_generator else None
+        require(problem is None, owner or type(self), name, load, problem)
 
     @property
     def is_generator(self) -> bool:
@@ -495,6 +500,9 @@ class RunConfig:
 
     DEFAULT_BROKERS: ClassVar[tuple[str, ...]] = ("first-fit",)
     """The brokers the command runs when --brokers is not given (what its help shows)."""
+    DRAWS_JOBS: ClassVar[bool] = True
+    """Whether a generated workload's jobs are drawn by its generator (`traces.generate`), whose range of loads
+    --load is checked against (False: DeepRM's environment draws its own jobsets, checking its own loads)."""
 
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
@@ -535,6 +543,8 @@ class RunConfig:
             problem = place_problem(self.report.out, self.reads)
             require(problem is None, ReportConfig, "out", self.report.out, problem)
         check_machine_table(self.workload, self.cluster)
+        if self.DRAWS_JOBS and self.workload.load is not None:
+            self.workload.check_drawn_load(self.workload.load)
         self.chosen_brokers  # checked now: a mistake is refused when the config is made
         self._check_core_brokers()
 
