@@ -353,8 +353,9 @@ def test_an_installed_package_declaring_a_built_in_name_is_not_taken_for_its_sou
         if row["registry"] != "core (installed)":
             assert row["source"].startswith("cloudsim "), row
     installed = {row["name"]: row for row in rows if row["registry"] == "core (installed)"}
-    assert "reads as a reference" in installed["odd:name"]["refuses"]
-    assert "first-fit has this name too" in installed["first-fit"]["refuses"]
+    assert installed["odd:name"]["summary"] == ("(not loaded, its name is refused: it holds ':', which reads as a "
+                                                "reference (module:Class); run it as --brokers hostile:FirstFit)")
+    assert "first-fit has this name too; run it as --brokers hostile:FirstFit" in installed["first-fit"]["summary"]
 
 
 # ---------------------------------------------------------------- 8. options given to a broker

@@ -70,12 +70,11 @@ def catalogue() -> list[BrokerEntry]:
         package = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
         clash = builtin_source(name)
         refused = (f"{clash} has this name too" if clash else
-                   "its name holds ':', which reads as a reference (module:Class)" if plugins.is_reference(name)
+                   "it holds ':', which reads as a reference (module:Class)" if plugins.is_reference(name)
                    else None)
-        rows.append(BrokerEntry(
-            name, "core (installed)", "(not loaded: refused by name)" if refused else _installed_summary(name),
-            f"{package} ({point.value})", "-",
-            f"refused: {refused}; run it as --brokers {point.value}" if refused else "-"))
+        summary = (f"(not loaded, its name is refused: {refused}; run it as --brokers {point.value})" if refused
+                   else _installed_summary(name))
+        rows.append(BrokerEntry(name, "core (installed)", summary, f"{package} ({point.value})", "-", "-"))
     rows += [BrokerEntry(name, "DeepRM's environment", _summary(factory), plugins.source(name, builtin_source)["package"],
                          "compare deeprm --env deeprm", "any other command (not a broker of the core)")
              for name, factory in DEEPRM_ENV_BROKERS.items()]
