@@ -61,6 +61,7 @@ class FirstFit:
 
     name = "first-fit"
     empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
+    compiled_round = "first-fit"  # the engine runs this round compiled where it can (`cloudsim.compiled`)
 
     def decide(self, view: ClusterView) -> Plan | None:
         """The round's decisions as one (final) plan: machine by machine in order, each task in order with

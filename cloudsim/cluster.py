@@ -161,6 +161,16 @@ class ClusterState:
         self.free[machine] = instances_applied(self.free[machine], demand, count, op)
         self._changed(machine)
 
+    def set_machines(self, free: np.ndarray, running: np.ndarray) -> None:
+        """Take every machine's free resources and running instances from an episode run on the engine's
+        compiled path (`cloudsim.compiled`); every machine counts as changed."""
+        if free.shape != self.free.shape or running.shape != self.running.shape:
+            raise ValueError(f"set_machines: free {free.shape} and running {running.shape} must be "
+                             f"{self.free.shape} and {self.running.shape}")
+        self.free[:] = free
+        self.running[:] = running
+        self._changed_many(np.arange(self.machines))
+
     def take_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int) -> None:
         """Instances starting on ``machine`` take ``milli`` of each of their devices (one tuple each)."""
         self._move_devices(machine, instances, milli, -1)

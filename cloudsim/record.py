@@ -114,6 +114,18 @@ class GroupTable:
         return (self.task[r] == task and self.duration[r] == duration
                 and self.first_instance[r] + self.instances[r] == first)
 
+    def add_rows(self, task: np.ndarray, machine: np.ndarray, first: np.ndarray, count: np.ndarray,
+                 duration: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+        """Groups made on the engine's compiled path (`cloudsim.compiled`), in start order: running where
+        ``end`` is NaN, else finished at ``end``."""
+        self.add_many(task, machine, first, count, duration, 0.0)
+        rows = slice(len(self.task) - len(task), len(self.task))
+        for column, values in ((self.start, start), (self.end, end)):
+            np.frombuffer(column, dtype=np.float64)[rows] = values
+        codes = np.frombuffer(self.outcome, dtype=np.int8)
+        codes[rows] = np.where(np.isnan(end), 0, OUTCOMES.index("finished") + 1)
+        del codes
+
     def grow(self, gid: int, count: int) -> None:
         """``count`` more instances join group ``gid`` (they follow its last one)."""
         self.instances[gid - self.base] += count

@@ -488,6 +488,29 @@ class TaskTable:
             jobs += self._task_finished(task, now)
         return jobs
 
+    def set_progress(self, *, started: np.ndarray, finished: np.ndarray, pending_parents: np.ndarray,
+                     ready_time: np.ndarray, start_time: np.ndarray, finish_time: np.ndarray, job_arrival: np.ndarray,
+                     job_finish: np.ndarray, job_unfinished_tasks: np.ndarray, unfinished_jobs: int,
+                     running_instances: int, latest_finish: float) -> None:
+        """Take the progress of an episode run on the engine's compiled path (`cloudsim.compiled`), one value
+        per task or job row: instances started (fresh ones: nothing was re-queued) and finished, parents
+        pending, times, and the counters. The waiting set becomes the ready tasks with waiting instances."""
+        for name, values in (("task_started", started), ("_next_fresh", started), ("task_finished", finished),
+                             ("task_pending_parents", pending_parents), ("task_ready_time", ready_time),
+                             ("task_start_time", start_time), ("task_finish_time", finish_time),
+                             ("job_arrival", job_arrival), ("job_finish", job_finish),
+                             ("job_unfinished_tasks", job_unfinished_tasks)):
+            column = getattr(self, name)
+            if np.shape(values) != column.shape:
+                raise ValueError(f"set_progress: {name} has shape {np.shape(values)}, the table {column.shape}")
+            column[:] = values
+        self.unfinished_jobs = unfinished_jobs
+        self.running_instances = running_instances
+        self.latest_finish = latest_finish
+        self._in_system = None
+        waits = ~np.isnan(self.task_ready_time) & (self.task_instances > self.task_started + self.task_reserved)
+        self._set_ready(np.flatnonzero(waits) + self.task_base)
+
     def usage_by_job(self) -> np.ndarray:
         """Resources held by each job's running instances, shape (job rows, resources); read-only.
         Kept up to date from the first call on."""

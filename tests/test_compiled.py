@@ -1,0 +1,136 @@
+"""The engine's compiled path gives what its Python path gives, bit for bit, and is taken only where it applies.
+
+`Simulation.run` takes the compiled path (`cloudsim.compiled`) for a broker that declares a compiled
+round; ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
+the engine checks and applies it. The two must leave the same task, job and group tables, the same
+summary and the same machine state, on every workload: ties of submit and end times, DAGs, tasks that
+fill machines exactly, zero durations, shares that do not add up exactly in floating point.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents import make_broker
+from agents.heuristics import FirstFit
+from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
+from traces import alibaba_like
+
+
+def both_paths(cluster, jobs, broker="first-fit", **options):
+    """The run on the Python path and on the compiled path, with the simulations."""
+    runs = []
+    for compiled in (False, True):
+        sim = Simulation(cluster, jobs, make_broker(broker), compiled=compiled, **options)
+        runs.append((sim, sim.run()))
+    return runs
+
+
+def assert_same_run(python, compiled):
+    (sim_p, p), (sim_c, c) = python, compiled
+    for table in ("tasks", "jobs", "groups"):
+        pd.testing.assert_frame_equal(getattr(p, table), getattr(c, table), check_exact=True)
+    summary = [pd.Series({k: v for k, v in r.summary.items() if "wall" not in k}, dtype=object) for r in (p, c)]
+    assert summary[0].equals(summary[1])  # (NaN where NaN)
+    assert np.array_equal(sim_p.state.free, sim_c.state.free) and np.array_equal(sim_p.state.running,
+                                                                                 sim_c.state.running)
+    assert sim_c.tasks.unfinished_jobs == 0 and sim_c.tasks.running_instances == 0 and len(sim_c.tasks.ready) == 0
+
+
+@st.composite
+def workloads(draw):
+    """A cluster of 1-5 machines of 1-3 resources and 1-12 jobs of 1-4 tasks with DAGs: submit times and
+    durations from a few integers (ties everywhere, zero durations among them), demands from shares that
+    fill a machine exactly (1/2, 1/4) or not quite in floating point (1/3, 0.1, 0.05)."""
+    resources = ("cpu", "memory", "disk")[:draw(st.integers(1, 3))]
+    sizes = [tuple(float(draw(st.sampled_from([1, 2, 10, 64]))) for _ in resources)
+             for _ in range(draw(st.integers(1, 5)))]
+    cluster = ClusterSpec(resources, tuple(sizes))
+    smallest = np.min(np.array(sizes), axis=0)
+    jobs = []
+    for j in range(draw(st.integers(1, 12))):
+        tasks = []
+        for t in range(draw(st.integers(1, 4))):
+            share = [draw(st.sampled_from([0.0, 0.05, 0.1, 0.25, 1 / 3, 0.5, 1.0])) for _ in resources]
+            parents = tuple(p for p in range(t) if draw(st.booleans()))
+            tasks.append(TaskSpec(t, draw(st.integers(1, 30)), dict(zip(resources, (s * m for s, m in
+                                                                                    zip(share, smallest)))),
+                                  float(draw(st.sampled_from([0, 1, 2, 3, 5, 0.1]))), parents))
+        jobs.append(JobSpec(j, float(draw(st.sampled_from([0, 0, 1, 2, 3, 7]))), tuple(tasks)))
+    return cluster, jobs
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_first_fit_compiled_is_its_python_path_group_for_group(workload):
+    cluster, jobs = workload
+    python, compiled = both_paths(cluster, jobs)
+    assert_same_run(python, compiled)
+
+
+def test_first_fit_compiled_on_alibaba_like_jobs_on_a_large_cluster():
+    """500 alibaba-like jobs (DAGs, thousands of instances) on 1,000 machines of two resources: thousands of
+    groups, many machines freed and filled at once, long waiting queues."""
+    python, compiled = both_paths(ClusterSpec.uniform(1000, {"cpu": 96, "memory": 1}), alibaba_like(500, seed=3))
+    assert len(compiled[1].groups) > 1000
+    assert_same_run(python, compiled)
+
+
+def test_a_full_queue_on_few_machines_is_the_same_on_both_paths():
+    """CloudSimPy's shape: few machines and a queue of hundreds of tasks that wait for a long time."""
+    python, compiled = both_paths(ClusterSpec.uniform(3, {"cpu": 8, "memory": 1}), alibaba_like(80, seed=1))
+    assert_same_run(python, compiled)
+
+
+def test_run_takes_the_compiled_path_only_where_it_applies():
+    cluster = ClusterSpec.uniform(2, {"cpu": 4})
+    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 3, {"cpu": 1.0}, 2.0),))]
+    assert Simulation(cluster, jobs, FirstFit())._compiled_refusal() is None
+
+    class Mine(FirstFit):  # decides otherwise: its decisions are not first-fit's round
+        def decide(self, view):
+            return super().decide(view)
+
+    assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
+    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("tetris"))._compiled_refusal()
+    failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
+    for options, reason in (({"tick": 1.0}, "a fixed tick"), ({"machine_events": failing}, "machine events"),
+                            ):
+        refusal = Simulation(cluster, jobs, FirstFit(), **options)._compiled_refusal()
+        assert reason in refusal
+        with pytest.raises(ValueError, match=f"compiled=True: the compiled path does not apply: .*{reason}"):
+            Simulation(cluster, jobs, FirstFit(), compiled=True, **options).run()
+    per_instance = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, (1.0, 2.0)),))]
+    assert "per-instance durations" in Simulation(cluster, per_instance, FirstFit())._compiled_refusal()
+    with pytest.raises(ValueError, match="compiled must be None"):
+        Simulation(cluster, jobs, FirstFit(), compiled="yes")
+
+
+def test_a_subclass_that_keeps_decide_runs_compiled_and_gives_first_fits_run():
+    class Renamed(FirstFit):
+        name = "renamed"
+
+    cluster = ClusterSpec.uniform(2, {"cpu": 4})
+    jobs = [JobSpec(j, float(j), (TaskSpec(0, 5, {"cpu": 1.5}, 3.0),)) for j in range(4)]
+    sim = Simulation(cluster, jobs, Renamed(), compiled=True)
+    result = sim.run()
+    # by hand: each job's 5 instances of 1.5 cpu on machines of 4 cpu: 2 per machine (1.0 left), 4 at t=0 ...
+    assert result.summary["broker"] == "renamed"
+    assert result.summary["makespan"] == Simulation(cluster, jobs, FirstFit(), compiled=False).run().makespan
+
+
+def test_a_worked_example_by_hand():
+    """Two machines of 4 cpu; job 0 at t=0: task a, 3 instances of 2 cpu for 5; job 1 at t=1: task b, 2
+    instances of 3 cpu for 2. First-fit at t=0: machine 0 takes 2 of a, machine 1 takes 1 (2 cpu left);
+    at t=1 b fits nowhere (2 cpu free on machine 1); at t=5 a's instances end and b starts, one on each
+    machine (machine-major: machine 0 first), ending at 7."""
+    cluster = ClusterSpec.uniform(2, {"cpu": 4})
+    jobs = [JobSpec(0, 0.0, (TaskSpec("a", 3, {"cpu": 2.0}, 5.0),)),
+            JobSpec(1, 1.0, (TaskSpec("b", 2, {"cpu": 3.0}, 2.0),))]
+    result = Simulation(cluster, jobs, FirstFit(), compiled=True).run()
+    groups = result.groups
+    assert groups[["task_id", "machine", "instances", "start", "end"]].values.tolist() == [
+        ["a", 0, 2, 0.0, 5.0], ["a", 1, 1, 0.0, 5.0], ["b", 0, 1, 5.0, 7.0], ["b", 1, 1, 5.0, 7.0]]
+    assert result.makespan == 7.0 and result.summary["decisions"] == 4
