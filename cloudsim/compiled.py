@@ -136,6 +136,11 @@ class CompiledState:
         self.group_floats = np.zeros((1024, 3))
         at = int(self.ints[SEGMENT])
         self.segment = self.ints[at:at + machines + n_tasks + 1]  # a view: the bounds of the latest round's ends
+        # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
+        # the episode's first events, so that a run's simulation time is the simulation's.
+        _end(self.ints, self.floats, self.group_ints, self.group_floats, 0, 0, 0.0)  # (no groups: changes nothing)
+        _first_fit_round(self.ints, self.floats, self.group_ints, self.group_floats, 0.0)  # (nothing new: nothing)
+        _arrive.compile((numba.typeof(self.ints), numba.typeof(self.floats), numba.int64, numba.float64))
 
     # ------------------------------------------------------------------ the counters
     @property

@@ -134,9 +134,9 @@ class Simulation:
         compiled: whether `run` takes the engine's compiled path (`cloudsim.compiled`): ``None`` (the
             default) where it applies, ``False`` never, ``True`` always (ValueError where it does not
             apply, saying why). It applies to a broker that declares a compiled round
-            (``compiled_round``, as `agents.heuristics.FirstFit` does) in an event-driven run without
-            machine events, faults, devices, machine attributes, per-instance durations or streaming; it
-            gives the same results, bit for bit, several times faster.
+            (``compiled_round``, as `agents.heuristics.FirstFit` does) in a run without machine events,
+            faults, devices, machine attributes, per-instance durations or streaming; it gives the same
+            results, bit for bit, many times faster.
 
     Attributes:
         jobs: the jobs in arrival order (in a streamed simulation, those read and
@@ -407,7 +407,7 @@ class Simulation:
         self.env.process(self._arrivals() if self._compiled is None else self._compiled_arrivals())
         if self.tick is not None:
             # The first tick fires at t=0 with the priority a SimPy process starts with.
-            _scheduled(self.env, URGENT).callbacks.append(self._tick)
+            _scheduled(self.env, URGENT).callbacks.append(self._tick if self._compiled is None else self._compiled_tick)
         if self.machine_events or self.faults is not None:
             self.env.process(self._machine_changes())
 
@@ -531,7 +531,6 @@ class Simulation:
             return (f"broker {self.record.broker!r} changes decide() of {owner.__name__}, whose compiled round "
                     "would not be its decisions")
         reasons = [why for why, applies in (
-            ("a fixed tick", self.tick is not None),
             ("machine events or faults", bool(self.machine_events) or self.faults is not None),
             ("devices or machine attributes", self.state.constrained),
             ("per-instance durations", any(d is not None for d in self.tasks.instance_durations)),
@@ -587,8 +586,8 @@ class Simulation:
         round makes come in the same order (an arrival's next timeout then comes after the round's end
         events, where it came before them: an arrival and an end at one instant change the state alike in
         either order)."""
-        if self._round_requested or not self._compiled.waiting_tasks:
-            return
+        if self.tick is not None or self._round_requested or not self._compiled.waiting_tasks:
+            return  # (with a fixed tick, rounds come with the ticks)
         if alone and self.env.peek() > self.env.now:
             self._compiled_round(None)
         else:
@@ -602,18 +601,41 @@ class Simulation:
         compiled = self._compiled
         if not compiled.waiting_tasks:
             return  # nothing waits (a compiled broker asks for no empty round)
+        self._compiled_decide()
+
+    def _compiled_tick(self, _event: Event) -> None:
+        """`_tick` on the compiled path: the next tick is made before the round's end events, as there."""
+        compiled = self._compiled
+        if self._arrivals_done and not compiled.unfinished_jobs:
+            self.record.makespan = float(self.env.now)
+            return
+        if not compiled.waiting_tasks:  # no round: a compiled broker asks for no empty round
+            self._compiled_count_idle(0)
+            self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
+            return
+        self._compiled_decide()
+
+    def _compiled_decide(self) -> None:
+        """The broker's round on the compiled path, then `_close_round`'s work: the idle count, the next tick,
+        the groups' end events (one per distinct end time, as `_launch_started_groups` makes them)."""
+        compiled = self._compiled
         self._rounds_opened += 1
-        made = compiled.first_fit_round(self.env.now)
-        if made:
-            self._idle_rounds = 0
-        elif self._arrivals_done and not compiled.running_instances:
-            self._idle_rounds += 1  # (`_count_idle_round` without machine events)
-            if self._idle_rounds > self.max_idle_ticks:
-                self._compiled_write_back()
-                raise SimulationStalledError(self._stall_message())
+        self._compiled_count_idle(compiled.first_fit_round(self.env.now))
+        if self.tick is not None:
+            self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
         timeout, finish = self.env.timeout, self._compiled_finish
         for delay, launched in compiled.end_times():
             timeout(delay, value=launched).callbacks.append(finish)
+
+    def _compiled_count_idle(self, made: int) -> None:
+        """`_count_idle_round` on the compiled path (which runs without machine events or reservations)."""
+        if made:
+            self._idle_rounds = 0
+        elif self._arrivals_done and not self._compiled.running_instances:
+            self._idle_rounds += 1
+            if self._idle_rounds > self.max_idle_ticks:
+                self._compiled_write_back()
+                raise SimulationStalledError(self._stall_message())
 
     def _compiled_finish(self, event: Event) -> None:
         """`_finish_groups` on the compiled path."""

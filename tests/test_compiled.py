@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from agents import make_broker
 from agents.heuristics import FirstFit
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
+from cloudsim.faults import RandomFaults
 from traces import alibaba_like
 
 
@@ -41,7 +42,7 @@ def assert_same_run(python, compiled):
 
 @st.composite
 def workloads(draw):
-    """A cluster of 1-5 machines of 1-3 resources and 1-12 jobs of 1-4 tasks with DAGs: submit times and
+    """A cluster of 1-5 machines of 1-3 resources, 1-12 jobs of 1-4 tasks with DAGs and a tick or none: submit times and
     durations from a few integers (ties everywhere, zero durations among them), demands from shares that
     fill a machine exactly (1/2, 1/4) or not quite in floating point (1/3, 0.1, 0.05)."""
     resources = ("cpu", "memory", "disk")[:draw(st.integers(1, 3))]
@@ -59,14 +60,15 @@ def workloads(draw):
                                                                                     zip(share, smallest)))),
                                   float(draw(st.sampled_from([0, 1, 2, 3, 5, 0.1]))), parents))
         jobs.append(JobSpec(j, float(draw(st.sampled_from([0, 0, 1, 2, 3, 7]))), tuple(tasks)))
-    return cluster, jobs
+    return cluster, jobs, draw(st.sampled_from([None, None, 1.0, 0.5]))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_first_fit_compiled_is_its_python_path_group_for_group(workload):
-    cluster, jobs = workload
-    python, compiled = both_paths(cluster, jobs)
+    """Event-driven and with a fixed tick (1, or 0.5: ticks that fall between submit times and end times)."""
+    cluster, jobs, tick = workload
+    python, compiled = both_paths(cluster, jobs, tick=tick)
     assert_same_run(python, compiled)
 
 
@@ -96,8 +98,8 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
     assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
     assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("tetris"))._compiled_refusal()
     failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
-    for options, reason in (({"tick": 1.0}, "a fixed tick"), ({"machine_events": failing}, "machine events"),
-                            ):
+    for options, reason in (({"machine_events": failing}, "machine events"),
+                            ({"faults": RandomFaults(mtbf=5.0, mttr=1.0, seed=0)}, "faults")):
         refusal = Simulation(cluster, jobs, FirstFit(), **options)._compiled_refusal()
         assert reason in refusal
         with pytest.raises(ValueError, match=f"compiled=True: the compiled path does not apply: .*{reason}"):

@@ -1,0 +1,132 @@
+"""The engine's compiled path side by side with another checkout's engine, and with its own Python path.
+
+Each case runs in a fresh Python process per variant, the variants alternating within every repeat so
+that all see the same machine load; the report gives each variant's median and the ratios of medians.
+The variants:
+
+* ``base``: the checkout given by ``--against`` (the commit the compiled-engine issue measures against,
+  e8a013e), as it runs by default;
+* ``python``: this checkout with ``Simulation(compiled=False)`` (the broker's own ``decide``, the plan
+  checked and applied by the engine);
+* ``compiled``: this checkout as it runs by default (the compiled path where it applies).
+
+The cases (first-fit, alibaba-like jobs of seed 0 on v2018's 4,034 machines of cpu 96 and memory 1,
+event-driven; CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``):
+
+* ``first-fit-1000``: decisions per second of simulation (results left out), 1,000 jobs;
+* ``first-fit-10000``: seconds of simulation, 10,000 jobs;
+* ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
+  only: the command line has no switch for the Python path).
+
+The first run of a new checkout compiles its kernels (numba, cached on disk); a warm-up run per variant
+comes before the timed ones, so the figures are those of an installation that has run once.
+
+    git worktree add /tmp/e8a013e e8a013e
+    python benchmarks/compiled_engine.py --against /tmp/e8a013e --repeats 3 [--cases first-fit-1000]
+
+Writes benchmarks/results/compiled_engine.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmark_common import CLOUDSIMPY_TRACE, RESULTS, ROOT, code_version
+from replay_speed import CHILD as CLI
+
+ALIBABA = r"""
+import inspect, json, sys
+jobs, compiled = int(sys.argv[1]), sys.argv[2]
+from agents import make_broker
+from cloudsim import ClusterSpec, Simulation
+from traces import alibaba_like
+options = {} if compiled == "default" else {"compiled": compiled == "on"}
+assert not options or "compiled" in inspect.signature(Simulation).parameters
+s = Simulation(ClusterSpec.uniform(4034, {"cpu": 96, "memory": 1}), alibaba_like(jobs, seed=0),
+               make_broker("first-fit"), **options).run().summary
+print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simulation_s": s["sim_wall_s"],
+                  "decisions_per_s": s["decisions"] / s["sim_wall_s"]}))
+"""
+
+CASES = {
+    "first-fit-1000": (ALIBABA, 1000),
+    "first-fit-10000": (ALIBABA, 10000),
+    "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
+                         "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
+}
+HEADLINE = {"first-fit-1000": "decisions_per_s", "first-fit-10000": "simulation_s", "cloudsimpy-whole": "process_s"}
+
+
+def run(checkout: Path, case: str, variant: str) -> dict:
+    code, *argv = CASES[case]
+    if code == ALIBABA:
+        argv.append({"base": "default", "python": "off", "compiled": "default"}[variant])
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    done = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True,
+                          cwd=checkout, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"compiled_engine.py: {case} ({variant}) failed: "
+                         f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", type=Path, required=True, help="the base checkout (a git worktree)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cases", default=",".join(CASES), help=f"among {', '.join(CASES)}")
+    args = parser.parse_args()
+    cases = args.cases.split(",")
+    unknown = sorted(set(cases) - set(CASES))
+    if unknown or args.repeats < 1 or not (args.against / "cloudsim" / "simulation.py").is_file():
+        raise SystemExit(f"compiled_engine.py: give --cases among {', '.join(CASES)}, --repeats >= 1 and --against "
+                         f"a checkout of cloudsim (got {unknown or args.cases}, {args.repeats}, {args.against})")
+    rows = {}
+    for case in cases:
+        variants = ("base", "python", "compiled") if CASES[case][0] == ALIBABA else ("base", "compiled")
+        checkouts = {"base": args.against.resolve(), "python": ROOT, "compiled": ROOT}
+        for variant in variants:  # warm-up: kernels compiled and cached, files in the page cache
+            run(checkouts[variant], case, variant)
+        runs = {variant: [] for variant in variants}
+        for repeat in range(args.repeats):
+            for variant in (variants if repeat % 2 == 0 else variants[::-1]):
+                runs[variant].append(run(checkouts[variant], case, variant))
+                print(case, variant, json.dumps(runs[variant][-1]), flush=True)
+        medians = {variant: {key: statistics.median(r[key] for r in rs) for key in rs[0]
+                             if isinstance(rs[0][key], (int, float))} for variant, rs in runs.items()}
+        for variant, rs in runs.items():  # the same results on every path
+            assert rs[0].get("makespan") == runs["base"][0].get("makespan"), (case, variant)
+        rows[case] = medians
+    key = HEADLINE
+    lines = [f"# The compiled engine side by side ({code_version()} against {code_version(args.against.resolve())})",
+             "", f"Medians of {args.repeats} alternating runs in fresh processes, after one warm-up run each.", "",
+             "| case | measure | base | python path | compiled | compiled vs base | compiled vs python path |",
+             "|---|---|---|---|---|---|---|"]
+    for case, medians in rows.items():
+        measure = key[case]
+        base, compiled = medians["base"][measure], medians["compiled"][measure]
+        python = medians.get("python", {}).get(measure)
+        faster = (lambda a, b: b / a) if measure == "decisions_per_s" else (lambda a, b: a / b)
+        shown = "{:,.0f}".format if measure == "decisions_per_s" else "{:.3g}".format
+        lines.append(f"| {case} | {measure} | {shown(base)} | {'-' if python is None else shown(python)} | "
+                     f"{shown(compiled)} | {faster(base, compiled):.2f}x | "
+                     f"{'-' if python is None else f'{faster(python, compiled):.2f}x'} |")
+        if "peak_rss_mb" in medians["compiled"]:
+            lines.append(f"| {case} | peak_rss_mb | {medians['base']['peak_rss_mb']:.0f} | - | "
+                         f"{medians['compiled']['peak_rss_mb']:.0f} | | |")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "compiled_engine.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "compiled_engine.json").write_text(json.dumps(
+        {"code": code_version(), "base": code_version(args.against.resolve()), "repeats": args.repeats,
+         "medians": rows}, indent=1) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
