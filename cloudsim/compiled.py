@@ -38,22 +38,28 @@ COMPILED_ROUNDS = ("first-fit",)  # the rounds this module compiles (a broker's 
 # ----------------------------------------------------------------------------------- the buffers' header
 # Scalars of the int buffer
 MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES = range(6)
-GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT = range(6, 14)
+GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES = range(6, 15)
 # Offsets of the int regions
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
- NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, SEGMENT) = range(14, 33)
+ NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED) = range(15, 33)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, END_KEYS) = range(33, 45)
+ MIN_DEMAND) = range(33, 44)
 INT_HEADER = 48
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
-# Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th)
-G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED = range(5)
+# Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
+# s-th end time of the latest round begins among its launched rows, at row first + s)
+G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
+GROUP_INTS = 6
 # floats (duration, start, end)
 G_DURATION, G_START, G_END = range(3)
 STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of a tree of up to 2**63 leaves
+# What an event's call says of the round it was allowed to run (its decisions when it ran one)
+NOTHING_WAITS = -1  # no round is needed
+ROUND_DUE = -2  # tasks wait: a round is due at this instant, and the call was not to run it
+NO_ROOM = -3  # the round needs more group rows first (`CompiledState` grows them and runs it)
 
 
 def _leaves(n: int) -> int:
@@ -96,6 +102,8 @@ class CompiledState:
         tasks: the episode's `TaskTable` (read: the jobs, tasks, demands, durations and the DAG).
     """
 
+    ROUND_DUE = ROUND_DUE
+
     def __init__(self, capacity: np.ndarray, tasks) -> None:
         machines, resources = capacity.shape
         n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
@@ -113,8 +121,7 @@ class CompiledState:
                              (NEXT_FRESH, np.zeros(n_tasks)), (IS_DIRTY, np.zeros(machines)),
                              (DIRTY_LIST, np.zeros(machines)), (NEW_LIST, np.zeros(n_tasks)),
                              (HEAP, np.zeros(machines + n_tasks)), (STACK, np.zeros(STACK_SIZE)),
-                             (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
-                             (SEGMENT, np.zeros(machines + n_tasks + 1))):
+                             (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks))):
             ints.add(slot, values)
         self.ints = ints.build()
         self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS]] = (
@@ -128,19 +135,17 @@ class CompiledState:
                              (DURATION, tasks.task_duration), (READY_TIME, np.full(n_tasks, np.nan)),
                              (START_TIME, np.full(n_tasks, np.nan)), (FINISH_TIME, np.full(n_tasks, np.nan)),
                              (JOB_ARRIVAL, np.full(n_jobs, np.nan)), (JOB_FINISH, np.full(n_jobs, np.nan)),
-                             (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf)),
-                             (END_KEYS, np.zeros(machines + n_tasks))):
+                             (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf))):
             floats.add(slot, values)
         self.floats = floats.build(header_of=self.ints)
-        self.group_ints = np.zeros((1024, 5), dtype=np.int64)
+        self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
         self.group_floats = np.zeros((1024, 3))
-        at = int(self.ints[SEGMENT])
-        self.segment = self.ints[at:at + machines + n_tasks + 1]  # a view: the bounds of the latest round's ends
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
-        _end(self.ints, self.floats, self.group_ints, self.group_floats, 0, 0, 0.0)  # (no groups: changes nothing)
-        _first_fit_round(self.ints, self.floats, self.group_ints, self.group_floats, 0.0)  # (nothing new: nothing)
-        _arrive.compile((numba.typeof(self.ints), numba.typeof(self.floats), numba.int64, numba.float64))
+        buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
+        _end_then_round(*buffers, 0, 0, 0.0, False)  # (no groups, no round: changes nothing)
+        _round(*buffers, 0.0)  # (nothing waits: changes nothing)
+        _arrive_then_round.compile((*map(numba.typeof, buffers), numba.int64, numba.float64, numba.boolean))
 
     # ------------------------------------------------------------------ the counters
     @property
@@ -157,32 +162,38 @@ class CompiledState:
         return int(self.ints[WAITING_TASKS])
 
     # ------------------------------------------------------------------ the events
-    def arrive(self, job: int, now: float) -> None:
-        """Job ``job`` (its arrival position) arrives now."""
-        _arrive(self.ints, self.floats, job, now)
+    # Each returns the round's outcome: (decisions or NOTHING_WAITS / ROUND_DUE, end times, then the first end
+    # time's delay and the launched groups (a, b) it ends); the end times beyond the first are `end_times`.
+    def arrive(self, job: int, now: float, may_round: bool) -> tuple:
+        """Job ``job`` (its arrival position) arrives now; then, if ``may_round``, the round."""
+        outcome = _arrive_then_round(self.ints, self.floats, self.group_ints, self.group_floats, job, now, may_round)
+        return outcome if outcome[0] != NO_ROOM else self._round_with_room(now, outcome[1])
 
-    def first_fit_round(self, now: float) -> int:
-        """A first-fit round now; returns the decisions made (groups started). Their end times are then
-        `end_times`."""
-        needed = int(self.ints[GROUPS]) + self.waiting_tasks + self.machines  # a round starts at most this many
-        if needed > len(self.group_ints):
-            size = max(needed, 2 * len(self.group_ints))
-            self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), 5), np.int64)])
-            self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
-        return _first_fit_round(self.ints, self.floats, self.group_ints, self.group_floats, now)
+    def end(self, a: int, b: int, now: float, may_round: bool) -> tuple:
+        """The groups launched ``a``-th to ``b``-th finish now; then, if ``may_round``, the round. Returns the
+        jobs this finished, then the round's outcome."""
+        outcome = _end_then_round(self.ints, self.floats, self.group_ints, self.group_floats, a, b, now, may_round)
+        return outcome if outcome[1] != NO_ROOM else (outcome[0], *self._round_with_room(now, outcome[2]))
 
-    def end_times(self):
-        """The latest round's groups by end time: ``(delay, (a, b))`` per distinct end time, in the order of its
-        first group; ``(a, b)`` is what `end` takes."""
-        bounds, launched = self.segment, self.group_ints[:, G_LAUNCHED]
-        duration = self.group_floats[:, G_DURATION]
-        for s in range(int(self.ints[SEGMENTS])):
-            a = int(bounds[s])
-            yield float(duration[launched[a]]), (a, int(bounds[s + 1]))
+    def round(self, now: float) -> tuple:
+        """A first-fit round now (NOTHING_WAITS where nothing waits)."""
+        outcome = _round(self.ints, self.floats, self.group_ints, self.group_floats, now)
+        return outcome if outcome[0] != NO_ROOM else self._round_with_room(now, outcome[1])
 
-    def end(self, launched: tuple[int, int], now: float) -> int:
-        """The groups launched ``a``-th to ``b``-th finish now; returns how many jobs this finished."""
-        return _end(self.ints, self.floats, self.group_ints, self.group_floats, launched[0], launched[1], now)
+    def _round_with_room(self, now: float, rows: int) -> tuple:
+        """The round, after growing the group rows to hold ``rows`` more."""
+        size = max(int(self.ints[GROUPS]) + rows, 2 * len(self.group_ints))
+        self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
+                                                                    np.int64)])
+        self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
+        return _round(self.ints, self.floats, self.group_ints, self.group_floats, now)
+
+    def end_times(self, first: int, count: int) -> list[tuple[float, tuple[int, int]]]:
+        """The latest round's groups by end time, given its first launched row and its ``count`` end times:
+        ``(delay, (a, b))`` per distinct end time, in the order of its first group; `end` takes ``a, b``."""
+        bounds = [*self.group_ints[first:first + count, G_END_TIME].tolist(), int(self.ints[GROUPS])]
+        launched, duration = self.group_ints[:, G_LAUNCHED], self.group_floats[:, G_DURATION]
+        return [(float(duration[launched[a]]), (a, b)) for a, b in zip(bounds, bounds[1:])]
 
     # ------------------------------------------------------------------ the results
     def write_back(self, tasks, state, groups) -> int:
@@ -333,6 +344,7 @@ def _release(ints, floats, task, now):
     new[ints[NEW]] = task
     ints[NEW] += 1
     ints[WAITING_TASKS] += 1
+    ints[WAITING_INSTANCES] += _ints(ints, WAITING, n_tasks)[task]
     leaves = ints[TASK_LEAVES]
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     tree = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
@@ -408,6 +420,46 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
             ints[UNFINISHED_JOBS] -= 1
             jobs += 1
     return jobs
+
+
+@numba.njit(cache=True)
+def _round(ints, floats, group_ints, group_floats, now):
+    """The round now, where something waits and the group rows have room for it: (decisions, end times, the
+    first end time's delay, its launched groups a, b); (NOTHING_WAITS, 0, ...) where nothing waits, and
+    (NO_ROOM, rows needed, ...) where the rows have no room. A round starts at least one instance per
+    decision, and at most one decision per task on each machine."""
+    if ints[WAITING_TASKS] == 0:
+        return NOTHING_WAITS, 0, 0.0, 0, 0
+    need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
+    if group_ints.shape[0] - ints[GROUPS] < need:
+        return NO_ROOM, need, 0.0, 0, 0
+    made = _first_fit_round(ints, floats, group_ints, group_floats, now)
+    segments = ints[SEGMENTS]
+    if segments == 0:
+        return made, 0, 0.0, 0, 0
+    first = ints[GROUPS] - made
+    stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
+    return made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
+
+
+@numba.njit(cache=True)
+def _maybe_round(ints, floats, group_ints, group_floats, now, may_round):
+    if may_round or ints[WAITING_TASKS] == 0:
+        return _round(ints, floats, group_ints, group_floats, now)
+    return ROUND_DUE, 0, 0.0, 0, 0
+
+
+@numba.njit(cache=True)
+def _arrive_then_round(ints, floats, group_ints, group_floats, job, now, may_round):
+    _arrive(ints, floats, job, now)
+    return _maybe_round(ints, floats, group_ints, group_floats, now, may_round)
+
+
+@numba.njit(cache=True)
+def _end_then_round(ints, floats, group_ints, group_floats, a, b, now, may_round):
+    jobs = _end(ints, floats, group_ints, group_floats, a, b, now)
+    made, segments, delay, first, stop = _maybe_round(ints, floats, group_ints, group_floats, now, may_round)
+    return jobs, made, segments, delay, first, stop
 
 
 @numba.njit(cache=True)
@@ -494,6 +546,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
                 start_time[task] = now
             next_fresh[task] += count
             waiting[task] -= count
+            ints[WAITING_INSTANCES] -= count
             on_machine[machine] += count
             ints[RUNNING] += count
             if waiting[task] == 0:
@@ -520,19 +573,17 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
 @numba.njit(cache=True)
 def _order_ends(ints, floats, group_ints, group_floats, first, stop, now):
     """The round's groups ``first..stop-1`` by end time (now + duration): the groups of each distinct end time
-    in launch order, the end times in the order of their first group, written to the launch column with the
-    bounds of each end time in the segment region (the engine makes one SimPy event per end time, so)."""
+    in launch order, the end times in the order of their first group, written to the launch column; the s-th
+    end time begins at launched row ``group_ints[first + s, G_END_TIME]`` (the engine makes one SimPy event per
+    end time, so)."""
     n = stop - first
-    segment = _ints(ints, SEGMENT, ints[MACHINES] + ints[TASKS] + 1)
-    if n == 0:
-        ints[SEGMENTS] = 0
+    ints[SEGMENTS] = min(n, 1)
+    if n <= 1:
+        if n == 1:
+            group_ints[first, G_LAUNCHED] = first
+            group_ints[first, G_END_TIME] = first
         return
-    if n == 1:
-        group_ints[first, G_LAUNCHED] = first
-        segment[0], segment[1] = first, stop
-        ints[SEGMENTS] = 1
-        return
-    keys = _floats(ints, floats, END_KEYS, ints[MACHINES] + ints[TASKS])[:n]
+    keys = np.empty(n)
     for k in range(n):
         keys[k] = now + group_floats[first + k, G_DURATION]
     order = np.argsort(keys, kind="mergesort")  # stable: launch order within an end time
@@ -548,11 +599,8 @@ def _order_ends(ints, floats, group_ints, group_floats, first, stop, now):
     at = first
     for s in range(count):
         e = by_head[s]
-        begin = starts[e]
-        end = starts[e + 1] if e + 1 < count else n
-        segment[s] = at
-        for k in range(begin, end):
+        group_ints[first + s, G_END_TIME] = at
+        for k in range(starts[e], starts[e + 1] if e + 1 < count else n):
             group_ints[at, G_LAUNCHED] = first + order[k]
             at += 1
-    segment[count] = at
     ints[SEGMENTS] = count

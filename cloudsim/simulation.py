@@ -568,40 +568,45 @@ class Simulation:
             self._compiled = None
 
     def _compiled_arrivals(self):
-        """`_arrivals` on the compiled path."""
+        """`_arrivals` on the compiled path: each arrival, and the round where it may run at once."""
         submit = [job.submit_time for job in self.jobs] + [math.inf]
-        timeout, arrive, env = self.env.timeout, self._compiled.arrive, self.env
+        env, arrive, last = self.env, self._compiled.arrive, len(self.jobs) - 1
         for j in range(len(self.jobs)):
-            yield timeout(max(submit[j] - env.now, 0.0))
-            arrive(j, env.now)
-            self._arrivals_done = j == len(self.jobs) - 1  # (before the round: it may run now)
-            self._compiled_request(alone=submit[j + 1] > env.now)
+            yield env.timeout(max(submit[j] - env.now, 0.0))
+            now = env.now
+            self._arrivals_done = j == last  # (before the round: it may run now)
+            # No other arrival at this instant, and nothing else due now: the round may run at once.
+            self._compiled_after(arrive(j, now, self._may_round_now() and submit[j + 1] > now))
         self._arrivals_done = True
 
-    def _compiled_request(self, alone: bool = True) -> None:
-        """`_request_round` on the compiled path. A round only happens while something waits, so none is asked
-        for while nothing waits (anything that makes a task wait asks again). Where nothing else is due now
-        (``alone``: no arrival at this instant; and SimPy's next event is later) the round runs at once, in
-        this event: the round event would have been the instant's next and last event, and the events the
-        round makes come in the same order (an arrival's next timeout then comes after the round's end
-        events, where it came before them: an arrival and an end at one instant change the state alike in
-        either order)."""
-        if self.tick is not None or self._round_requested or not self._compiled.waiting_tasks:
-            return  # (with a fixed tick, rounds come with the ticks)
-        if alone and self.env.peek() > self.env.now:
-            self._compiled_round(None)
-        else:
+    def _may_round_now(self) -> bool:
+        """Whether a round due now may run in the current event: event-driven, none asked for yet, and SimPy's
+        next event later than now. The round event would have been the instant's next and last event, and
+        the events the round makes come in the same order (but for an arrival's next timeout, which then
+        comes after the round's end events, where it came before them: an arrival and an end at one instant
+        change the state alike in either order)."""
+        return self.tick is None and not self._round_requested and self.env.peek() > self.env.now
+
+    def _compiled_after(self, outcome: tuple) -> None:
+        """After an event's call: the round it ran (`_compiled_launch`), or the round event it asks for."""
+        if outcome[0] >= 0:
+            self._compiled_launch(*outcome)
+        elif outcome[0] == self._compiled.ROUND_DUE:
+            self._compiled_ask_round()
+
+    def _compiled_ask_round(self) -> None:
+        """`_request_round` on the compiled path, for a round that is due (none is asked for while nothing
+        waits: anything that makes a task wait asks again)."""
+        if self.tick is None and not self._round_requested:
             self._round_requested = True
             _scheduled(self.env, _END_OF_INSTANT).callbacks.append(self._compiled_round)
 
-    def _compiled_round(self, _event: Event | None) -> None:
-        """`_event_round` and the broker's round on the compiled path; the groups' end events as
-        `_launch_started_groups` makes them."""
+    def _compiled_round(self, _event: Event) -> None:
+        """`_event_round` and the broker's round on the compiled path."""
         self._round_requested = False
-        compiled = self._compiled
-        if not compiled.waiting_tasks:
-            return  # nothing waits (a compiled broker asks for no empty round)
-        self._compiled_decide()
+        outcome = self._compiled.round(self.env.now)
+        if outcome[0] >= 0:  # (NOTHING_WAITS: a compiled broker asks for no empty round)
+            self._compiled_launch(*outcome)
 
     def _compiled_tick(self, _event: Event) -> None:
         """`_tick` on the compiled path: the next tick is made before the round's end events, as there."""
@@ -609,23 +614,29 @@ class Simulation:
         if self._arrivals_done and not compiled.unfinished_jobs:
             self.record.makespan = float(self.env.now)
             return
-        if not compiled.waiting_tasks:  # no round: a compiled broker asks for no empty round
+        outcome = compiled.round(self.env.now)
+        if outcome[0] >= 0:
+            self._compiled_launch(*outcome)
+        else:  # nothing waits: no round (a compiled broker asks for no empty round)
             self._compiled_count_idle(0)
             self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
-            return
-        self._compiled_decide()
 
-    def _compiled_decide(self) -> None:
-        """The broker's round on the compiled path, then `_close_round`'s work: the idle count, the next tick,
-        the groups' end events (one per distinct end time, as `_launch_started_groups` makes them)."""
-        compiled = self._compiled
+    def _compiled_launch(self, made: int, end_times: int, delay: float, first: int, stop: int) -> None:
+        """`_close_round` after a compiled round of ``made`` decisions: the idle count, the next tick, and one
+        end event per distinct end time of its groups (``delay``, ``first``, ``stop``: the first one's), as
+        `_launch_started_groups` makes them."""
         self._rounds_opened += 1
-        self._compiled_count_idle(compiled.first_fit_round(self.env.now))
+        if made:
+            self._idle_rounds = 0
+        else:
+            self._compiled_count_idle(0)
         if self.tick is not None:
             self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
-        timeout, finish = self.env.timeout, self._compiled_finish
-        for delay, launched in compiled.end_times():
-            timeout(delay, value=launched).callbacks.append(finish)
+        if end_times == 1:
+            self.env.timeout(delay, value=(first, stop)).callbacks.append(self._compiled_finish)
+        elif end_times:
+            for delay, launched in self._compiled.end_times(first, end_times):
+                self.env.timeout(delay, value=launched).callbacks.append(self._compiled_finish)
 
     def _compiled_count_idle(self, made: int) -> None:
         """`_count_idle_round` on the compiled path (which runs without machine events or reservations)."""
@@ -638,11 +649,16 @@ class Simulation:
                 raise SimulationStalledError(self._stall_message())
 
     def _compiled_finish(self, event: Event) -> None:
-        """`_finish_groups` on the compiled path."""
-        jobs = self._compiled.end(event.value, self.env.now)
-        if jobs and self._bar is not None:
-            self._show_progress(jobs)
-        self._compiled_request()
+        """`_finish_groups` on the compiled path, and the round where it may run at once."""
+        a, b = event.value
+        outcome = self._compiled.end(a, b, self.env.now, self._may_round_now())
+        if outcome[0] and self._bar is not None:
+            self._show_progress(outcome[0])
+        made = outcome[1]
+        if made >= 0:
+            self._compiled_launch(made, outcome[2], outcome[3], outcome[4], outcome[5])
+        elif made == self._compiled.ROUND_DUE:
+            self._compiled_ask_round()
 
     def _nothing_to_decide(self) -> bool:
         """Whether a round may be skipped: the broker declared it needs no empty round, nothing waits and no
