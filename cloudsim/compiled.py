@@ -31,6 +31,8 @@ import math
 import numba
 import numpy as np
 
+from cloudsim.record import by_end_time
+
 __all__ = ["COMPILED_ROUNDS", "CompiledState"]
 
 COMPILED_ROUNDS = ("first-fit",)  # the rounds this module compiles (a broker's ``compiled_round``)
@@ -60,6 +62,10 @@ STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of 
 NOTHING_WAITS = -1  # no round is needed
 ROUND_DUE = -2  # tasks wait: a round is due at this instant, and the call was not to run it
 NO_ROOM = -3  # the round needs more group rows first (`CompiledState` grows them and runs it)
+ORDER_HERE = -1  # the end times of a round of more than ORDER_FROM groups, which `CompiledState` orders
+ORDER_FROM = 16
+# What an event is (`_event`, the one compiled call of every event: one function to compile, not one per kind)
+ARRIVAL, END, ROUND = range(3)
 
 
 def _leaves(n: int) -> int:
@@ -142,10 +148,7 @@ class CompiledState:
         self.group_floats = np.zeros((1024, 3))
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
-        buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
-        _end_then_round(*buffers, 0, 0, 0.0, False)  # (no groups, no round: changes nothing)
-        _round(*buffers, 0.0)  # (nothing waits: changes nothing)
-        _arrive_then_round.compile((*map(numba.typeof, buffers), numba.int64, numba.float64, numba.boolean))
+        _event(self.ints, self.floats, self.group_ints, self.group_floats, ROUND, 0, 0, 0.0, True)  # (nothing waits)
 
     # ------------------------------------------------------------------ the counters
     @property
@@ -166,19 +169,20 @@ class CompiledState:
     # time's delay and the launched groups (a, b) it ends); the end times beyond the first are `end_times`.
     def arrive(self, job: int, now: float, may_round: bool) -> tuple:
         """Job ``job`` (its arrival position) arrives now; then, if ``may_round``, the round."""
-        outcome = _arrive_then_round(self.ints, self.floats, self.group_ints, self.group_floats, job, now, may_round)
-        return outcome if outcome[0] != NO_ROOM else self._round_with_room(now, outcome[1])
+        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, ARRIVAL, job, 0, float(now),
+                         may_round)
+        return outcome[1:] if outcome[1] != NO_ROOM else self._round_with_room(now, outcome[2])
 
     def end(self, a: int, b: int, now: float, may_round: bool) -> tuple:
         """The groups launched ``a``-th to ``b``-th finish now; then, if ``may_round``, the round. Returns the
         jobs this finished, then the round's outcome."""
-        outcome = _end_then_round(self.ints, self.floats, self.group_ints, self.group_floats, a, b, now, may_round)
+        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, END, a, b, float(now), may_round)
         return outcome if outcome[1] != NO_ROOM else (outcome[0], *self._round_with_room(now, outcome[2]))
 
     def round(self, now: float) -> tuple:
         """A first-fit round now (NOTHING_WAITS where nothing waits)."""
-        outcome = _round(self.ints, self.floats, self.group_ints, self.group_floats, now)
-        return outcome if outcome[0] != NO_ROOM else self._round_with_room(now, outcome[1])
+        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, ROUND, 0, 0, float(now), True)
+        return outcome[1:] if outcome[1] != NO_ROOM else self._round_with_room(now, outcome[2])
 
     def _round_with_room(self, now: float, rows: int) -> tuple:
         """The round, after growing the group rows to hold ``rows`` more."""
@@ -186,12 +190,20 @@ class CompiledState:
         self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
                                                                     np.int64)])
         self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
-        return _round(self.ints, self.floats, self.group_ints, self.group_floats, now)
+        return _event(self.ints, self.floats, self.group_ints, self.group_floats, ROUND, 0, 0, float(now), True)[1:]
 
     def end_times(self, first: int, count: int) -> list[tuple[float, tuple[int, int]]]:
-        """The latest round's groups by end time, given its first launched row and its ``count`` end times:
-        ``(delay, (a, b))`` per distinct end time, in the order of its first group; `end` takes ``a, b``."""
-        bounds = [*self.group_ints[first:first + count, G_END_TIME].tolist(), int(self.ints[GROUPS])]
+        """The latest round's groups by end time, given its first launched row and its ``count`` end times
+        (ORDER_HERE: not ordered yet): ``(delay, (a, b))`` per distinct end time, in the order of its first
+        group; `end` takes ``a, b``."""
+        stop = int(self.ints[GROUPS])
+        if count == ORDER_HERE:  # a long round: ordered here, by numpy, as the Python path orders its groups
+            ends = by_end_time(float(self.group_floats[first, G_START]), self.group_floats[first:stop, G_DURATION])
+            self.group_ints[first:stop, G_LAUNCHED] = first + np.concatenate(ends)
+            lengths = np.array([len(members) for members in ends])
+            self.group_ints[first:first + len(ends), G_END_TIME] = first + np.cumsum(lengths) - lengths
+            count = len(ends)
+        bounds = [*self.group_ints[first:first + count, G_END_TIME].tolist(), stop]
         launched, duration = self.group_ints[:, G_LAUNCHED], self.group_floats[:, G_DURATION]
         return [(float(duration[launched[a]]), (a, b)) for a, b in zip(bounds, bounds[1:])]
 
@@ -423,43 +435,32 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
 
 
 @numba.njit(cache=True)
-def _round(ints, floats, group_ints, group_floats, now):
-    """The round now, where something waits and the group rows have room for it: (decisions, end times, the
-    first end time's delay, its launched groups a, b); (NOTHING_WAITS, 0, ...) where nothing waits, and
-    (NO_ROOM, rows needed, ...) where the rows have no room. A round starts at least one instance per
-    decision, and at most one decision per task on each machine."""
+def _event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """One SimPy event: job ``a``'s ARRIVAL, the END of the groups launched ``a``-th to ``b``-th, or a ROUND; then,
+    if ``may_round`` and something waits, the round. Returns (jobs finished, decisions, end times, the first
+    end time's delay, its launched groups a, b), where the decisions are NOTHING_WAITS (and no round ran),
+    ROUND_DUE (something waits and ``may_round`` is false), or NO_ROOM with the group rows needed in place
+    of the end times (nothing ran: grow them and ask for the ROUND). A round starts at least one instance
+    per decision and makes at most one decision per task on each machine."""
+    jobs = 0
+    if kind == ARRIVAL:
+        _arrive(ints, floats, a, now)
+    elif kind == END:
+        jobs = _end(ints, floats, group_ints, group_floats, a, b, now)
     if ints[WAITING_TASKS] == 0:
-        return NOTHING_WAITS, 0, 0.0, 0, 0
+        return jobs, NOTHING_WAITS, 0, 0.0, 0, 0
+    if not may_round:
+        return jobs, ROUND_DUE, 0, 0.0, 0, 0
     need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
     if group_ints.shape[0] - ints[GROUPS] < need:
-        return NO_ROOM, need, 0.0, 0, 0
+        return jobs, NO_ROOM, need, 0.0, 0, 0
     made = _first_fit_round(ints, floats, group_ints, group_floats, now)
     segments = ints[SEGMENTS]
-    if segments == 0:
-        return made, 0, 0.0, 0, 0
     first = ints[GROUPS] - made
+    if segments <= 0:  # no groups, or ORDER_HERE
+        return jobs, made, segments, 0.0, first, 0
     stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
-    return made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
-
-
-@numba.njit(cache=True)
-def _maybe_round(ints, floats, group_ints, group_floats, now, may_round):
-    if may_round or ints[WAITING_TASKS] == 0:
-        return _round(ints, floats, group_ints, group_floats, now)
-    return ROUND_DUE, 0, 0.0, 0, 0
-
-
-@numba.njit(cache=True)
-def _arrive_then_round(ints, floats, group_ints, group_floats, job, now, may_round):
-    _arrive(ints, floats, job, now)
-    return _maybe_round(ints, floats, group_ints, group_floats, now, may_round)
-
-
-@numba.njit(cache=True)
-def _end_then_round(ints, floats, group_ints, group_floats, a, b, now, may_round):
-    jobs = _end(ints, floats, group_ints, group_floats, a, b, now)
-    made, segments, delay, first, stop = _maybe_round(ints, floats, group_ints, group_floats, now, may_round)
-    return jobs, made, segments, delay, first, stop
+    return jobs, made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
 
 
 @numba.njit(cache=True)
@@ -572,35 +573,37 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
 
 @numba.njit(cache=True)
 def _order_ends(ints, floats, group_ints, group_floats, first, stop, now):
-    """The round's groups ``first..stop-1`` by end time (now + duration): the groups of each distinct end time
-    in launch order, the end times in the order of their first group, written to the launch column; the s-th
-    end time begins at launched row ``group_ints[first + s, G_END_TIME]`` (the engine makes one SimPy event per
-    end time, so)."""
+    """The round's groups ``first..stop-1`` by end time (now + duration), as `cloudsim.record.by_end_time`
+    orders them: the groups of each distinct end time in launch order, the end times in the order of their
+    first group; written to the launch column, the s-th end time beginning at launched row
+    ``group_ints[first + s, G_END_TIME]``. A round of more than ORDER_FROM groups is left to
+    `CompiledState.end_times` (SEGMENTS = ORDER_HERE): numpy sorts it there, where a search over the end
+    times found so far, as here, would grow with their square."""
     n = stop - first
-    ints[SEGMENTS] = min(n, 1)
-    if n <= 1:
-        if n == 1:
-            group_ints[first, G_LAUNCHED] = first
-            group_ints[first, G_END_TIME] = first
+    if n > ORDER_FROM:
+        ints[SEGMENTS] = ORDER_HERE
         return
     keys = np.empty(n)
-    for k in range(n):
-        keys[k] = now + group_floats[first + k, G_DURATION]
-    order = np.argsort(keys, kind="mergesort")  # stable: launch order within an end time
-    starts = np.empty(n, dtype=np.int64)  # where each end time begins in ``order``
-    heads = np.empty(n, dtype=np.int64)  # its first group
+    which = np.empty(n, dtype=np.int64)  # each group's end time, numbered in the order of first appearance
+    sizes = np.zeros(n, dtype=np.int64)
     count = 0
     for k in range(n):
-        if k == 0 or keys[order[k]] != keys[order[k - 1]]:
-            starts[count] = k
-            heads[count] = order[k]
+        key = now + group_floats[first + k, G_DURATION]
+        e = 0
+        while e < count and keys[e] != key:
+            e += 1
+        if e == count:
+            keys[count] = key
             count += 1
-    by_head = np.argsort(heads[:count], kind="mergesort")
+        which[k] = e
+        sizes[e] += 1
     at = first
-    for s in range(count):
-        e = by_head[s]
-        group_ints[first + s, G_END_TIME] = at
-        for k in range(starts[e], starts[e + 1] if e + 1 < count else n):
-            group_ints[at, G_LAUNCHED] = first + order[k]
-            at += 1
+    for e in range(count):
+        group_ints[first + e, G_END_TIME] = at
+        at += sizes[e]
+    for e in range(count):  # (reused as each end time's next free row)
+        sizes[e] = group_ints[first + e, G_END_TIME]
+    for k in range(n):
+        group_ints[sizes[which[k]], G_LAUNCHED] = first + k
+        sizes[which[k]] += 1
     ints[SEGMENTS] = count

@@ -19,9 +19,19 @@ from cloudsim.cluster import ClusterState
 from cloudsim.specs import ClusterSpec, JobSpec
 from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeRecord", "GroupTable", "InstanceGroup", "OUTCOMES"]
+__all__ = ["EpisodeRecord", "GroupTable", "InstanceGroup", "OUTCOMES", "by_end_time"]
 
 OUTCOMES = ("finished", "failed", "requeued")
+
+
+def by_end_time(now: float, durations: np.ndarray) -> list[np.ndarray]:
+    """The positions of groups launched ``now`` with ``durations``, by end time (``now + duration``, as SimPy
+    computes an event's time): one array per distinct end time, its groups in launch order, the end times in
+    the order of their first group. The engine makes one SimPy event per end time, in this order, where the
+    first group of each would have made its own: the groups end in the order one event each would give."""
+    _, first, which = np.unique(now + durations, return_index=True, return_inverse=True)
+    members = np.split(np.argsort(which, kind="stable"), np.cumsum(np.bincount(which))[:-1])
+    return [members[k] for k in np.argsort(first, kind="stable").tolist()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from cloudsim.plan_check import CheckedDecision, Starts, check_plan
 from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.foreign import failure
 from cloudsim.metrics import EpisodeResult
-from cloudsim.record import EpisodeRecord
+from cloudsim.record import EpisodeRecord, by_end_time
 from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from cloudsim.streaming import ResultWriter, StreamedResult, check_stream_folder
@@ -811,10 +811,8 @@ class Simulation:
         if len(queue) >= BULK_FROM:  # the same grouping, as array operations
             gids = np.array(queue, dtype=np.int64)
             duration = np.frombuffer(groups.duration, dtype=np.float64)[gids - groups.base]  # (a copy)
-            _, first, which = np.unique(now + duration, return_index=True, return_inverse=True)  # SimPy's now + delay
-            members = np.split(gids[np.argsort(which, kind="stable")], np.cumsum(np.bincount(which))[:-1])
-            for k in np.argsort(first, kind="stable").tolist():  # end times in order of their first group
-                self.env.timeout(float(duration[first[k]]), value=members[k].tolist()).callbacks.append(
+            for members in by_end_time(now, duration):
+                self.env.timeout(float(duration[members[0]]), value=gids[members].tolist()).callbacks.append(
                     self._finish_groups)
             queue.clear()
             return

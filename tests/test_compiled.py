@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from agents import make_broker
 from agents.heuristics import FirstFit
+from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
 from traces import alibaba_like
@@ -136,3 +137,18 @@ def test_a_worked_example_by_hand():
     assert groups[["task_id", "machine", "instances", "start", "end"]].values.tolist() == [
         ["a", 0, 2, 0.0, 5.0], ["a", 1, 1, 0.0, 5.0], ["b", 0, 1, 5.0, 7.0], ["b", 1, 1, 5.0, 7.0]]
     assert result.makespan == 7.0 and result.summary["decisions"] == 4
+
+
+def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
+    """By end time: the groups of each end time in launch order, the end times in the order of their first
+    group; two durations that give one end time in float64 (2**53 + 0.5 and 2**53 + 1 both round to 2**53)
+    are one end time."""
+    assert [m.tolist() for m in by_end_time(1.0, np.array([2.0, 1.0, 2.0, 3.0, 1.0]))] == [[0, 2], [1, 4], [3]]
+    assert [m.tolist() for m in by_end_time(2.0 ** 53, np.array([0.5, 1.0, 2.0]))] == [[0, 1], [2]]
+    # The same on both paths, in a round of a few groups (ordered compiled) and of many (ordered by numpy).
+    for tasks in (3, 40):
+        durations = [(0.5, 1.0, 2.0)[t % 3] for t in range(tasks)]
+        jobs = [JobSpec(0, 2.0 ** 53, tuple(TaskSpec(t, 1, {"cpu": 1.0}, d) for t, d in enumerate(durations)))]
+        python, compiled = both_paths(ClusterSpec.uniform(tasks, {"cpu": 1.0}), jobs)
+        assert_same_run(python, compiled)
+        assert compiled[1].groups.end.tolist() == [2.0 ** 53 + (2.0 if t % 3 == 2 else 0.0) for t in range(tasks)]
