@@ -16,7 +16,10 @@ event-driven; CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim repl
 * ``first-fit-1000``: decisions per second of simulation (results left out), 1,000 jobs;
 * ``first-fit-10000``: seconds of simulation, 10,000 jobs;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
-  only: the command line has no switch for the Python path).
+  only: the command line has no switch for the Python path);
+* ``floor``: first-fit's cost per decision where every decision is one round, one start and one end (one
+  machine, one task of 100,000 instances that each fill it), in µs, against SimPy's own timeout event
+  (``simpy``, measured in the same repeats).
 
 The first run of a new checkout compiles its kernels (numba, cached on disk); a warm-up run per variant
 comes before the timed ones, so the figures are those of an installation that has run once.
@@ -54,18 +57,44 @@ print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simul
                   "decisions_per_s": s["decisions"] / s["sim_wall_s"]}))
 """
 
+FLOOR = r"""
+import inspect, json, sys
+from agents import make_broker
+from cloudsim import ClusterSpec, JobSpec, Simulation, TaskSpec
+options = {} if sys.argv[1] == "default" else {"compiled": sys.argv[1] == "on"}
+n = 100_000
+jobs = [JobSpec(0, 0.0, (TaskSpec(0, n, {"cpu": 1.0}, 1.0),))]
+s = Simulation(ClusterSpec.uniform(1, {"cpu": 1.0}), jobs, make_broker("first-fit"), **options).run().summary
+assert s["decisions"] == n
+print(json.dumps({"makespan": s["makespan"], "us_per_decision": s["sim_wall_s"] / n * 1e6}))
+"""
+
+SIMPY = r"""
+import json, sys, time, simpy
+env = simpy.Environment()
+def ticker(env, n):
+    for _ in range(n):
+        yield env.timeout(1.0)
+env.process(ticker(env, 200_000))
+started = time.perf_counter()
+env.run()
+print(json.dumps({"us_per_decision": (time.perf_counter() - started) / 200_000 * 1e6}))
+"""
+
 CASES = {
+    "floor": (FLOOR,),
     "first-fit-1000": (ALIBABA, 1000),
     "first-fit-10000": (ALIBABA, 10000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
 }
-HEADLINE = {"first-fit-1000": "decisions_per_s", "first-fit-10000": "simulation_s", "cloudsimpy-whole": "process_s"}
+HEADLINE = {"floor": "us_per_decision", "first-fit-1000": "decisions_per_s", "first-fit-10000": "simulation_s",
+            "cloudsimpy-whole": "process_s"}
 
 
 def run(checkout: Path, case: str, variant: str) -> dict:
-    code, *argv = CASES[case]
-    if code == ALIBABA:
+    code, *argv = CASES[case] if variant != "simpy" else (SIMPY,)
+    if code in (ALIBABA, FLOOR):
         argv.append({"base": "default", "python": "off", "compiled": "default"}[variant])
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     done = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True,
@@ -89,8 +118,9 @@ def main() -> None:
                          f"a checkout of cloudsim (got {unknown or args.cases}, {args.repeats}, {args.against})")
     rows = {}
     for case in cases:
-        variants = ("base", "python", "compiled") if CASES[case][0] == ALIBABA else ("base", "compiled")
-        checkouts = {"base": args.against.resolve(), "python": ROOT, "compiled": ROOT}
+        variants = {ALIBABA: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
+            CASES[case][0], ("base", "compiled"))
+        checkouts = {"base": args.against.resolve(), "python": ROOT, "compiled": ROOT, "simpy": ROOT}
         for variant in variants:  # warm-up: kernels compiled and cached, files in the page cache
             run(checkouts[variant], case, variant)
         runs = {variant: [] for variant in variants}
@@ -101,7 +131,7 @@ def main() -> None:
         medians = {variant: {key: statistics.median(r[key] for r in rs) for key in rs[0]
                              if isinstance(rs[0][key], (int, float))} for variant, rs in runs.items()}
         for variant, rs in runs.items():  # the same results on every path
-            assert rs[0].get("makespan") == runs["base"][0].get("makespan"), (case, variant)
+            assert variant == "simpy" or rs[0].get("makespan") == runs["base"][0].get("makespan"), (case, variant)
         rows[case] = medians
     key = HEADLINE
     lines = [f"# The compiled engine side by side ({code_version()} against {code_version(args.against.resolve())})",
@@ -113,6 +143,9 @@ def main() -> None:
         base, compiled = medians["base"][measure], medians["compiled"][measure]
         python = medians.get("python", {}).get(measure)
         faster = (lambda a, b: b / a) if measure == "decisions_per_s" else (lambda a, b: a / b)
+        if "simpy" in medians:
+            lines.append(f"| {case} | SimPy's own timeout event, µs | {medians['simpy'][measure]:.3g} | | | "
+                         f"compiled: {compiled / medians['simpy'][measure]:.1f}x SimPy's event | |")
         shown = "{:,.0f}".format if measure == "decisions_per_s" else "{:.3g}".format
         lines.append(f"| {case} | {measure} | {shown(base)} | {'-' if python is None else shown(python)} | "
                      f"{shown(compiled)} | {faster(base, compiled):.2f}x | "
