@@ -17,6 +17,9 @@ event-driven; CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim repl
 * ``first-fit-10000``: seconds of simulation, 10,000 jobs;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
   only: the command line has no switch for the Python path);
+* ``cloudsimpy-0:200``: jobs 0:200 on 5 machines, tick 1, simulation time, against CloudSimPy's own run of the
+  same jobs (``peer``: ``../shared/peers/cloudsimpy_bench.py``, in this process's Python, so with the same
+  pandas: its time moves about 2x with the pandas version);
 * ``floor``: first-fit's cost per decision where every decision is one round, one start and one end (one
   machine, one task of 100,000 instances that each fill it), in µs, against SimPy's own timeout event
   (``simpy``, measured in the same repeats).
@@ -42,6 +45,7 @@ from pathlib import Path
 
 from benchmark_common import CLOUDSIMPY_TRACE, RESULTS, ROOT, code_version
 from replay_speed import CHILD as CLI
+from round_goals import SIMPY  # SimPy's own timeout event, in µs per event
 
 ALIBABA = r"""
 import inspect, json, sys
@@ -69,40 +73,40 @@ assert s["decisions"] == n
 print(json.dumps({"makespan": s["makespan"], "us_per_decision": s["sim_wall_s"] / n * 1e6}))
 """
 
-SIMPY = r"""
-import json, sys, time, simpy
-env = simpy.Environment()
-def ticker(env, n):
-    for _ in range(n):
-        yield env.timeout(1.0)
-env.process(ticker(env, 200_000))
-started = time.perf_counter()
-env.run()
-print(json.dumps({"us_per_decision": (time.perf_counter() - started) / 200_000 * 1e6}))
-"""
+PEERS = ROOT.parent / "shared" / "peers"
+PEER = (str(PEERS / "cloudsimpy_bench.py"), str(PEERS / "CloudSimPy"), "--csv", str(CLOUDSIMPY_TRACE),
+        "--algos", "first_fit", "--jobs", "0:200", "--machines", "5")
 
 CASES = {
+    "cloudsimpy-0:200": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--jobs", "0:200",
+                         "--machines", "5", "--capacity", "cpu=64,memory=1,disk=1", "--tick", "1",
+                         "--broker", "first-fit", "--json"),
     "floor": (FLOOR,),
     "first-fit-1000": (ALIBABA, 1000),
     "first-fit-10000": (ALIBABA, 10000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
 }
-HEADLINE = {"floor": "us_per_decision", "first-fit-1000": "decisions_per_s", "first-fit-10000": "simulation_s",
-            "cloudsimpy-whole": "process_s"}
+HEADLINE = {"cloudsimpy-0:200": "simulation_s", "floor": "us_per_decision", "first-fit-1000": "decisions_per_s",
+            "first-fit-10000": "simulation_s", "cloudsimpy-whole": "process_s"}
 
 
 def run(checkout: Path, case: str, variant: str) -> dict:
-    code, *argv = CASES[case] if variant != "simpy" else (SIMPY,)
+    code, *argv = {"simpy": (SIMPY,), "peer": (None, *PEER)}.get(variant, CASES[case])
     if code in (ALIBABA, FLOOR):
         argv.append({"base": "default", "python": "off", "compiled": "default"}[variant])
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    done = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True,
-                          cwd=checkout, env=env)
+    done = subprocess.run([sys.executable, *(("-c", code) if code else ()), *map(str, argv)], capture_output=True,
+                          text=True, cwd=checkout, env=env)
     if done.returncode != 0:
         raise SystemExit(f"compiled_engine.py: {case} ({variant}) failed: "
                          f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    row = json.loads(done.stdout.strip().splitlines()[-1 if code else 0])
+    if variant == "simpy":  # per event, set beside the floor's per decision
+        row["us_per_decision"] = row.pop("us_per_event")
+    if case == "cloudsimpy-0:200":  # simulation time: cloudsim's sim_wall_s, CloudSimPy's wall_s
+        row["simulation_s"] = row["wall_s"] if variant == "peer" else row["sim_wall_s"]
+    return row
 
 
 def main() -> None:
@@ -120,7 +124,9 @@ def main() -> None:
     for case in cases:
         variants = {ALIBABA: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
             CASES[case][0], ("base", "compiled"))
-        checkouts = {"base": args.against.resolve(), "python": ROOT, "compiled": ROOT, "simpy": ROOT}
+        if case == "cloudsimpy-0:200":
+            variants = ("peer", "compiled")
+        checkouts = {"base": args.against.resolve(), "python": ROOT, "compiled": ROOT, "simpy": ROOT, "peer": ROOT}
         for variant in variants:  # warm-up: kernels compiled and cached, files in the page cache
             run(checkouts[variant], case, variant)
         runs = {variant: [] for variant in variants}
@@ -130,8 +136,9 @@ def main() -> None:
                 print(case, variant, json.dumps(runs[variant][-1]), flush=True)
         medians = {variant: {key: statistics.median(r[key] for r in rs) for key in rs[0]
                              if isinstance(rs[0][key], (int, float))} for variant, rs in runs.items()}
-        for variant, rs in runs.items():  # the same results on every path
-            assert variant == "simpy" or rs[0].get("makespan") == runs["base"][0].get("makespan"), (case, variant)
+        reference = runs["base" if "base" in runs else "peer"][0].get("makespan")
+        for variant, rs in runs.items():  # the same results on every path (CloudSimPy's own included)
+            assert variant == "simpy" or rs[0].get("makespan") == reference, (case, variant, rs[0].get("makespan"))
         rows[case] = medians
     key = HEADLINE
     lines = [f"# The compiled engine side by side ({code_version()} against {code_version(args.against.resolve())})",
@@ -140,7 +147,7 @@ def main() -> None:
              "|---|---|---|---|---|---|---|"]
     for case, medians in rows.items():
         measure = key[case]
-        base, compiled = medians["base"][measure], medians["compiled"][measure]
+        base, compiled = medians["base" if "base" in medians else "peer"][measure], medians["compiled"][measure]
         python = medians.get("python", {}).get(measure)
         faster = (lambda a, b: b / a) if measure == "decisions_per_s" else (lambda a, b: a / b)
         if "simpy" in medians:

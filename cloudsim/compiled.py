@@ -263,8 +263,11 @@ def _set_leaf(tree, leaves, i, values, use_max):
 
 
 @numba.njit(cache=True)
-def _first_machine(max_free, leaves, need, lo, stack):
-    """The first machine from ``lo`` on whose free resources hold ``need`` in every resource; -1 if none."""
+def _first_leaf(tree, leaves, bound, lo, at_least, stack):
+    """The first leaf from ``lo`` on whose row is at least ``bound`` in every column (``at_least``: a max tree,
+    the first machine from ``lo`` on whose free resources hold demand ``bound``), or at most ``bound`` (a min
+    tree, the first waiting task whose demand free resources ``bound`` hold); -1 if none. A node whose
+    maximum (minimum) misses the bound in a column has no such leaf below it."""
     stack[0], stack[1], stack[2] = 1, 0, leaves
     top = 3
     while top:
@@ -273,34 +276,8 @@ def _first_machine(max_free, leaves, need, lo, stack):
         if left + width <= lo:
             continue
         holds = True
-        for r in range(need.shape[0]):
-            if max_free[node, r] < need[r]:
-                holds = False
-                break
-        if not holds:
-            continue
-        if width == 1:
-            return left
-        half = width // 2
-        stack[top], stack[top + 1], stack[top + 2] = 2 * node + 1, left + half, half
-        stack[top + 3], stack[top + 4], stack[top + 5] = 2 * node, left, half
-        top += 6
-    return -1
-
-
-@numba.njit(cache=True)
-def _first_task(min_demand, leaves, free, lo, stack):
-    """The first task from ``lo`` on that waits and whose demand ``free`` holds in every resource; -1 if none."""
-    stack[0], stack[1], stack[2] = 1, 0, leaves
-    top = 3
-    while top:
-        top -= 3
-        node, left, width = stack[top], stack[top + 1], stack[top + 2]
-        if left + width <= lo:
-            continue
-        holds = True
-        for r in range(free.shape[0]):
-            if min_demand[node, r] > free[r]:
+        for r in range(bound.shape[0]):
+            if (tree[node, r] < bound[r]) if at_least else (tree[node, r] > bound[r]):
                 holds = False
                 break
         if not holds:
@@ -498,7 +475,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
     ints[DIRTY] = 0
     for i in range(ints[NEW]):
         task = new[i]
-        machine = _first_machine(max_free, machine_leaves, demand[task], 0, stack)
+        machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
         if machine >= 0:
             size = _heap_push(heap, size, machine * key_base + task + 1)
     ints[NEW] = 0
@@ -519,7 +496,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
                 break
             key, size = _heap_pop(heap, size)
         left = free[machine]
-        task = _first_task(min_demand, task_leaves, left, 0, stack)
+        task = _first_leaf(min_demand, task_leaves, left, 0, False, stack)
         while task >= 0:
             count = 0
             need = demand[task]
@@ -557,14 +534,14 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
                 mark[task] = visit
                 touched[n_touched] = task
                 n_touched += 1
-            task = _first_task(min_demand, task_leaves, left, task + 1, stack)
+            task = _first_leaf(min_demand, task_leaves, left, task + 1, False, stack)
         _set_leaf(max_free, machine_leaves, machine, left, True)
         # Machines before the next one to visit fit none of these tasks, and keep their free resources until
         # they are visited: each task still waiting is next due at the first later machine that fits it.
         for i in range(n_touched):
             task = touched[i]
             if waiting[task] > 0:
-                later = _first_machine(max_free, machine_leaves, demand[task], machine + 1, stack)
+                later = _first_leaf(max_free, machine_leaves, demand[task], machine + 1, True, stack)
                 if later >= 0:
                     size = _heap_push(heap, size, later * key_base + task + 1)
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)

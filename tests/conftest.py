@@ -90,6 +90,15 @@ def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
     return path
 
 
+def work_in(tmp_path: Path, monkeypatch, jobs: str) -> Path:
+    """Make ``tmp_path`` the current folder, with a cache of its own and the trace ``jobs`` at inputs/jobs.csv."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLOUDSIM_CACHE", str(tmp_path / "cache"))
+    Path("inputs").mkdir()
+    Path("inputs/jobs.csv").write_text(jobs)
+    return tmp_path
+
+
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     """A fresh Parquet cache folder for one test."""

@@ -21,7 +21,7 @@ import pytest
 import hostile_brokers
 from agents import plugins
 from cloudsim.runner import Runner, WorkerDied, WorkExited
-from conftest import cli
+from conftest import cli, work_in
 
 HOSTILE = Path(hostile_brokers.__file__).resolve()
 JOBS = ",submit_time,duration,cpu,memory,job_id,task_id,instances_num,disk\n" \
@@ -44,10 +44,7 @@ def line_of(function, text: str) -> int:
 @pytest.fixture
 def here(tmp_path, monkeypatch):
     """A fresh current folder with a small trace under inputs/ and the hostile brokers in brokers/."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLOUDSIM_CACHE", str(tmp_path / "cache"))
-    Path("inputs").mkdir()
-    Path("inputs/jobs.csv").write_text(JOBS)
+    work_in(tmp_path, monkeypatch, JOBS)
     Path("brokers").mkdir()
     shutil.copy(HOSTILE, "brokers/hostile.py")
     return tmp_path

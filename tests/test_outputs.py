@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, work_in
 
 from cloudsim.run.output import RESULTS_MARK, resumable_or_nothing
 
@@ -26,11 +26,7 @@ CHECKPOINTS = Path(__file__).resolve().parents[1] / "agents" / "checkpoints"
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CLOUDSIM_CACHE", str(tmp_path / "cache"))
-    Path("inputs").mkdir()
-    Path("inputs/jobs.csv").write_text(JOBS)
-    return tmp_path
+    return work_in(tmp_path, monkeypatch, JOBS)
 
 
 def refused(argv, capsys, *words) -> None:
