@@ -75,7 +75,7 @@ print(json.dumps({"makespan": s["makespan"], "us_per_decision": s["sim_wall_s"] 
 
 PEERS = ROOT.parent / "shared" / "peers"
 PEER = (str(PEERS / "cloudsimpy_bench.py"), str(PEERS / "CloudSimPy"), "--csv", str(CLOUDSIMPY_TRACE),
-        "--algos", "first_fit", "--jobs", "0:200", "--machines", "5")
+        "--algos", "first_fit", "--jobs", "0:200", "--machines", "5", "--timeout", "3600")
 
 CASES = {
     "cloudsimpy-0:200": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--jobs", "0:200",
