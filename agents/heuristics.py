@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.planning import PlannedView, plan_of
-from cloudsim.broker import ArrayPlan, ClusterView, Decision, Plan, sequential_fit
+from cloudsim.broker import ArrayPlan, ClusterView, CompiledRound, Decision, Plan, sequential_fit
 
 __all__ = [
     "BestFit",
@@ -61,7 +61,10 @@ class FirstFit:
 
     name = "first-fit"
     empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
-    compiled_round = "first-fit"  # the engine runs this round compiled where it can (`cloudsim.compiled`)
+
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound:
+        """The engine runs this round compiled where it can (`cloudsim.compiled`)."""
+        return CompiledRound("first-fit")
 
     def decide(self, view: ClusterView) -> Plan | None:
         """The round's decisions as one (final) plan: machine by machine in order, each task in order with
@@ -187,24 +190,23 @@ class PairScore(ABC):
     best_pairs: BestPairs | None = None  # what it keeps between decisions, once it keeps anything
     scaled = False
     reads_waiting = False
-    compiled_rounds = True  # False: one pair per call even where `compiled` could plan the round
+    compiled_rounds = True  # False: one pair per call even where `compiled_round` could plan the round
 
     @abstractmethod
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """One number per fit pair (``machines[i]``, ``tasks[i]``); higher is better."""
 
     def decide(self, view: ClusterView) -> ArrayPlan | Decision | None:
-        """The round as one plan when `compiled` says how to score it (`agents.kernels.state_round`);
+        """The round as one plan when `compiled_round` says how to score it (`agents.kernels.state_round`);
         otherwise the best pair, one decision per call: from the kept best pairs on a cluster of
         ``incremental_from`` machines or more, every pair scored on a smaller one."""
         # The kernel and the kept best pairs know resources only: a cluster with devices is scored pair by pair.
-        compiled = self.compiled(view) if self.compiled_rounds and not view.constrained else None
+        compiled = self.compiled_round(view.resources) if not view.constrained else None
         if compiled is not None:
-            columns, shares = compiled
             kernels = _kernels()
             # With a window, a task that runs out lets a backlog task in: the plan stops there (not final).
-            *plan, cut, nan = kernels.round_plan(view, kernels.SHARES if shares else kernels.DOT, columns,
-                                                 until_out=view.backlog > 0)
+            *plan, cut, nan = kernels.round_plan(view, kernels.SHARES if compiled.rule == "shares" else kernels.DOT,
+                                                 compiled.columns, until_out=view.backlog > 0)
             if nan:
                 raise ValueError(f"broker {self.name!r} at t={view.time}: a pair's score is NaN; scores must be "
                                  "numbers (check the view's free resources and demands)")
@@ -213,10 +215,11 @@ class PairScore(ABC):
             return best_decision(self, view)
         return self.decide_one(view)
 
-    def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
-        """How `agents.kernels.state_round` computes `score`: (the resource columns summed, whether
-        as shares of capacity), or None when it cannot (the default; a subclass that changes ``score``
-        is scored by its own)."""
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """How a round of `score` runs compiled, on the resources named ``resources`` (a `CompiledRound` the
+        engine's compiled path and `agents.kernels.state_round` both run), or None when it cannot: the
+        default, and always with ``compiled_rounds = False``. A subclass whose `score` is a sum over resources
+        of free x demand says so here; one that changes such a ``score`` is scored by its own."""
         return None
 
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
@@ -256,21 +259,23 @@ class Tetris(PairScore):
     def __init__(self, resources: Sequence[str] | None = None) -> None:
         self.resources = tuple(resources) if resources is not None else None
 
-    def _columns(self, view: ClusterView) -> list[int]:
+    def _columns(self, resources: Sequence[str]) -> list[int]:
         names = self.resources
         if names is None:
-            names = ("cpu", "memory") if {"cpu", "memory"} <= set(view.resources) else view.resources
-        missing = [r for r in names if r not in view.resources]
+            names = ("cpu", "memory") if {"cpu", "memory"} <= set(resources) else resources
+        missing = [r for r in names if r not in resources]
         if missing:
-            raise ValueError(f"Tetris scores resources {missing!r} that the cluster lacks ({view.resources!r})")
-        return [view.resources.index(r) for r in names]
+            raise ValueError(f"Tetris scores resources {missing!r} that the cluster lacks ({tuple(resources)!r})")
+        return [list(resources).index(r) for r in names]
 
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
-        columns = self._columns(view)
+        columns = self._columns(view.resources)
         return (view.free[machines][:, columns] * view.demand[tasks][:, columns]).sum(axis=1)
 
-    def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
-        return (self._columns(view), False) if type(self).score is Tetris.score else None
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        if not self.compiled_rounds or type(self).score is not Tetris.score:
+            return None
+        return CompiledRound("dot", tuple(self._columns(resources)))
 
 
 class Packer(PairScore):
@@ -283,8 +288,10 @@ class Packer(PairScore):
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         return alignment(view, machines, tasks)
 
-    def compiled(self, view: ClusterView) -> tuple[list[int], bool] | None:
-        return (list(range(len(view.resources))), True) if type(self).score is Packer.score else None
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        if not self.compiled_rounds or type(self).score is not Packer.score:
+            return None
+        return CompiledRound("shares", tuple(range(len(resources))))
 
 
 class TetrisStar(PairScore):

@@ -39,6 +39,7 @@ __all__ = [
     "ArrayPlan",
     "Broker",
     "ClusterView",
+    "CompiledRound",
     "Decision",
     "InvalidDecisionError",
     "Plan",
@@ -99,10 +100,44 @@ class Broker(Protocol):
       not fit and what to do) for a cluster the broker cannot schedule, and
       warn (``warnings.warn``) for one it runs on with caveats; the run layer
       calls it before any episode (``cloudsim.run.check_broker`` and the
-      commands' resolve step), never the engine.
+      commands' resolve step), never the engine;
+    * ``compiled_round(resources) -> CompiledRound | None``: what the broker's round is, for the engine's
+      compiled path (`CompiledRound`; built-in brokers only: it claims that the engine's compiled round makes
+      the decisions ``decide`` would make).
     """
 
     def decide(self, view: "ClusterView") -> Decision | tuple | list | None: ...
+
+
+@dataclass(frozen=True)
+class CompiledRound:
+    """A broker's round as the engine's compiled path (`cloudsim.compiled`) runs it, in place of its ``decide``.
+
+    A broker's ``compiled_round(resources)`` answers one (or None: its rounds are not compiled), given the
+    cluster's resource names; `cloudsim.Simulation.run` takes the compiled path for it where that applies.
+
+    Attributes:
+        rule: ``"first-fit"``: `agents.heuristics.FirstFit`'s round. ``"dot"``: start one instance of the fit
+            (machine, task) pair with the largest sum over ``columns`` of free x demand, the first machine, then
+            the first task, on ties, again and again until no pair fits (Tetris). ``"shares"``: the same with
+            the sum of free / capacity x demand / capacity, 0 for a resource the machine lacks (Packer).
+        columns: the resources the pair score sums, by position in ``resources`` (a pair score's only).
+    """
+
+    rule: str
+    columns: tuple[int, ...] = ()
+
+    RULES = ("first-fit", "dot", "shares")
+
+    def __post_init__(self) -> None:
+        if self.rule not in self.RULES:
+            raise ValueError(f"CompiledRound: rule must be one of {self.RULES}, got {self.rule!r}")
+        if (self.rule == "first-fit") != (not self.columns):
+            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares') sums some columns, and first-fit "
+                             f"none; got rule {self.rule!r} with columns {self.columns!r}")
+        if not all(isinstance(c, int) and c >= 0 for c in self.columns) or len(set(self.columns)) < len(
+                self.columns):
+            raise ValueError(f"CompiledRound: columns must be distinct resource positions, got {self.columns!r}")
 
 
 class InvalidDecisionError(ValueError):

@@ -2,8 +2,9 @@
 
 `Simulation.run` spends most of its time in Python structure around the simulation: a view and its fit
 matrix per round, the broker's plan as objects, the plan checked again, the waiting set rebuilt per
-change. A built-in broker that declares a compiled round (``compiled_round = "first-fit"``, honoured
-only while the class that declares it also defines ``decide``) runs here instead. SimPy stays the clock
+change. A built-in broker that declares a compiled round (``compiled_round(resources)`` answering a
+`cloudsim.broker.CompiledRound`, honoured only while the class that declares it defines ``decide`` or
+inherits it) runs here instead. SimPy stays the clock
 and makes exactly the events the Python path makes, in the same order: an arrival process (one timeout
 per job), one end-of-instant round event per instant with changes, one timeout per distinct end time of
 a round's groups. Each event's callback is one compiled call (numba, cached on disk) on the state below,
@@ -22,6 +23,17 @@ machines and a min-demand segment tree over the tasks (a task that waits for not
 logarithmic time; a heap of (machine, task) keys visits the machines in order. Visiting a machine starts,
 task by task in arrival order, every waiting instance that fits, with the engine's arithmetic (free
 resources as running totals, one subtraction per instance): the plan `agents.heuristics.FirstFit` makes.
+
+A pair score's round (Tetris's ``"dot"``, Packer's ``"shares"``) starts one instance of the best fit
+(machine, task) pair at a time. A pair's score comes from its machine's free resources (and capacity) and
+its task, so machines with equal rows score alike: as `agents.kernels.state_round` does within a round,
+the machines are grouped into *states* (one per distinct row, found by a hash table), with one score per
+state and waiting task and each state's best task, but here the states and their scores are kept from
+round to round. A round moves the machines freed since the last one to their new states and scores the
+tasks that became ready since over the states; each start moves one machine, and a task that runs out
+leaves the states that ranked it first to look again. The best pair is the state with the highest best
+score (its lowest machine on ties) with its best task (the earliest on ties): the pair `np.argmax` finds
+in machine-major order, with the same sums in the same order, so the same plan as the kernel's.
 """
 
 from __future__ import annotations
@@ -33,35 +45,45 @@ import numpy as np
 
 from cloudsim.record import by_end_time
 
-__all__ = ["COMPILED_ROUNDS", "CompiledState"]
-
-COMPILED_ROUNDS = ("first-fit",)  # the rounds this module compiles (a broker's ``compiled_round``)
+__all__ = ["CompiledState"]
 
 # ----------------------------------------------------------------------------------- the buffers' header
 # Scalars of the int buffer
-MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES = range(6)
-GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES = range(6, 15)
+(MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS,
+ RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE, DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP,
+ NEED_GROUPS) = range(22)
 # Offsets of the int regions
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
- NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED) = range(15, 33)
+ NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
+ TASK_SLOT) = range(22, 44)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND) = range(33, 44)
-INT_HEADER = 48
+ MIN_DEMAND) = range(44, 55)
+INT_HEADER = 56
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
+# The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
+FIRST_FIT, DOT, SHARES = range(3)
+RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES}
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
 GROUP_INTS = 6
 # floats (duration, start, end)
 G_DURATION, G_START, G_END = range(3)
+# A pair score's states and scores (`_pair_buffers`): the int buffer's scalars, then its region offsets and
+# those of the float buffer
+(P_STATES, P_SLOTS, P_WIDTH, P_HIGH, P_SPARES, P_SLOT_HIGH, P_FREE_SLOTS, P_HASH_SIZE, P_COLUMNS) = range(9)
+(P_MEMBERS, P_FIRST, P_BEST, P_SPARE, P_HASH, P_SLOT_TASK, P_FREE_SLOT, P_COLUMN_LIST, P_KEYS, P_BEST_SCORE,
+ P_SCORES) = range(9, 20)
+PAIR_HEADER = 20
+NO_FIT = -math.inf  # the score of a pair that does not fit (a pair that fits scores a finite number, or +inf)
 STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of a tree of up to 2**63 leaves
 # What an event's call says of the round it was allowed to run (its decisions when it ran one)
 NOTHING_WAITS = -1  # no round is needed
 ROUND_DUE = -2  # tasks wait: a round is due at this instant, and the call was not to run it
-NO_ROOM = -3  # the round needs more group rows first (`CompiledState` grows them and runs it)
+NO_ROOM = -3  # the round needs more room first (`CompiledState` grows the buffers and asks it to go on)
 ORDER_HERE = -1  # the end times of a round of more than ORDER_FROM groups, which `CompiledState` orders
 ORDER_FROM = 16
 # What an event is (`_event`, the one compiled call of every event: one function to compile, not one per kind)
@@ -106,32 +128,39 @@ class CompiledState:
     Args:
         capacity: each machine's capacity, shape (machines, resources).
         tasks: the episode's `TaskTable` (read: the jobs, tasks, demands, durations and the DAG).
+        rule: the broker's round (`cloudsim.broker.CompiledRound`).
     """
 
     ROUND_DUE = ROUND_DUE
 
-    def __init__(self, capacity: np.ndarray, tasks) -> None:
+    def __init__(self, capacity: np.ndarray, tasks, rule) -> None:
         machines, resources = capacity.shape
         n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
         self.machines = machines
+        kind = RULES[rule.rule]
         machine_leaves, task_leaves = _leaves(machines), _leaves(n_tasks)
         child_start = np.zeros(n_tasks + 1, dtype=np.int64)
         child_start[1:] = np.cumsum([len(c) for c in tasks.children])
         children = np.fromiter((c for kids in tasks.children for c in kids), dtype=np.int64, count=child_start[-1])
+        # A pair score's first round puts every machine in its state: every machine is freed since none.
+        pairs = kind != FIRST_FIT
         ints = _Layout(INT_HEADER, np.int64)
         for slot, values in ((JOB_FIRST_TASK, tasks.job_first_task), (TASK_JOB, tasks.task_job),
                              (INSTANCES, tasks.task_instances), (PENDING, tasks.task_pending_parents),
                              (CHILD_START, child_start), (CHILDREN, children),
                              (JOB_LEFT, tasks.job_unfinished_tasks), (ON_MACHINE, np.zeros(machines)),
                              (WAITING, tasks.task_instances), (FINISHED, np.zeros(n_tasks)),
-                             (NEXT_FRESH, np.zeros(n_tasks)), (IS_DIRTY, np.zeros(machines)),
-                             (DIRTY_LIST, np.zeros(machines)), (NEW_LIST, np.zeros(n_tasks)),
+                             (NEXT_FRESH, np.zeros(n_tasks)), (IS_DIRTY, np.full(machines, int(pairs))),
+                             (DIRTY_LIST, np.arange(machines)[::-1]), (NEW_LIST, np.zeros(n_tasks)),
                              (HEAP, np.zeros(machines + n_tasks)), (STACK, np.zeros(STACK_SIZE)),
-                             (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks))):
+                             (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
+                             (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
+                             (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1))):
             ints.add(slot, values)
         self.ints = ints.build()
-        self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS]] = (
-            machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, tasks.unfinished_jobs)
+        self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS, RULE, DIRTY]] = (
+            machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, tasks.unfinished_jobs, kind,
+            machines if pairs else 0)
         max_free = np.full((2 * machine_leaves, resources), -np.inf)
         max_free[machine_leaves:machine_leaves + machines] = capacity
         for node in range(machine_leaves - 1, 0, -1):
@@ -146,9 +175,14 @@ class CompiledState:
         self.floats = floats.build(header_of=self.ints)
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
         self.group_floats = np.zeros((1024, 3))
+        # A pair score's states and scores, room for a few of each to begin with (grown as needed); a key is
+        # a state's free resources, then for "shares" its capacity.
+        width = resources * (2 if kind == SHARES else 1)
+        self.pair_ints, self.pair_floats = _pair_buffers(16 if pairs else 1, 64 if pairs else 1, width,
+                                                         np.array(rule.columns, dtype=np.int64))
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
-        _event(self.ints, self.floats, self.group_ints, self.group_floats, ROUND, 0, 0, 0.0, True)  # (nothing waits)
+        self._call(ROUND, 0, 0, 0.0, True)  # (nothing waits: nothing happens)
 
     # ------------------------------------------------------------------ the counters
     @property
@@ -165,32 +199,50 @@ class CompiledState:
         return int(self.ints[WAITING_TASKS])
 
     # ------------------------------------------------------------------ the events
-    # Each returns the round's outcome: (decisions or NOTHING_WAITS / ROUND_DUE, end times, then the first end
-    # time's delay and the launched groups (a, b) it ends); the end times beyond the first are `end_times`.
+    # Each returns the jobs the event finished and the round's outcome: (decisions or NOTHING_WAITS / ROUND_DUE,
+    # end times, then the first end time's delay and the launched groups (a, b) it ends); the end times beyond
+    # the first are `end_times`.
     def arrive(self, job: int, now: float, may_round: bool) -> tuple:
         """Job ``job`` (its arrival position) arrives now; then, if ``may_round``, the round."""
-        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, ARRIVAL, job, 0, float(now),
-                         may_round)
-        return outcome[1:] if outcome[1] != NO_ROOM else self._round_with_room(now, outcome[2])
+        return self._call(ARRIVAL, job, 0, float(now), may_round)[1:]
 
     def end(self, a: int, b: int, now: float, may_round: bool) -> tuple:
         """The groups launched ``a``-th to ``b``-th finish now; then, if ``may_round``, the round. Returns the
         jobs this finished, then the round's outcome."""
-        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, END, a, b, float(now), may_round)
-        return outcome if outcome[1] != NO_ROOM else (outcome[0], *self._round_with_room(now, outcome[2]))
+        return self._call(END, a, b, float(now), may_round)
 
     def round(self, now: float) -> tuple:
-        """A first-fit round now (NOTHING_WAITS where nothing waits)."""
-        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, ROUND, 0, 0, float(now), True)
-        return outcome[1:] if outcome[1] != NO_ROOM else self._round_with_room(now, outcome[2])
+        """The broker's round now (NOTHING_WAITS where nothing waits)."""
+        return self._call(ROUND, 0, 0, float(now), True)[1:]
 
-    def _round_with_room(self, now: float, rows: int) -> tuple:
-        """The round, after growing the group rows to hold ``rows`` more."""
-        size = max(int(self.ints[GROUPS]) + rows, 2 * len(self.group_ints))
-        self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
-                                                                    np.int64)])
-        self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
-        return _event(self.ints, self.floats, self.group_ints, self.group_floats, ROUND, 0, 0, float(now), True)[1:]
+    def _call(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
+        """`_event`, and the round again after growing the buffers as long as it needs more room."""
+        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
+                         self.pair_floats, kind, a, b, now, may_round)
+        while outcome[1] == NO_ROOM:
+            self._grow()
+            outcome = (outcome[0], *_event(self.ints, self.floats, self.group_ints, self.group_floats,
+                                           self.pair_ints, self.pair_floats, ROUND, 0, 0, now, True)[1:])
+        return outcome
+
+    def _grow(self) -> None:
+        """Room for what the round needs next: group rows, a pair score's states or task slots."""
+        ints, pairs = self.ints, self.pair_ints
+        rows = int(ints[GROUPS] + ints[NEED_GROUPS])
+        if rows > len(self.group_ints):
+            size = max(rows, 2 * len(self.group_ints))
+            self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
+                                                                        np.int64)])
+            self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
+        if ints[RULE] != FIRST_FIT:
+            states, slots = int(pairs[P_STATES]), int(pairs[P_SLOTS])
+            if pairs[P_HIGH] == states and pairs[P_SPARES] == 0:
+                states = min(2 * states, self.machines + 1)
+            if slots < ints[WAITING_TASKS]:
+                slots = max(2 * slots, int(ints[WAITING_TASKS]))
+            if (states, slots) != (pairs[P_STATES], pairs[P_SLOTS]):
+                self.pair_ints, self.pair_floats = _grown_pairs(pairs, self.pair_floats, states, slots)
+        ints[NEED_GROUPS] = 0
 
     def end_times(self, first: int, count: int) -> list[tuple[float, tuple[int, int]]]:
         """The latest round's groups by end time, given its first launched row and its ``count`` end times
@@ -210,7 +262,7 @@ class CompiledState:
     # ------------------------------------------------------------------ the results
     def write_back(self, tasks, state, groups) -> int:
         """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable`; returns the decisions
-        (groups) made."""
+        made."""
         ints, floats = self.ints, self.floats
         n_tasks, n_jobs, machines = int(ints[TASKS]), int(ints[JOBS]), self.machines
         resources = int(ints[RESOURCES])
@@ -232,7 +284,7 @@ class CompiledState:
         gi, gf = self.group_ints[:n], self.group_floats[:n]
         groups.add_rows(gi[:, G_TASK], gi[:, G_MACHINE], gi[:, G_FIRST], gi[:, G_INSTANCES], gf[:, G_DURATION],
                         gf[:, G_START], gf[:, G_END])
-        return n
+        return int(ints[DECISIONS])
 
 
 # ------------------------------------------------------------------------------- compiled helpers
@@ -334,6 +386,8 @@ def _release(ints, floats, task, now):
     ints[NEW] += 1
     ints[WAITING_TASKS] += 1
     ints[WAITING_INSTANCES] += _ints(ints, WAITING, n_tasks)[task]
+    if ints[RULE] != FIRST_FIT:  # (a pair score gives the task a slot in its next round)
+        return
     leaves = ints[TASK_LEAVES]
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     tree = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
@@ -412,13 +466,12 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
 
 
 @numba.njit(cache=True)
-def _event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+def _event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind, a, b, now, may_round):
     """One SimPy event: job ``a``'s ARRIVAL, the END of the groups launched ``a``-th to ``b``-th, or a ROUND; then,
     if ``may_round`` and something waits, the round. Returns (jobs finished, decisions, end times, the first
     end time's delay, its launched groups a, b), where the decisions are NOTHING_WAITS (and no round ran),
-    ROUND_DUE (something waits and ``may_round`` is false), or NO_ROOM with the group rows needed in place
-    of the end times (nothing ran: grow them and ask for the ROUND). A round starts at least one instance
-    per decision and makes at most one decision per task on each machine."""
+    ROUND_DUE (something waits and ``may_round`` is false), or NO_ROOM (the round needs more room: grow the
+    buffers, `CompiledState._grow`, and ask for the ROUND, which goes on where it stopped)."""
     jobs = 0
     if kind == ARRIVAL:
         _arrive(ints, floats, a, now)
@@ -428,12 +481,14 @@ def _event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
         return jobs, NOTHING_WAITS, 0, 0.0, 0, 0
     if not may_round:
         return jobs, ROUND_DUE, 0, 0.0, 0, 0
-    need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
-    if group_ints.shape[0] - ints[GROUPS] < need:
-        return jobs, NO_ROOM, need, 0.0, 0, 0
-    made = _first_fit_round(ints, floats, group_ints, group_floats, now)
+    if ints[RULE] == FIRST_FIT:
+        made = _first_fit_round(ints, floats, group_ints, group_floats, now)
+    else:
+        made = _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, now)
+    if made == NO_ROOM:
+        return jobs, NO_ROOM, 0, 0.0, 0, 0
     segments = ints[SEGMENTS]
-    first = ints[GROUPS] - made
+    first = ints[ROUND_FIRST]
     if segments <= 0:  # no groups, or ORDER_HERE
         return jobs, made, segments, 0.0, first, 0
     stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
@@ -444,7 +499,13 @@ def _event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
 def _first_fit_round(ints, floats, group_ints, group_floats, now):
     """First-fit's round now: machine by machine in order, every waiting task in arrival order that fits
     what the machine has left, with as many of its waiting instances as fit (`agents.heuristics.FirstFit`).
-    Records the groups and orders them by end time (`_order_ends`); returns the decisions made."""
+    Records the groups (one per decision) and orders them by end time (`_order_ends`); returns the decisions
+    made, or NO_ROOM (nothing done) when the group rows could not hold one per possible decision (at most one
+    per waiting instance, and per waiting task and machine)."""
+    need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
+    if group_ints.shape[0] - ints[GROUPS] < need:
+        ints[NEED_GROUPS] = need
+        return NO_ROOM
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     machine_leaves, task_leaves = ints[MACHINE_LEAVES], ints[TASK_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
@@ -545,6 +606,8 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
                 if later >= 0:
                     size = _heap_push(heap, size, later * key_base + task + 1)
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
+    ints[ROUND_FIRST] = first_group
+    ints[DECISIONS] += ints[GROUPS] - first_group
     return ints[GROUPS] - first_group
 
 
@@ -584,3 +647,393 @@ def _order_ends(ints, floats, group_ints, group_floats, first, stop, now):
         group_ints[sizes[which[k]], G_LAUNCHED] = first + k
         sizes[which[k]] += 1
     ints[SEGMENTS] = count
+
+
+# ------------------------------------------------------------------------------- a pair score's round
+@numba.njit(cache=True)
+def _pair_buffers(states, slots, width, columns):
+    """A pair score's buffers with room for ``states`` states and ``slots`` waiting tasks, none in use: the
+    int buffer (the header, then each state's members, lowest machine, best task slot and the spare states,
+    the hash table of the states, each slot's task, the free slots and the scored ``columns``) and the float
+    buffer (each state's key of ``width`` numbers, its best score, its score per slot)."""
+    table = 1
+    while table < 2 * states:
+        table *= 2
+    sizes = np.array([states, states, states, states, table, slots, slots, len(columns)])
+    pair_ints = np.zeros(PAIR_HEADER + sizes.sum(), dtype=np.int64)
+    at = PAIR_HEADER
+    for k in range(len(sizes)):
+        pair_ints[P_MEMBERS + k] = at
+        at += sizes[k]
+    pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH] = states, slots, width
+    pair_ints[P_HASH_SIZE], pair_ints[P_COLUMNS] = table, len(columns)
+    pair_ints[pair_ints[P_BEST]:pair_ints[P_BEST] + states] = -1
+    pair_ints[pair_ints[P_HASH]:pair_ints[P_HASH] + table] = -1
+    pair_ints[pair_ints[P_SLOT_TASK]:pair_ints[P_SLOT_TASK] + slots] = -1
+    pair_ints[pair_ints[P_COLUMN_LIST]:pair_ints[P_COLUMN_LIST] + len(columns)] = columns
+    pair_ints[P_KEYS], pair_ints[P_BEST_SCORE], pair_ints[P_SCORES] = 0, states * width, states * (width + 1)
+    pair_floats = np.full(states * (width + 1 + slots), NO_FIT)
+    return pair_ints, pair_floats
+
+
+@numba.njit(cache=True)
+def _grown_pairs(pair_ints, pair_floats, states, slots):
+    """The pair score's buffers with room for ``states`` states and ``slots`` slots, holding what they held."""
+    old_states, old_slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
+    columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
+    new_ints, new_floats = _pair_buffers(states, slots, width, columns)
+    for slot in (P_HIGH, P_SPARES, P_SLOT_HIGH, P_FREE_SLOTS):
+        new_ints[slot] = pair_ints[slot]
+    for region in (P_MEMBERS, P_FIRST, P_BEST, P_SPARE):
+        _ints(new_ints, region, old_states)[:] = _ints(pair_ints, region, old_states)
+    for region in (P_SLOT_TASK, P_FREE_SLOT):
+        _ints(new_ints, region, old_slots)[:] = _ints(pair_ints, region, old_slots)
+    _floats(new_ints, new_floats, P_KEYS, old_states * width)[:] = _floats(pair_ints, pair_floats, P_KEYS,
+                                                                           old_states * width)
+    _floats(new_ints, new_floats, P_BEST_SCORE, old_states)[:] = _floats(pair_ints, pair_floats, P_BEST_SCORE,
+                                                                         old_states)
+    old = _floats(pair_ints, pair_floats, P_SCORES, old_states * old_slots).reshape(old_states, old_slots)
+    new = _floats(new_ints, new_floats, P_SCORES, states * slots).reshape(states, slots)
+    new[:old_states, :old_slots] = old
+    members = _ints(new_ints, P_MEMBERS, states)
+    keys = _floats(new_ints, new_floats, P_KEYS, states * width).reshape(states, width)
+    for s in range(new_ints[P_HIGH]):
+        if members[s] > 0:
+            _hash_insert(new_ints, keys, s)
+    return new_ints, new_floats
+
+
+@numba.njit(cache=True)
+def _row_hash(row):
+    h = 17
+    for x in row:
+        h = h * 1000003 + hash(x)  # (int64 arithmetic wraps)
+    return h
+
+
+@numba.njit(cache=True)
+def _machine_key(free, capacity, machine, key):
+    """``key`` becomes the machine's key: its free resources, then (a key twice as wide) its capacity."""
+    resources = free.shape[1]
+    for r in range(resources):
+        key[r] = free[machine, r]
+    if key.shape[0] > resources:
+        for r in range(resources):
+            key[resources + r] = capacity[machine, r]
+
+
+@numba.njit(cache=True)
+def _hash_insert(pair_ints, keys, s):
+    table = _ints(pair_ints, P_HASH, pair_ints[P_HASH_SIZE])
+    mask = len(table) - 1
+    i = _row_hash(keys[s]) & mask
+    while table[i] != -1:
+        i = (i + 1) & mask
+    table[i] = s
+
+
+@numba.njit(cache=True)
+def _hash_remove(pair_ints, keys, s):
+    """State ``s`` leaves the hash table (linear probing; the entries after it shift back to stay reachable)."""
+    table = _ints(pair_ints, P_HASH, pair_ints[P_HASH_SIZE])
+    mask = len(table) - 1
+    i = _row_hash(keys[s]) & mask
+    while table[i] != s:
+        i = (i + 1) & mask
+    j = i
+    while True:
+        j = (j + 1) & mask
+        if table[j] == -1:
+            break
+        home = _row_hash(keys[table[j]]) & mask
+        if (i < j and i < home <= j) or (i > j and (home > i or home <= j)):
+            continue  # its home lies after the hole: it stays
+        table[i] = table[j]
+        i = j
+    table[i] = -1
+
+
+@numba.njit(cache=True)
+def _find_state(pair_ints, keys, key):
+    """The state whose key is ``key`` (compared with ==), or -1."""
+    table = _ints(pair_ints, P_HASH, pair_ints[P_HASH_SIZE])
+    mask = len(table) - 1
+    i = _row_hash(key) & mask
+    while table[i] != -1:
+        s = table[i]
+        same = True
+        for c in range(len(key)):
+            if keys[s, c] != key[c]:
+                same = False
+                break
+        if same:
+            return s
+        i = (i + 1) & mask
+    return -1
+
+
+@numba.njit(cache=True)
+def _pair_score(keys, s, demand, t, columns, shares):
+    """The score of (state ``s``, task ``t``), NO_FIT where the task's demand exceeds the state's free
+    resources: Tetris's sum over ``columns`` of free x demand, or with ``shares`` Packer's of the shares of
+    capacity (0 for a resource the machine lacks), summed as `agents.kernels.state_round` sums them."""
+    resources = demand.shape[1]
+    for r in range(resources):
+        if demand[t, r] > keys[s, r]:
+            return NO_FIT
+    score = 0.0
+    for c in columns:
+        if not shares:
+            score += keys[s, c] * demand[t, c]
+        elif keys[s, resources + c] > 0:
+            capacity = keys[s, resources + c]
+            score += (keys[s, c] / capacity) * (demand[t, c] / capacity)
+        else:
+            score += 0.0
+    return score
+
+
+@numba.njit(cache=True, inline="always")
+def _better(score, task, best_score, best_task):
+    """Whether a pair of ``score`` for ``task`` ranks before the best so far (the earliest task on ties)."""
+    return best_task < 0 or score > best_score or (score == best_score and task < best_task)
+
+
+@numba.njit(cache=True)
+def _rescan(pair_ints, pair_floats, s):
+    """State ``s``'s best slot and score, from its scores."""
+    slots = pair_ints[P_SLOTS]
+    slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
+    scores = _floats(pair_ints, pair_floats, P_SCORES, pair_ints[P_STATES] * slots)[s * slots:(s + 1) * slots]
+    best, best_score, best_task = -1, NO_FIT, -1
+    for slot in range(pair_ints[P_SLOT_HIGH]):
+        score = scores[slot]
+        if score != NO_FIT and _better(score, slot_task[slot], best_score, best_task):
+            best, best_score, best_task = slot, score, slot_task[slot]
+    _ints(pair_ints, P_BEST, pair_ints[P_STATES])[s] = best
+    _floats(pair_ints, pair_floats, P_BEST_SCORE, pair_ints[P_STATES])[s] = best_score
+
+
+@numba.njit(cache=True)
+def _enter(ints, floats, pair_ints, pair_floats, machine, key):
+    """The machine joins the state of its key (made, and scored over the waiting tasks, if none has it)."""
+    n_tasks, resources = ints[TASKS], ints[RESOURCES]
+    states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
+    keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
+    members = _ints(pair_ints, P_MEMBERS, states)
+    first = _ints(pair_ints, P_FIRST, states)
+    s = _find_state(pair_ints, keys, key)
+    if s < 0:
+        if pair_ints[P_SPARES]:
+            pair_ints[P_SPARES] -= 1
+            s = _ints(pair_ints, P_SPARE, states)[pair_ints[P_SPARES]]
+        else:
+            s = pair_ints[P_HIGH]
+            pair_ints[P_HIGH] += 1
+        keys[s, :] = key
+        _hash_insert(pair_ints, keys, s)
+        members[s], first[s] = 0, machine
+        demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+        columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
+        slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
+        scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots)[s * slots:(s + 1) * slots]
+        shares = width > resources
+        for slot in range(pair_ints[P_SLOT_HIGH]):
+            t = slot_task[slot]
+            scores[slot] = _pair_score(keys, s, demand, t, columns, shares) if t >= 0 else NO_FIT
+        _rescan(pair_ints, pair_floats, s)
+    _ints(ints, STATE_OF, ints[MACHINES])[machine] = s
+    members[s] += 1
+    if machine < first[s]:
+        first[s] = machine
+
+
+@numba.njit(cache=True)
+def _leave(ints, pair_ints, pair_floats, machine):
+    """The machine leaves its state; a state left without machines is spare (out of the hash table)."""
+    state_of = _ints(ints, STATE_OF, ints[MACHINES])
+    s = state_of[machine]
+    if s < 0:
+        return
+    states, width = pair_ints[P_STATES], pair_ints[P_WIDTH]
+    members = _ints(pair_ints, P_MEMBERS, states)
+    first = _ints(pair_ints, P_FIRST, states)
+    members[s] -= 1
+    if members[s] == 0:
+        keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
+        _hash_remove(pair_ints, keys, s)
+        _ints(pair_ints, P_SPARE, states)[pair_ints[P_SPARES]] = s
+        pair_ints[P_SPARES] += 1
+    elif first[s] == machine:
+        n = machine + 1
+        while state_of[n] != s:
+            n += 1
+        first[s] = n
+    state_of[machine] = -1
+
+
+@numba.njit(cache=True)
+def _add_task(ints, floats, pair_ints, pair_floats, task):
+    """A task that became ready takes a slot and is scored over the states."""
+    n_tasks, resources = ints[TASKS], ints[RESOURCES]
+    states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
+    if pair_ints[P_FREE_SLOTS]:
+        pair_ints[P_FREE_SLOTS] -= 1
+        slot = _ints(pair_ints, P_FREE_SLOT, slots)[pair_ints[P_FREE_SLOTS]]
+    else:
+        slot = pair_ints[P_SLOT_HIGH]
+        pair_ints[P_SLOT_HIGH] += 1
+    _ints(pair_ints, P_SLOT_TASK, slots)[slot] = task
+    _ints(ints, TASK_SLOT, n_tasks)[task] = slot
+    keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
+    members = _ints(pair_ints, P_MEMBERS, states)
+    best = _ints(pair_ints, P_BEST, states)
+    best_score = _floats(pair_ints, pair_floats, P_BEST_SCORE, states)
+    slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
+    scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
+    shares = width > resources
+    for s in range(pair_ints[P_HIGH]):
+        if members[s] == 0:
+            continue
+        score = _pair_score(keys, s, demand, task, columns, shares)
+        scores[s, slot] = score
+        if score != NO_FIT and _better(score, task, best_score[s], slot_task[best[s]] if best[s] >= 0 else -1):
+            best[s], best_score[s] = slot, score
+
+
+@numba.njit(cache=True)
+def _drop_task(ints, pair_ints, pair_floats, task):
+    """A task with no instance left waiting gives its slot back; the states that ranked it first look again."""
+    states, slots = pair_ints[P_STATES], pair_ints[P_SLOTS]
+    task_slot = _ints(ints, TASK_SLOT, ints[TASKS])
+    slot = task_slot[task]
+    members = _ints(pair_ints, P_MEMBERS, states)
+    best = _ints(pair_ints, P_BEST, states)
+    scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
+    _ints(pair_ints, P_SLOT_TASK, slots)[slot] = -1
+    for s in range(pair_ints[P_HIGH]):
+        if members[s] == 0 or scores[s, slot] == NO_FIT:
+            continue
+        scores[s, slot] = NO_FIT
+        if best[s] == slot:
+            _rescan(pair_ints, pair_floats, s)
+    task_slot[task] = -1
+    _ints(pair_ints, P_FREE_SLOT, slots)[pair_ints[P_FREE_SLOTS]] = slot
+    pair_ints[P_FREE_SLOTS] += 1
+
+
+@numba.njit(cache=True)
+def _room_for_a_state(pair_ints):
+    return pair_ints[P_HIGH] < pair_ints[P_STATES] or pair_ints[P_SPARES] > 0
+
+
+@numba.njit(cache=True)
+def _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, now):
+    """A pair score's round now: one instance of the best fit pair at a time, until none fits. Records the
+    groups (a start joins its machine's latest group of the round when that holds the task's instances just
+    before it, as the engine groups a plan's starts) and orders them by end time (`_order_ends`); returns the
+    decisions made, or NO_ROOM when it needs room for a task slot, a state or a group row first (it goes on
+    from there when called again)."""
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    if not ints[IN_ROUND]:
+        if pair_ints[P_SLOTS] < ints[WAITING_TASKS]:
+            return NO_ROOM
+        ints[IN_ROUND] = 1
+        ints[ROUND_FIRST], ints[ROUND_DECISIONS] = ints[GROUPS], ints[DECISIONS]
+        ints[ROUND_STAMP] += 1
+        new = _ints(ints, NEW_LIST, n_tasks)
+        for i in range(ints[NEW]):
+            _add_task(ints, floats, pair_ints, pair_floats, new[i])
+        ints[NEW] = 0
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    capacity = _floats(ints, floats, CAPACITY, machines * resources).reshape(machines, resources)
+    key = np.empty(pair_ints[P_WIDTH])
+    is_dirty = _ints(ints, IS_DIRTY, machines)
+    dirty = _ints(ints, DIRTY_LIST, machines)
+    while ints[DIRTY]:  # the machines freed since the last round move to the states of their free resources
+        if not _room_for_a_state(pair_ints):
+            return NO_ROOM
+        machine = dirty[ints[DIRTY] - 1]
+        ints[DIRTY] -= 1
+        is_dirty[machine] = 0
+        _machine_key(free, capacity, machine, key)
+        s = _ints(ints, STATE_OF, machines)[machine]
+        if s >= 0:
+            width = pair_ints[P_WIDTH]
+            keys = _floats(pair_ints, pair_floats, P_KEYS, pair_ints[P_STATES] * width).reshape(-1, width)
+            same = True
+            for c in range(width):
+                if keys[s, c] != key[c]:
+                    same = False
+                    break
+            if same:
+                continue
+        _leave(ints, pair_ints, pair_floats, machine)
+        _enter(ints, floats, pair_ints, pair_floats, machine, key)
+    waiting = _ints(ints, WAITING, n_tasks)
+    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
+    on_machine = _ints(ints, ON_MACHINE, machines)
+    last_group = _ints(ints, LAST_GROUP, machines)
+    last_round = _ints(ints, LAST_ROUND, machines)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    duration = _floats(ints, floats, DURATION, n_tasks)
+    start_time = _floats(ints, floats, START_TIME, n_tasks)
+    stamp = ints[ROUND_STAMP]
+    while True:
+        states, slots = pair_ints[P_STATES], pair_ints[P_SLOTS]
+        members = _ints(pair_ints, P_MEMBERS, states)
+        first = _ints(pair_ints, P_FIRST, states)
+        best = _ints(pair_ints, P_BEST, states)
+        best_score = _floats(pair_ints, pair_floats, P_BEST_SCORE, states)
+        chosen = -1
+        for s in range(pair_ints[P_HIGH]):
+            if members[s] == 0 or best[s] < 0:
+                continue
+            if chosen < 0 or best_score[s] > best_score[chosen] or (
+                    best_score[s] == best_score[chosen] and first[s] < first[chosen]):
+                chosen = s
+        if chosen < 0:
+            break
+        if ints[GROUPS] == group_ints.shape[0]:
+            ints[NEED_GROUPS] = 1
+            return NO_ROOM
+        if not _room_for_a_state(pair_ints):
+            return NO_ROOM
+        machine = first[chosen]
+        task = _ints(pair_ints, P_SLOT_TASK, slots)[best[chosen]]
+        for r in range(resources):
+            free[machine, r] -= demand[task, r]
+        gid = last_group[machine]
+        if last_round[machine] == stamp and group_ints[gid, G_TASK] == task and (
+                group_ints[gid, G_FIRST] + group_ints[gid, G_INSTANCES] == next_fresh[task]):
+            group_ints[gid, G_INSTANCES] += 1
+        else:
+            gid = ints[GROUPS]
+            ints[GROUPS] += 1
+            group_ints[gid, G_TASK] = task
+            group_ints[gid, G_MACHINE] = machine
+            group_ints[gid, G_FIRST] = next_fresh[task]
+            group_ints[gid, G_INSTANCES] = 1
+            group_floats[gid, G_DURATION] = duration[task]
+            group_floats[gid, G_START] = now
+            group_floats[gid, G_END] = math.nan
+            last_group[machine], last_round[machine] = gid, stamp
+        if math.isnan(start_time[task]):
+            start_time[task] = now
+        next_fresh[task] += 1
+        waiting[task] -= 1
+        ints[WAITING_INSTANCES] -= 1
+        on_machine[machine] += 1
+        ints[RUNNING] += 1
+        ints[DECISIONS] += 1
+        _machine_key(free, capacity, machine, key)
+        _leave(ints, pair_ints, pair_floats, machine)
+        _enter(ints, floats, pair_ints, pair_floats, machine, key)
+        if waiting[task] == 0:
+            ints[WAITING_TASKS] -= 1
+            _drop_task(ints, pair_ints, pair_floats, task)
+    ints[IN_ROUND] = 0
+    _order_ends(ints, floats, group_ints, group_floats, ints[ROUND_FIRST], ints[GROUPS], now)
+    return ints[DECISIONS] - ints[ROUND_DECISIONS]

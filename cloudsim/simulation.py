@@ -55,7 +55,7 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.broker import ClusterView, as_plan, broker_name, ends_round, is_final
+from cloudsim.broker import ClusterView, CompiledRound, as_plan, broker_name, ends_round, is_final
 from cloudsim.plan_check import CheckedDecision, Starts, check_plan
 from cloudsim.cluster import ClusterState, instances_applied
 from cloudsim.foreign import failure
@@ -521,13 +521,16 @@ class Simulation:
 
     # ---------------------------------------------------- the compiled path
     def _compiled_refusal(self) -> str | None:
-        """Why `run` cannot take the compiled path (`cloudsim.compiled`), or None where it can."""
+        """Why `run` cannot take the compiled path (`cloudsim.compiled`), or None where it can (the broker's
+        `CompiledRound` is then ``self._compiled_rule``)."""
         broker = self.broker
         owner = next((cls for cls in type(broker).__mro__ if "compiled_round" in vars(cls)), None)
         if owner is None:
             return f"broker {self.record.broker!r} declares no compiled round (compiled_round)"
-        decider = next((cls for cls in type(broker).__mro__ if "decide" in vars(cls)), None)
-        if decider is not owner or "decide" in getattr(broker, "__dict__", {}):
+        decider = next(cls for cls in type(broker).__mro__ if "decide" in vars(cls))
+        # The class that declares the compiled round declares decide, or inherits it: a subclass that changes
+        # decide does not keep a compiled round that would not be its decisions.
+        if not issubclass(owner, decider) or "decide" in getattr(broker, "__dict__", {}):
             return (f"broker {self.record.broker!r} changes decide() of {owner.__name__}, whose compiled round "
                     "would not be its decisions")
         reasons = [why for why, applies in (
@@ -540,18 +543,24 @@ class Simulation:
         ) if applies]
         if reasons:
             return "it runs without " + ", ".join(reasons)
-        from cloudsim.compiled import COMPILED_ROUNDS  # (imports numba: only for a broker that declares one)
-
-        if vars(owner)["compiled_round"] not in COMPILED_ROUNDS:
-            return (f"broker {self.record.broker!r} declares the compiled round {vars(owner)['compiled_round']!r}; "
-                    f"the engine compiles {', '.join(COMPILED_ROUNDS)}")
+        try:
+            rule = broker.compiled_round(self.cluster.resources)
+        except BaseException as error:
+            raise failure(error, self.record.broker, "compiled_round(resources)", broker)
+        if rule is None:
+            return f"broker {self.record.broker!r} has no compiled round here (its compiled_round answers None)"
+        if not isinstance(rule, CompiledRound) or any(c >= len(self.cluster.resources) for c in rule.columns):
+            raise TypeError(f"broker {self.record.broker!r}: compiled_round(resources) must answer None or a "
+                            f"cloudsim.broker.CompiledRound over the cluster's {len(self.cluster.resources)} "
+                            f"resources, got {rule!r}")
+        self._compiled_rule = rule
         return None
 
     def _run_compiled(self) -> EpisodeResult:
         """`run` on the compiled path: the same SimPy events, each callback one compiled call."""
         from cloudsim.compiled import CompiledState
 
-        self._compiled = CompiledState(self.state.capacity, self.tasks)
+        self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule)
         self._start_episode()
         try:
             self.env.run()

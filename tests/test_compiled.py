@@ -1,7 +1,7 @@
 """The engine's compiled path gives what its Python path gives, bit for bit, and is taken only where it applies.
 
 `Simulation.run` takes the compiled path (`cloudsim.compiled`) for a broker that declares a compiled
-round; ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
+round (first-fit, and the pair scores Tetris and Packer); ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
 the engine checks and applies it. The two must leave the same task, job and group tables, the same
 summary and the same machine state, on every workload: ties of submit and end times, DAGs, tasks that
 fill machines exactly, zero durations, shares that do not add up exactly in floating point.
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import make_broker
-from agents.heuristics import FirstFit
+from agents.heuristics import FirstFit, Tetris
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
@@ -64,27 +64,49 @@ def workloads(draw):
     return cluster, jobs, draw(st.sampled_from([None, None, 1.0, 0.5]))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COMPILED = ["first-fit", "tetris", "packer"]  # the built-in brokers with a compiled round
+
+
+@pytest.mark.parametrize("broker", COMPILED)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
-def test_first_fit_compiled_is_its_python_path_group_for_group(workload):
+def test_a_compiled_round_is_its_python_path_group_for_group(broker, workload):
     """Event-driven and with a fixed tick (1, or 0.5: ticks that fall between submit times and end times)."""
     cluster, jobs, tick = workload
-    python, compiled = both_paths(cluster, jobs, tick=tick)
+    python, compiled = both_paths(cluster, jobs, broker, tick=tick)
     assert_same_run(python, compiled)
 
 
-def test_first_fit_compiled_on_alibaba_like_jobs_on_a_large_cluster():
-    """500 alibaba-like jobs (DAGs, thousands of instances) on 1,000 machines of two resources: thousands of
-    groups, many machines freed and filled at once, long waiting queues."""
-    python, compiled = both_paths(ClusterSpec.uniform(1000, {"cpu": 96, "memory": 1}), alibaba_like(500, seed=3))
+@pytest.mark.parametrize("broker", COMPILED)
+def test_compiled_on_alibaba_like_jobs_on_a_large_cluster(broker):
+    """300 alibaba-like jobs (DAGs, thousands of instances) on 1,000 machines of two resources: thousands of
+    groups, many machines freed and filled at once, long waiting queues (a pair score's states and task
+    slots grow many times over)."""
+    python, compiled = both_paths(ClusterSpec.uniform(1000, {"cpu": 96, "memory": 1}), alibaba_like(300, seed=3),
+                                  broker)
     assert len(compiled[1].groups) > 1000
     assert_same_run(python, compiled)
 
 
-def test_a_full_queue_on_few_machines_is_the_same_on_both_paths():
+@pytest.mark.parametrize("broker", COMPILED)
+def test_a_full_queue_on_few_machines_is_the_same_on_both_paths(broker):
     """CloudSimPy's shape: few machines and a queue of hundreds of tasks that wait for a long time."""
-    python, compiled = both_paths(ClusterSpec.uniform(3, {"cpu": 8, "memory": 1}), alibaba_like(80, seed=1))
+    python, compiled = both_paths(ClusterSpec.uniform(3, {"cpu": 8, "memory": 1}), alibaba_like(80, seed=1), broker)
     assert_same_run(python, compiled)
+
+
+def test_machines_of_different_sizes_keep_their_pair_scores_apart():
+    """Packer's states hold capacity beside free resources: two machines with the same free resources but
+    different capacities score apart (shares), and Tetris on a chosen resource scores that one only."""
+    cluster = ClusterSpec(("cpu", "memory"), ((8.0, 4.0), (16.0, 8.0), (8.0, 4.0), (4.0, 2.0)))
+    jobs = [JobSpec(j, float(j % 3), (TaskSpec(0, 6, {"cpu": 2.0, "memory": 0.5 + j % 2}, 2.0 + j % 4),
+                                      TaskSpec(1, 3, {"cpu": 4.0, "memory": 1.0}, 1.0, (0,))))
+            for j in range(12)]
+    for broker in ("packer", "tetris"):
+        assert_same_run(*both_paths(cluster, jobs, broker))
+    python = Simulation(cluster, jobs, Tetris(resources=("memory",)), compiled=False)
+    compiled = Simulation(cluster, jobs, Tetris(resources=("memory",)), compiled=True)
+    assert_same_run((python, python.run()), (compiled, compiled.run()))
 
 
 def test_run_takes_the_compiled_path_only_where_it_applies():
@@ -97,7 +119,17 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
             return super().decide(view)
 
     assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
-    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("tetris"))._compiled_refusal()
+    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("sjf"))._compiled_refusal()
+
+    class Scored(Tetris):  # its own score: Tetris's compiled round is not its round
+        def score(self, view, machines, tasks):
+            return -super().score(view, machines, tasks)
+
+    one_at_a_time = Tetris()
+    one_at_a_time.compiled_rounds = False
+    for broker in (Scored(), one_at_a_time, make_broker("tetris-star")):
+        assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
+    assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
     failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
     for options, reason in (({"machine_events": failing}, "machine events"),
                             ({"faults": RandomFaults(mtbf=5.0, mttr=1.0, seed=0)}, "faults")):
@@ -137,6 +169,19 @@ def test_a_worked_example_by_hand():
     assert groups[["task_id", "machine", "instances", "start", "end"]].values.tolist() == [
         ["a", 0, 2, 0.0, 5.0], ["a", 1, 1, 0.0, 5.0], ["b", 0, 1, 5.0, 7.0], ["b", 1, 1, 5.0, 7.0]]
     assert result.makespan == 7.0 and result.summary["decisions"] == 4
+
+
+def test_a_worked_example_of_tetris_by_hand():
+    """Machines of 4 and 6 cpu; at t=0 task a (3 instances of 2 cpu for 5) and task b (1 of 3 cpu for 2).
+    Tetris scores free x demand: (m1, b) 18 first (m1 keeps 3); then (m0, a) 8 against (m1, a) 6 (m0 keeps
+    2); then (m1, a) 6 against (m0, a) 4 (m1 keeps 1); then (m0, a) 4, the only fit. a's third instance
+    follows its second (on m1), not its first (on m0): it begins a group of its own on m0."""
+    cluster = ClusterSpec(("cpu",), ((4.0,), (6.0,)))
+    jobs = [JobSpec(0, 0.0, (TaskSpec("a", 3, {"cpu": 2.0}, 5.0), TaskSpec("b", 1, {"cpu": 3.0}, 2.0)))]
+    result = Simulation(cluster, jobs, Tetris(), compiled=True).run()
+    assert result.groups[["task_id", "machine", "first_instance", "instances", "start", "end"]].values.tolist() == [
+        ["b", 1, 0, 1, 0.0, 2.0], ["a", 0, 0, 1, 0.0, 5.0], ["a", 1, 1, 1, 0.0, 5.0], ["a", 0, 2, 1, 0.0, 5.0]]
+    assert result.makespan == 5.0 and result.summary["decisions"] == 4
 
 
 def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
