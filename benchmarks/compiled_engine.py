@@ -10,11 +10,13 @@ The variants:
   checked and applied by the engine);
 * ``compiled``: this checkout as it runs by default (the compiled path where it applies).
 
-The cases (first-fit, alibaba-like jobs of seed 0 on v2018's 4,034 machines of cpu 96 and memory 1,
-event-driven; CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``):
+The cases (alibaba-like jobs of seed 0 on v2018's 4,034 machines of cpu 96 and memory 1, event-driven;
+CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``; first-fit but where a case names
+its broker):
 
-* ``first-fit-1000``: decisions per second of simulation (results left out), 1,000 jobs;
-* ``first-fit-10000``: seconds of simulation, 10,000 jobs;
+* ``first-fit-1000``, ``tetris-1000``, ``packer-1000``: decisions per second of simulation (results left out),
+  1,000 jobs;
+* ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
   only: the command line has no switch for the Python path);
 * ``cloudsimpy-0:200``: jobs 0:200 on 5 machines, tick 1, simulation time, against CloudSimPy's own run of the
@@ -30,7 +32,8 @@ comes before the timed ones, so the figures are those of an installation that ha
     git worktree add /tmp/e8a013e e8a013e
     python benchmarks/compiled_engine.py --against /tmp/e8a013e --repeats 3 [--cases first-fit-1000]
 
-Writes benchmarks/results/compiled_engine.{md,json}.
+Writes benchmarks/results/compiled_engine.{md,json}: the cases run replace their rows, each row naming the
+commits it compared; the other cases' rows are kept.
 """
 
 from __future__ import annotations
@@ -49,14 +52,14 @@ from round_goals import SIMPY  # SimPy's own timeout event, in µs per event
 
 ALIBABA = r"""
 import inspect, json, sys
-jobs, compiled = int(sys.argv[1]), sys.argv[2]
+broker, jobs, compiled = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 from agents import make_broker
 from cloudsim import ClusterSpec, Simulation
 from traces import alibaba_like
 options = {} if compiled == "default" else {"compiled": compiled == "on"}
 assert not options or "compiled" in inspect.signature(Simulation).parameters
 s = Simulation(ClusterSpec.uniform(4034, {"cpu": 96, "memory": 1}), alibaba_like(jobs, seed=0),
-               make_broker("first-fit"), **options).run().summary
+               make_broker(broker), **options).run().summary
 print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simulation_s": s["sim_wall_s"],
                   "decisions_per_s": s["decisions"] / s["sim_wall_s"]}))
 """
@@ -82,13 +85,17 @@ CASES = {
                          "--machines", "5", "--capacity", "cpu=64,memory=1,disk=1", "--tick", "1",
                          "--broker", "first-fit", "--json"),
     "floor": (FLOOR,),
-    "first-fit-1000": (ALIBABA, 1000),
-    "first-fit-10000": (ALIBABA, 10000),
+    "first-fit-1000": (ALIBABA, "first-fit", 1000),
+    "first-fit-10000": (ALIBABA, "first-fit", 10000),
+    "tetris-1000": (ALIBABA, "tetris", 1000),
+    "tetris-10000": (ALIBABA, "tetris", 10000),
+    "packer-1000": (ALIBABA, "packer", 1000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
 }
-HEADLINE = {"cloudsimpy-0:200": "simulation_s", "floor": "us_per_decision", "first-fit-1000": "decisions_per_s",
-            "first-fit-10000": "simulation_s", "cloudsimpy-whole": "process_s"}
+HEADLINE = {"cloudsimpy-0:200": "simulation_s", "floor": "us_per_decision", "cloudsimpy-whole": "process_s",
+            **{case: "decisions_per_s" if case.endswith("-1000") else "simulation_s"
+               for case, (code, *_) in CASES.items() if code == ALIBABA}}
 
 
 def run(checkout: Path, case: str, variant: str) -> dict:
@@ -120,7 +127,8 @@ def main() -> None:
     if unknown or args.repeats < 1 or not (args.against / "cloudsim" / "simulation.py").is_file():
         raise SystemExit(f"compiled_engine.py: give --cases among {', '.join(CASES)}, --repeats >= 1 and --against "
                          f"a checkout of cloudsim (got {unknown or args.cases}, {args.repeats}, {args.against})")
-    rows = {}
+    saved = RESULTS / "compiled_engine.json"
+    rows = json.loads(saved.read_text())["cases"] if saved.is_file() else {}
     for case in cases:
         variants = {ALIBABA: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
             CASES[case][0], ("base", "compiled"))
@@ -139,13 +147,16 @@ def main() -> None:
         reference = runs["base" if "base" in runs else "peer"][0].get("makespan")
         for variant, rs in runs.items():  # the same results on every path (CloudSimPy's own included)
             assert variant == "simpy" or rs[0].get("makespan") == reference, (case, variant, rs[0].get("makespan"))
-        rows[case] = medians
+        rows[case] = {"code": code_version(), "base": code_version(args.against.resolve()),
+                      "repeats": args.repeats, "medians": medians}
     key = HEADLINE
-    lines = [f"# The compiled engine side by side ({code_version()} against {code_version(args.against.resolve())})",
-             "", f"Medians of {args.repeats} alternating runs in fresh processes, after one warm-up run each.", "",
+    lines = ["# The compiled engine side by side", "",
+             "Medians of alternating runs in fresh processes, after one warm-up run each (`repeats` runs each); "
+             "each case names the code measured and its base.", "",
              "| case | measure | base | python path | compiled | compiled vs base | compiled vs python path |",
              "|---|---|---|---|---|---|---|"]
-    for case, medians in rows.items():
+    for case in [case for case in CASES if case in rows]:
+        medians = rows[case]["medians"]
         measure = key[case]
         base, compiled = medians["base" if "base" in medians else "peer"][measure], medians["compiled"][measure]
         python = medians.get("python", {}).get(measure)
@@ -160,11 +171,12 @@ def main() -> None:
         if "peak_rss_mb" in medians["compiled"]:
             lines.append(f"| {case} | peak_rss_mb | {medians['base']['peak_rss_mb']:.0f} | - | "
                          f"{medians['compiled']['peak_rss_mb']:.0f} | | |")
+    lines += ["", "| case | code | base | repeats |", "|---|---|---|---|"]
+    lines += [f"| {case} | {rows[case]['code']} | {rows[case]['base']} | {rows[case]['repeats']} |"
+              for case in CASES if case in rows]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "compiled_engine.md").write_text("\n".join(lines) + "\n")
-    (RESULTS / "compiled_engine.json").write_text(json.dumps(
-        {"code": code_version(), "base": code_version(args.against.resolve()), "repeats": args.repeats,
-         "medians": rows}, indent=1) + "\n")
+    saved.write_text(json.dumps({"cases": rows}, indent=1) + "\n")
     print("\n".join(lines))
 
 

@@ -43,8 +43,6 @@ import math
 import numba
 import numpy as np
 
-from cloudsim.record import by_end_time
-
 __all__ = ["CompiledState"]
 
 # ----------------------------------------------------------------------------------- the buffers' header
@@ -84,8 +82,7 @@ STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of 
 NOTHING_WAITS = -1  # no round is needed
 ROUND_DUE = -2  # tasks wait: a round is due at this instant, and the call was not to run it
 NO_ROOM = -3  # the round needs more room first (`CompiledState` grows the buffers and asks it to go on)
-ORDER_HERE = -1  # the end times of a round of more than ORDER_FROM groups, which `CompiledState` orders
-ORDER_FROM = 16
+ORDER_FROM = 16  # a round of more groups than this sorts their end times (`_order_ends`)
 # What an event is (`_event`, the one compiled call of every event: one function to compile, not one per kind)
 ARRIVAL, END, ROUND = range(3)
 
@@ -245,16 +242,9 @@ class CompiledState:
         ints[NEED_GROUPS] = 0
 
     def end_times(self, first: int, count: int) -> list[tuple[float, tuple[int, int]]]:
-        """The latest round's groups by end time, given its first launched row and its ``count`` end times
-        (ORDER_HERE: not ordered yet): ``(delay, (a, b))`` per distinct end time, in the order of its first
-        group; `end` takes ``a, b``."""
+        """The latest round's groups by end time, given its first launched row and its ``count`` end times:
+        ``(delay, (a, b))`` per distinct end time, in the order of its first group; `end` takes ``a, b``."""
         stop = int(self.ints[GROUPS])
-        if count == ORDER_HERE:  # a long round: ordered here, by numpy, as the Python path orders its groups
-            ends = by_end_time(float(self.group_floats[first, G_START]), self.group_floats[first:stop, G_DURATION])
-            self.group_ints[first:stop, G_LAUNCHED] = first + np.concatenate(ends)
-            lengths = np.array([len(members) for members in ends])
-            self.group_ints[first:first + len(ends), G_END_TIME] = first + np.cumsum(lengths) - lengths
-            count = len(ends)
         bounds = [*self.group_ints[first:first + count, G_END_TIME].tolist(), stop]
         launched, duration = self.group_ints[:, G_LAUNCHED], self.group_floats[:, G_DURATION]
         return [(float(duration[launched[a]]), (a, b)) for a, b in zip(bounds, bounds[1:])]
@@ -489,8 +479,8 @@ def _event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind,
         return jobs, NO_ROOM, 0, 0.0, 0, 0
     segments = ints[SEGMENTS]
     first = ints[ROUND_FIRST]
-    if segments <= 0:  # no groups, or ORDER_HERE
-        return jobs, made, segments, 0.0, first, 0
+    if segments == 0:
+        return jobs, made, 0, 0.0, first, 0
     stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
     return jobs, made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
 
@@ -616,27 +606,41 @@ def _order_ends(ints, floats, group_ints, group_floats, first, stop, now):
     """The round's groups ``first..stop-1`` by end time (now + duration), as `cloudsim.record.by_end_time`
     orders them: the groups of each distinct end time in launch order, the end times in the order of their
     first group; written to the launch column, the s-th end time beginning at launched row
-    ``group_ints[first + s, G_END_TIME]``. A round of more than ORDER_FROM groups is left to
-    `CompiledState.end_times` (SEGMENTS = ORDER_HERE): numpy sorts it there, where a search over the end
-    times found so far, as here, would grow with their square."""
+    ``group_ints[first + s, G_END_TIME]``. A round of up to ORDER_FROM groups looks each end time up among
+    those found so far; a longer one sorts them (stably: each end time's groups stay in launch order)."""
     n = stop - first
-    if n > ORDER_FROM:
-        ints[SEGMENTS] = ORDER_HERE
-        return
     keys = np.empty(n)
+    for k in range(n):
+        keys[k] = now + group_floats[first + k, G_DURATION]
     which = np.empty(n, dtype=np.int64)  # each group's end time, numbered in the order of first appearance
     sizes = np.zeros(n, dtype=np.int64)
     count = 0
-    for k in range(n):
-        key = now + group_floats[first + k, G_DURATION]
-        e = 0
-        while e < count and keys[e] != key:
-            e += 1
-        if e == count:
-            keys[count] = key
-            count += 1
-        which[k] = e
-        sizes[e] += 1
+    if n <= ORDER_FROM:
+        found = np.empty(n)
+        for k in range(n):
+            e = 0
+            while e < count and found[e] != keys[k]:
+                e += 1
+            if e == count:
+                found[count] = keys[k]
+                count += 1
+            which[k] = e
+            sizes[e] += 1
+    else:
+        by_time = np.argsort(keys, kind="mergesort")
+        first_of = np.empty(n, dtype=np.int64)  # per end time in time order, its first group
+        time_rank = np.empty(n, dtype=np.int64)  # per group, its end time's rank in time order
+        for i in range(n):
+            k = by_time[i]
+            if i == 0 or keys[k] != keys[by_time[i - 1]]:
+                first_of[count] = k
+                count += 1
+            time_rank[k] = count - 1
+        appearance = np.empty(count, dtype=np.int64)  # per end time in time order, its rank by first group
+        appearance[np.argsort(first_of[:count])] = np.arange(count)
+        for k in range(n):
+            which[k] = appearance[time_rank[k]]
+            sizes[which[k]] += 1
     at = first
     for e in range(count):
         group_ints[first + e, G_END_TIME] = at
