@@ -367,6 +367,19 @@ class QueuePolicy:
             return None
         return plan_of(view, self.decide_one)
 
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """The engine's compiled round of this policy (`cloudsim.compiled`): that of the class that declares
+        ``compiled_rule`` (FCFS, SJF, HRRN), while the policy's `priority`, `place`, `decide_one`, ``strict``
+        and ``repeats`` are that class's own; None otherwise."""
+        owner = next((cls for cls in type(self).__mro__ if "compiled_rule" in vars(cls)), None)
+        if owner is None or any(name in vars(self) for name in ("priority", "place", "decide_one", "strict", "repeats")):
+            return None
+        if any(getattr(type(self), name) is not getattr(owner, name) for name in ("priority", "place", "decide_one")):
+            return None
+        if (self.strict, self.repeats) != (owner.strict, owner.repeats):
+            return None
+        return CompiledRound(owner.compiled_rule)
+
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
         """The next decision on ``view``: the task, then its machine."""
         if view.num_tasks == 0:
@@ -394,6 +407,7 @@ class FirstComeFirstServed(QueuePolicy):
 
     name = "fcfs"
     strict = True
+    compiled_rule = "fcfs"  # (`QueuePolicy.compiled_round`)
 
 
 class ShortestJobFirst(QueuePolicy):
@@ -401,6 +415,7 @@ class ShortestJobFirst(QueuePolicy):
     duration that fits, on the first machine that fits it."""
 
     name = "sjf"
+    compiled_rule = "sjf"  # (`QueuePolicy.compiled_round`)
 
     def priority(self, view: ClusterView) -> np.ndarray:
         return view.duration
@@ -414,6 +429,7 @@ class HighestResponseRatioNext(QueuePolicy):
     an infinite ratio."""
 
     name = "hrrn"
+    compiled_rule = "hrrn"  # (`QueuePolicy.compiled_round`)
 
     def priority(self, view: ClusterView) -> np.ndarray:
         duration = view.duration

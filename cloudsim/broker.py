@@ -121,19 +121,23 @@ class CompiledRound:
             (machine, task) pair with the largest sum over ``columns`` of free x demand, the first machine, then
             the first task, on ties, again and again until no pair fits (Tetris). ``"shares"``: the same with
             the sum of free / capacity x demand / capacity, 0 for a resource the machine lacks (Packer).
+            ``"fcfs"``, ``"sjf"``, ``"hrrn"``: the waiting tasks in arrival order (stopping at the first that
+            fits no machine), by duration, or by response ratio (highest first), each started on the first
+            machine that fits it with as many instances as fit there, again while it fits one
+            (`agents.heuristics.QueuePolicy`'s rounds).
         columns: the resources the pair score sums, by position in ``resources`` (a pair score's only).
     """
 
     rule: str
     columns: tuple[int, ...] = ()
 
-    RULES = ("first-fit", "dot", "shares")
+    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
             raise ValueError(f"CompiledRound: rule must be one of {self.RULES}, got {self.rule!r}")
-        if (self.rule == "first-fit") != (not self.columns):
-            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares') sums some columns, and first-fit "
+        if (self.rule in ("dot", "shares")) != bool(self.columns):
+            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares') sums some columns, and the other rules "
                              f"none; got rule {self.rule!r} with columns {self.columns!r}")
         if not all(isinstance(c, int) and c >= 0 for c in self.columns) or len(set(self.columns)) < len(
                 self.columns):

@@ -62,8 +62,8 @@ INT_HEADER = 56
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES = range(3)
-RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES}
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN = range(6)
+RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN}
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
@@ -140,7 +140,7 @@ class CompiledState:
         child_start[1:] = np.cumsum([len(c) for c in tasks.children])
         children = np.fromiter((c for kids in tasks.children for c in kids), dtype=np.int64, count=child_start[-1])
         # A pair score's first round puts every machine in its state: every machine is freed since none.
-        pairs = kind != FIRST_FIT
+        pairs = kind in (DOT, SHARES)
         ints = _Layout(INT_HEADER, np.int64)
         for slot, values in ((JOB_FIRST_TASK, tasks.job_first_task), (TASK_JOB, tasks.task_job),
                              (INSTANCES, tasks.task_instances), (PENDING, tasks.task_pending_parents),
@@ -231,7 +231,7 @@ class CompiledState:
             self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
                                                                         np.int64)])
             self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
-        if ints[RULE] != FIRST_FIT:
+        if ints[RULE] in (DOT, SHARES):
             states, slots = int(pairs[P_STATES]), int(pairs[P_SLOTS])
             if pairs[P_HIGH] == states and pairs[P_SPARES] == 0:
                 states = min(2 * states, self.machines + 1)
@@ -376,7 +376,7 @@ def _release(ints, floats, task, now):
     ints[NEW] += 1
     ints[WAITING_TASKS] += 1
     ints[WAITING_INSTANCES] += _ints(ints, WAITING, n_tasks)[task]
-    if ints[RULE] != FIRST_FIT:  # (a pair score gives the task a slot in its next round)
+    if ints[RULE] == DOT or ints[RULE] == SHARES:  # (a pair score gives the task a slot in its next round)
         return
     leaves = ints[TASK_LEAVES]
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
@@ -471,10 +471,13 @@ def _event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind,
         return jobs, NOTHING_WAITS, 0, 0.0, 0, 0
     if not may_round:
         return jobs, ROUND_DUE, 0, 0.0, 0, 0
-    if ints[RULE] == FIRST_FIT:
+    rule = ints[RULE]
+    if rule == FIRST_FIT:
         made = _first_fit_round(ints, floats, group_ints, group_floats, now)
-    else:
+    elif rule == DOT or rule == SHARES:
         made = _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, now)
+    else:
+        made = _queue_round(ints, floats, group_ints, group_floats, now)
     if made == NO_ROOM:
         return jobs, NO_ROOM, 0, 0.0, 0, 0
     segments = ints[SEGMENTS]
@@ -483,6 +486,125 @@ def _event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind,
         return jobs, made, 0, 0.0, first, 0
     stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
     return jobs, made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
+
+
+@numba.njit(cache=True)
+def _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now):
+    """Start now on the machine as many of the task's waiting instances as fit there one after another (the
+    engine's arithmetic: one subtraction per instance), as one group; a task left with nothing waiting
+    leaves the min-demand tree. Returns the instances started (at least one: the machine fits the task)."""
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    waiting = _ints(ints, WAITING, n_tasks)
+    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
+    left = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)[machine]
+    need = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
+    count = 0
+    while count < waiting[task]:
+        fits = True
+        for r in range(resources):
+            if need[r] > left[r]:
+                fits = False
+                break
+        if not fits:
+            break
+        for r in range(resources):
+            left[r] -= need[r]
+        count += 1
+    gid = ints[GROUPS]
+    ints[GROUPS] += 1
+    group_ints[gid, G_TASK] = task
+    group_ints[gid, G_MACHINE] = machine
+    group_ints[gid, G_FIRST] = next_fresh[task]
+    group_ints[gid, G_INSTANCES] = count
+    group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
+    group_floats[gid, G_START] = now
+    group_floats[gid, G_END] = math.nan
+    start_time = _floats(ints, floats, START_TIME, n_tasks)
+    if math.isnan(start_time[task]):
+        start_time[task] = now
+    next_fresh[task] += count
+    waiting[task] -= count
+    ints[WAITING_INSTANCES] -= count
+    _ints(ints, ON_MACHINE, machines)[machine] += count
+    ints[RUNNING] += count
+    if waiting[task] == 0:
+        leaves = ints[TASK_LEAVES]
+        tree = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
+        _set_leaf(tree, leaves, task, np.full(resources, np.inf), False)
+        ints[WAITING_TASKS] -= 1
+    return count
+
+
+@numba.njit(cache=True)
+def _queue_round(ints, floats, group_ints, group_floats, now):
+    """A queue policy's round now (`agents.heuristics.QueuePolicy`, each start on the first machine that fits
+    its task, with as many instances as fit there): the waiting tasks in arrival order (FCFS, which stops at
+    the first that fits no machine: the queue waits behind it), by duration (SJF) or by response ratio,
+    highest first (HRRN), the earliest on ties, each started on machine after machine while it fits one.
+    Free resources only shrink within a round, so a task that fits no machine at its turn fits none later:
+    the order in which one decision at a time would pick them. Returns the decisions made, or NO_ROOM as
+    `_first_fit_round` does."""
+    need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
+    if group_ints.shape[0] - ints[GROUPS] < need:
+        ints[NEED_GROUPS] = need
+        return NO_ROOM
+    n_tasks, machines, resources, rule = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[RULE]
+    machine_leaves, task_leaves = ints[MACHINE_LEAVES], ints[TASK_LEAVES]
+    waiting = _ints(ints, WAITING, n_tasks)
+    is_dirty = _ints(ints, IS_DIRTY, machines)
+    dirty = _ints(ints, DIRTY_LIST, machines)
+    stack = _ints(ints, STACK, STACK_SIZE)
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    duration = _floats(ints, floats, DURATION, n_tasks)
+    ready_time = _floats(ints, floats, READY_TIME, n_tasks)
+    max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves, resources)
+    min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
+    any_demand = np.full(resources, np.finfo(np.float64).max)  # every waiting task's demand is at most this
+    for i in range(ints[DIRTY]):
+        machine = dirty[i]
+        is_dirty[machine] = 0
+        _set_leaf(max_free, machine_leaves, machine, free[machine], True)
+    ints[DIRTY] = 0
+    ints[NEW] = 0
+    first_group = ints[GROUPS]
+    if rule == FCFS:  # the head of the queue, then the next, until one fits no machine
+        task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+        while task >= 0:
+            while waiting[task] > 0:
+                machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
+                if machine < 0:
+                    break
+                _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
+                _set_leaf(max_free, machine_leaves, machine, free[machine], True)
+            if waiting[task] > 0:
+                break
+            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+    else:
+        order = np.empty(ints[WAITING_TASKS], dtype=np.int64)  # the waiting tasks in arrival order
+        key = np.empty(ints[WAITING_TASKS])
+        count = 0
+        task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+        while task >= 0:
+            order[count] = task
+            if rule == SJF:
+                key[count] = duration[task]
+            else:  # HRRN: the highest ratio first, a task of duration 0 before any other
+                ratio = (now - ready_time[task] + duration[task]) / duration[task] if duration[task] > 0 else np.inf
+                key[count] = -ratio
+            count += 1
+            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+        for task in order[np.argsort(key, kind="mergesort")]:  # (stable: arrival order on ties)
+            while waiting[task] > 0:
+                machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
+                if machine < 0:
+                    break
+                _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
+                _set_leaf(max_free, machine_leaves, machine, free[machine], True)
+    _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
+    ints[ROUND_FIRST] = first_group
+    ints[DECISIONS] += ints[GROUPS] - first_group
+    return ints[GROUPS] - first_group
 
 
 @numba.njit(cache=True)
@@ -499,8 +621,6 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     machine_leaves, task_leaves = ints[MACHINE_LEAVES], ints[TASK_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
-    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
-    on_machine = _ints(ints, ON_MACHINE, machines)
     is_dirty = _ints(ints, IS_DIRTY, machines)
     dirty = _ints(ints, DIRTY_LIST, machines)
     new = _ints(ints, NEW_LIST, n_tasks)
@@ -510,11 +630,8 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
     touched = _ints(ints, TOUCHED, n_tasks)
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
-    duration = _floats(ints, floats, DURATION, n_tasks)
-    start_time = _floats(ints, floats, START_TIME, n_tasks)
     max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves, resources)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
-    gone = np.full(resources, np.inf)  # the min-demand leaf of a task with nothing left waiting
     key_base = n_tasks + 1  # a heap key: machine * key_base + task + 1 (task -1: a machine freed since)
     size = 0
     # Machines freed since the last round may fit any waiting task; a task new since then may fit any machine.
@@ -549,38 +666,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
         left = free[machine]
         task = _first_leaf(min_demand, task_leaves, left, 0, False, stack)
         while task >= 0:
-            count = 0
-            need = demand[task]
-            while count < waiting[task]:
-                fits = True
-                for r in range(resources):
-                    if need[r] > left[r]:
-                        fits = False
-                        break
-                if not fits:
-                    break
-                for r in range(resources):
-                    left[r] -= need[r]
-                count += 1
-            gid = ints[GROUPS]
-            ints[GROUPS] += 1
-            group_ints[gid, G_TASK] = task
-            group_ints[gid, G_MACHINE] = machine
-            group_ints[gid, G_FIRST] = next_fresh[task]
-            group_ints[gid, G_INSTANCES] = count
-            group_floats[gid, G_DURATION] = duration[task]
-            group_floats[gid, G_START] = now
-            group_floats[gid, G_END] = math.nan
-            if math.isnan(start_time[task]):
-                start_time[task] = now
-            next_fresh[task] += count
-            waiting[task] -= count
-            ints[WAITING_INSTANCES] -= count
-            on_machine[machine] += count
-            ints[RUNNING] += count
-            if waiting[task] == 0:
-                _set_leaf(min_demand, task_leaves, task, gone, False)
-                ints[WAITING_TASKS] -= 1
+            _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
             if mark[task] != visit:
                 mark[task] = visit
                 touched[n_touched] = task

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import make_broker
-from agents.heuristics import FirstFit, Tetris
+from agents.heuristics import FirstFit, ShortestJobFirst, Tetris
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
@@ -64,7 +64,7 @@ def workloads(draw):
     return cluster, jobs, draw(st.sampled_from([None, None, 1.0, 0.5]))
 
 
-COMPILED = ["first-fit", "tetris", "packer"]  # the built-in brokers with a compiled round
+COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn"]  # the built-in brokers with a compiled round
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -119,7 +119,7 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
             return super().decide(view)
 
     assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
-    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("sjf"))._compiled_refusal()
+    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("random"))._compiled_refusal()
 
     class Scored(Tetris):  # its own score: Tetris's compiled round is not its round
         def score(self, view, machines, tasks):
@@ -127,7 +127,14 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
 
     one_at_a_time = Tetris()
     one_at_a_time.compiled_rounds = False
-    for broker in (Scored(), one_at_a_time, make_broker("tetris-star")):
+    class Longest(ShortestJobFirst):  # its own priority: SJF's compiled round is not its round
+        def priority(self, view):
+            return -view.duration
+
+    strict_sjf = ShortestJobFirst()
+    strict_sjf.strict = True
+    for broker in (Scored(), one_at_a_time, make_broker("tetris-star"), make_broker("best-fit"), Longest(),
+                   strict_sjf):
         assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
     assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
     failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
@@ -182,6 +189,19 @@ def test_a_worked_example_of_tetris_by_hand():
     assert result.groups[["task_id", "machine", "first_instance", "instances", "start", "end"]].values.tolist() == [
         ["b", 1, 0, 1, 0.0, 2.0], ["a", 0, 0, 1, 0.0, 5.0], ["a", 1, 1, 1, 0.0, 5.0], ["a", 0, 2, 1, 0.0, 5.0]]
     assert result.makespan == 5.0 and result.summary["decisions"] == 4
+
+
+@pytest.mark.parametrize("broker, starts", [("fcfs", [0.0, 10.0, 16.0]), ("hrrn", [0.0, 10.0, 16.0]),
+                                            ("sjf", [0.0, 12.0, 10.0])])
+def test_a_worked_example_of_the_queue_policies_by_hand(broker, starts):
+    """One machine of 2 cpu; a (10 long) at t=0, b (6 long) at t=1, c (2 long) at t=9, each filling the
+    machine. At t=10, b has waited 9 (response ratio (9 + 6) / 6 = 2.5) and c 1 ((1 + 2) / 2 = 1.5): HRRN
+    starts b (10-16) then c (16-18), as FCFS does; SJF starts c (10-12) then b (12-18)."""
+    cluster = ClusterSpec.uniform(1, {"cpu": 2.0})
+    jobs = [JobSpec(name, at, (TaskSpec(0, 1, {"cpu": 2.0}, length),))
+            for name, at, length in (("a", 0.0, 10.0), ("b", 1.0, 6.0), ("c", 9.0, 2.0))]
+    result = Simulation(cluster, jobs, make_broker(broker), compiled=True).run()
+    assert result.tasks.start_time.tolist() == starts and result.makespan == 18.0
 
 
 def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
