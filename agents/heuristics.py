@@ -231,6 +231,16 @@ class PairScore(ABC):
         return Decision(int(machines[best]), int(tasks[best]))
 
 
+def resource_sum(values: np.ndarray) -> np.ndarray:
+    """Per row of ``values`` (machines, resources), the sum over resources in resource order: one fixed order
+    of float additions (numpy's ``sum(axis=1)`` may sum in blocks, by version and shape), which the engine's
+    compiled rounds repeat."""
+    total = values[:, 0].copy()
+    for r in range(1, values.shape[1]):
+        total += values[:, r]
+    return total
+
+
 def share(amount: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """``amount / capacity`` elementwise, 0 where the capacity is 0 (a resource a machine lacks)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -369,7 +379,7 @@ class QueuePolicy:
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
         """The engine's compiled round of this policy (`cloudsim.compiled`): that of the class that declares
-        ``compiled_rule`` (FCFS, SJF, HRRN), while the policy's `priority`, `place`, `decide_one`, ``strict``
+        ``compiled_rule`` (FCFS, SJF, HRRN, best-fit, least-load), while the policy's `priority`, `place`, `decide_one`, ``strict``
         and ``repeats`` are that class's own; None otherwise."""
         owner = next((cls for cls in type(self).__mro__ if "compiled_rule" in vars(cls)), None)
         if owner is None or any(name in vars(self) for name in ("priority", "place", "decide_one", "strict", "repeats")):
@@ -514,17 +524,18 @@ class BestFit(QueuePolicy):
     start, summed over resources as fractions of the machine's capacity."""
 
     name = "best-fit"
+    compiled_rule = "best-fit"  # (`QueuePolicy.compiled_round`)
 
     def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
         # Every machine at once, then the fitting ones picked: on a large cluster a gather of
         # (machines, resources) rows costs more than the arithmetic it saves.
-        left = share(view.free - view.demand[task], view.capacity).sum(axis=1)
+        left = resource_sum(share(view.free - view.demand[task], view.capacity))
         return int(machines[np.argmin(left[machines])])
 
 
 def machine_load(view: ClusterView) -> np.ndarray:
     """Each machine's utilisation averaged over resources (RLSK's eq. 5 for one cluster)."""
-    return share(view.capacity - view.free, view.capacity).mean(axis=1)
+    return resource_sum(share(view.capacity - view.free, view.capacity)) / view.capacity.shape[1]
 
 
 class LeastLoad(QueuePolicy):
@@ -535,6 +546,7 @@ class LeastLoad(QueuePolicy):
 
     name = "least-load"
     repeats = False
+    compiled_rule = "least-load"  # (`QueuePolicy.compiled_round`)
 
     def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
         return int(machines[np.argmin(machine_load(view)[machines])])

@@ -123,15 +123,18 @@ class CompiledRound:
             the sum of free / capacity x demand / capacity, 0 for a resource the machine lacks (Packer).
             ``"fcfs"``, ``"sjf"``, ``"hrrn"``: the waiting tasks in arrival order (stopping at the first that
             fits no machine), by duration, or by response ratio (highest first), each started on the first
-            machine that fits it with as many instances as fit there, again while it fits one
-            (`agents.heuristics.QueuePolicy`'s rounds).
+            machine that fits it with as many instances as fit there, again while it fits one; ``"best-fit"``
+            and ``"least-load"``: the waiting tasks in arrival order, each on the fitting machine with the
+            least sum over resources of (free - demand) / capacity, with as many instances as fit there, or
+            with the least mean over resources of (capacity - free) / capacity, one instance at a time, the
+            first machine on ties (`agents.heuristics.QueuePolicy`'s rounds).
         columns: the resources the pair score sums, by position in ``resources`` (a pair score's only).
     """
 
     rule: str
     columns: tuple[int, ...] = ()
 
-    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn")
+    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:

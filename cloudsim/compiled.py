@@ -56,14 +56,15 @@ __all__ = ["CompiledState"]
  TASK_SLOT) = range(22, 44)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND) = range(44, 55)
-INT_HEADER = 56
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY) = range(44, 59)
+INT_HEADER = 60
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN = range(6)
-RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN}
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD = range(8)
+RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
+         "best-fit": BEST_FIT, "least-load": LEAST_LOAD}
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
@@ -139,15 +140,17 @@ class CompiledState:
         child_start = np.zeros(n_tasks + 1, dtype=np.int64)
         child_start[1:] = np.cumsum([len(c) for c in tasks.children])
         children = np.fromiter((c for kids in tasks.children for c in kids), dtype=np.int64, count=child_start[-1])
-        # A pair score's first round puts every machine in its state: every machine is freed since none.
+        # A pair score's first round puts every machine in its state, best-fit's and least-load's first round
+        # every machine's free resources and load in their trees: every machine is freed since none.
         pairs = kind in (DOT, SHARES)
+        every_machine_new = kind in (DOT, SHARES, BEST_FIT, LEAST_LOAD)
         ints = _Layout(INT_HEADER, np.int64)
         for slot, values in ((JOB_FIRST_TASK, tasks.job_first_task), (TASK_JOB, tasks.task_job),
                              (INSTANCES, tasks.task_instances), (PENDING, tasks.task_pending_parents),
                              (CHILD_START, child_start), (CHILDREN, children),
                              (JOB_LEFT, tasks.job_unfinished_tasks), (ON_MACHINE, np.zeros(machines)),
                              (WAITING, tasks.task_instances), (FINISHED, np.zeros(n_tasks)),
-                             (NEXT_FRESH, np.zeros(n_tasks)), (IS_DIRTY, np.full(machines, int(pairs))),
+                             (NEXT_FRESH, np.zeros(n_tasks)), (IS_DIRTY, np.full(machines, int(every_machine_new))),
                              (DIRTY_LIST, np.arange(machines)[::-1]), (NEW_LIST, np.zeros(n_tasks)),
                              (HEAP, np.zeros(machines + n_tasks)), (STACK, np.zeros(STACK_SIZE)),
                              (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
@@ -157,17 +160,21 @@ class CompiledState:
         self.ints = ints.build()
         self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS, RULE, DIRTY]] = (
             machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, tasks.unfinished_jobs, kind,
-            machines if pairs else 0)
+            machines if every_machine_new else 0)
         max_free = np.full((2 * machine_leaves, resources), -np.inf)
         max_free[machine_leaves:machine_leaves + machines] = capacity
         for node in range(machine_leaves - 1, 0, -1):
             max_free[node] = np.maximum(max_free[2 * node], max_free[2 * node + 1])
+        max_capacity = max_free.copy()  # (fixed: best-fit's bound)
         floats = _Layout(FLOAT_HEADER, np.float64)
         for slot, values in ((CAPACITY, capacity), (FREE, capacity), (DEMAND, tasks.task_demand),
                              (DURATION, tasks.task_duration), (READY_TIME, np.full(n_tasks, np.nan)),
                              (START_TIME, np.full(n_tasks, np.nan)), (FINISH_TIME, np.full(n_tasks, np.nan)),
                              (JOB_ARRIVAL, np.full(n_jobs, np.nan)), (JOB_FINISH, np.full(n_jobs, np.nan)),
-                             (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf))):
+                             (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf)),
+                             (LOAD, np.zeros(machines)), (MIN_LOAD, np.full(2 * machine_leaves, np.inf)),
+                             (MIN_FREE, np.full((2 * machine_leaves, resources), np.inf)),
+                             (MAX_CAPACITY, max_capacity)):
             floats.add(slot, values)
         self.floats = floats.build(header_of=self.ints)
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
@@ -536,53 +543,170 @@ def _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
 
 
 @numba.njit(cache=True)
+def _start_one(ints, floats, group_ints, group_floats, task, machine, now):
+    """Start one waiting instance of the task on the machine now. It joins the machine's latest group of
+    this round when that holds the task's instances just before it (as the engine groups a plan's starts),
+    else begins a group; a task left with nothing waiting leaves the waiting count (the caller drops it
+    from its own structures)."""
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
+    last_group = _ints(ints, LAST_GROUP, machines)
+    last_round = _ints(ints, LAST_ROUND, machines)
+    for r in range(resources):
+        free[machine, r] -= demand[task, r]
+    gid = last_group[machine]
+    if last_round[machine] == ints[ROUND_STAMP] and group_ints[gid, G_TASK] == task and (
+            group_ints[gid, G_FIRST] + group_ints[gid, G_INSTANCES] == next_fresh[task]):
+        group_ints[gid, G_INSTANCES] += 1
+    else:
+        gid = ints[GROUPS]
+        ints[GROUPS] += 1
+        group_ints[gid, G_TASK] = task
+        group_ints[gid, G_MACHINE] = machine
+        group_ints[gid, G_FIRST] = next_fresh[task]
+        group_ints[gid, G_INSTANCES] = 1
+        group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
+        group_floats[gid, G_START] = now
+        group_floats[gid, G_END] = math.nan
+        last_group[machine], last_round[machine] = gid, ints[ROUND_STAMP]
+    start_time = _floats(ints, floats, START_TIME, n_tasks)
+    if math.isnan(start_time[task]):
+        start_time[task] = now
+    next_fresh[task] += 1
+    waiting = _ints(ints, WAITING, n_tasks)
+    waiting[task] -= 1
+    ints[WAITING_INSTANCES] -= 1
+    _ints(ints, ON_MACHINE, machines)[machine] += 1
+    ints[RUNNING] += 1
+    ints[DECISIONS] += 1
+    if waiting[task] == 0:
+        ints[WAITING_TASKS] -= 1
+
+
+@numba.njit(cache=True)
+def _machine_changed(ints, floats, machine):
+    """The machine's free resources changed: its leaves of the trees the round reads follow (max-free; with
+    least-load, its load, the mean over resources of (capacity - free) / capacity, summed in resource order;
+    with best-fit, min-free)."""
+    machines, resources, leaves, rule = ints[MACHINES], ints[RESOURCES], ints[MACHINE_LEAVES], ints[RULE]
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    _set_leaf(_floats(ints, floats, MAX_FREE, 2 * leaves * resources).reshape(2 * leaves, resources), leaves, machine,
+              free[machine], True)
+    if rule == LEAST_LOAD:
+        capacity = _floats(ints, floats, CAPACITY, machines * resources).reshape(machines, resources)
+        total = 0.0
+        for r in range(resources):
+            term = (capacity[machine, r] - free[machine, r]) / capacity[machine, r] if capacity[machine, r] > 0 else 0.0
+            total = term if r == 0 else total + term
+        load = _floats(ints, floats, LOAD, machines)
+        load[machine] = total / resources
+        _set_leaf(_floats(ints, floats, MIN_LOAD, 2 * leaves).reshape(2 * leaves, 1), leaves, machine,
+                  load[machine:machine + 1], False)
+    elif rule == BEST_FIT:
+        _set_leaf(_floats(ints, floats, MIN_FREE, 2 * leaves * resources).reshape(2 * leaves, resources), leaves,
+                  machine, free[machine], False)
+
+
+@numba.njit(cache=True)
+def _placement(ints, floats, task, stack):
+    """The machine a queue policy starts the task on: the first that fits it, or among those that fit, the
+    least loaded (least-load) or the one left with the least sum over resources of (free - demand) /
+    capacity (best-fit), the first on ties; -1 if none fits.
+
+    Least-load and best-fit search the machine trees in machine order, passing by a subtree where no machine
+    fits (max-free) or none can beat the best so far: least-load's least load there, or best-fit's bound, the
+    sum over resources of (min-free - demand) / max-capacity, which no machine there that fits goes below
+    (float subtraction, division and addition are monotone; a fitting machine's term is at least 0)."""
+    n_tasks, machines, resources, leaves, rule = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[MACHINE_LEAVES], ints[RULE]
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
+    max_free = _floats(ints, floats, MAX_FREE, 2 * leaves * resources).reshape(2 * leaves, resources)
+    if rule != LEAST_LOAD and rule != BEST_FIT:
+        return _first_leaf(max_free, leaves, demand, 0, True, stack)
+    min_load = _floats(ints, floats, MIN_LOAD, 2 * leaves)
+    min_free = _floats(ints, floats, MIN_FREE, 2 * leaves * resources).reshape(2 * leaves, resources)
+    max_capacity = _floats(ints, floats, MAX_CAPACITY, 2 * leaves * resources).reshape(2 * leaves, resources)
+    capacity = _floats(ints, floats, CAPACITY, machines * resources).reshape(machines, resources)
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    best, best_value = -1, np.inf
+    stack[0] = 1
+    top = 1
+    while top:
+        top -= 1
+        node = stack[top]
+        fits = True
+        for r in range(resources):
+            if max_free[node, r] < demand[r]:
+                fits = False
+                break
+        if not fits:
+            continue
+        if rule == LEAST_LOAD:
+            bound = min_load[node]
+        else:
+            bound = 0.0
+            for r in range(resources):
+                term = (min_free[node, r] - demand[r]) / max_capacity[node, r] if max_capacity[node, r] > 0 else 0.0
+                bound = term if r == 0 else bound + term
+        if best >= 0 and bound >= best_value:
+            continue  # none here beats the best so far (a tie goes to the earlier machine)
+        if node >= leaves:
+            machine = node - leaves
+            if rule == LEAST_LOAD:
+                value = bound
+            else:
+                value = 0.0
+                for r in range(resources):
+                    term = (free[machine, r] - demand[r]) / capacity[machine, r] if capacity[machine, r] > 0 else 0.0
+                    value = term if r == 0 else value + term
+            if best < 0 or value < best_value:
+                best, best_value = machine, value
+            continue
+        stack[top], stack[top + 1] = 2 * node + 1, 2 * node  # the left child first
+        top += 2
+    return best
+
+
+@numba.njit(cache=True)
 def _queue_round(ints, floats, group_ints, group_floats, now):
-    """A queue policy's round now (`agents.heuristics.QueuePolicy`, each start on the first machine that fits
-    its task, with as many instances as fit there): the waiting tasks in arrival order (FCFS, which stops at
-    the first that fits no machine: the queue waits behind it), by duration (SJF) or by response ratio,
-    highest first (HRRN), the earliest on ties, each started on machine after machine while it fits one.
+    """A queue policy's round now (`agents.heuristics.QueuePolicy`): the waiting tasks in arrival order
+    (FCFS, which stops at the first that fits no machine: the queue waits behind it; best-fit; least-load),
+    by duration (SJF) or by response ratio, highest first (HRRN), the earliest on ties, each started while it
+    fits a machine, on the machine `_placement` picks, with as many instances as fit there (least-load: one).
     Free resources only shrink within a round, so a task that fits no machine at its turn fits none later:
     the order in which one decision at a time would pick them. Returns the decisions made, or NO_ROOM as
     `_first_fit_round` does."""
-    need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
+    rule = ints[RULE]
+    # at most one group per instance started, and but for least-load's single starts one per task and machine
+    need = ints[WAITING_INSTANCES] if rule == LEAST_LOAD else min(ints[WAITING_INSTANCES],
+                                                                  ints[WAITING_TASKS] * ints[MACHINES])
     if group_ints.shape[0] - ints[GROUPS] < need:
         ints[NEED_GROUPS] = need
         return NO_ROOM
-    n_tasks, machines, resources, rule = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[RULE]
-    machine_leaves, task_leaves = ints[MACHINE_LEAVES], ints[TASK_LEAVES]
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    task_leaves = ints[TASK_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
     is_dirty = _ints(ints, IS_DIRTY, machines)
     dirty = _ints(ints, DIRTY_LIST, machines)
     stack = _ints(ints, STACK, STACK_SIZE)
-    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
-    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     duration = _floats(ints, floats, DURATION, n_tasks)
     ready_time = _floats(ints, floats, READY_TIME, n_tasks)
-    max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves, resources)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)  # every waiting task's demand is at most this
+    gone = np.full(resources, np.inf)  # the min-demand leaf of a task with nothing left waiting
     for i in range(ints[DIRTY]):
         machine = dirty[i]
         is_dirty[machine] = 0
-        _set_leaf(max_free, machine_leaves, machine, free[machine], True)
+        _machine_changed(ints, floats, machine)
     ints[DIRTY] = 0
     ints[NEW] = 0
-    first_group = ints[GROUPS]
-    if rule == FCFS:  # the head of the queue, then the next, until one fits no machine
-        task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
-        while task >= 0:
-            while waiting[task] > 0:
-                machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
-                if machine < 0:
-                    break
-                _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
-                _set_leaf(max_free, machine_leaves, machine, free[machine], True)
-            if waiting[task] > 0:
-                break
-            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
-    else:
-        order = np.empty(ints[WAITING_TASKS], dtype=np.int64)  # the waiting tasks in arrival order
-        key = np.empty(ints[WAITING_TASKS])
+    ints[ROUND_STAMP] += 1
+    first_group, first_decision = ints[GROUPS], ints[DECISIONS]
+    in_order = rule == SJF or rule == HRRN
+    order = np.empty(ints[WAITING_TASKS] if in_order else 0, dtype=np.int64)
+    if in_order:  # the waiting tasks by their priority
+        key = np.empty(len(order))
         count = 0
         task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
         while task >= 0:
@@ -594,17 +718,32 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
                 key[count] = -ratio
             count += 1
             task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
-        for task in order[np.argsort(key, kind="mergesort")]:  # (stable: arrival order on ties)
-            while waiting[task] > 0:
-                machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
-                if machine < 0:
-                    break
+        order = order[np.argsort(key, kind="mergesort")]  # (stable: arrival order on ties)
+    k = 0
+    task = order[0] if in_order else _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+    while task >= 0:
+        while waiting[task] > 0:
+            machine = _placement(ints, floats, task, stack)
+            if machine < 0:
+                break
+            if rule == LEAST_LOAD:
+                _start_one(ints, floats, group_ints, group_floats, task, machine, now)
+                if waiting[task] == 0:
+                    _set_leaf(min_demand, task_leaves, task, gone, False)
+            else:
                 _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
-                _set_leaf(max_free, machine_leaves, machine, free[machine], True)
+                ints[DECISIONS] += 1
+            _machine_changed(ints, floats, machine)
+        if rule == FCFS and waiting[task] > 0:
+            break
+        k += 1
+        if in_order:
+            task = order[k] if k < len(order) else -1
+        else:
+            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
-    ints[DECISIONS] += ints[GROUPS] - first_group
-    return ints[GROUPS] - first_group
+    return ints[DECISIONS] - first_decision
 
 
 @numba.njit(cache=True)
@@ -1063,14 +1202,6 @@ def _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, 
         _leave(ints, pair_ints, pair_floats, machine)
         _enter(ints, floats, pair_ints, pair_floats, machine, key)
     waiting = _ints(ints, WAITING, n_tasks)
-    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
-    on_machine = _ints(ints, ON_MACHINE, machines)
-    last_group = _ints(ints, LAST_GROUP, machines)
-    last_round = _ints(ints, LAST_ROUND, machines)
-    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
-    duration = _floats(ints, floats, DURATION, n_tasks)
-    start_time = _floats(ints, floats, START_TIME, n_tasks)
-    stamp = ints[ROUND_STAMP]
     while True:
         states, slots = pair_ints[P_STATES], pair_ints[P_SLOTS]
         members = _ints(pair_ints, P_MEMBERS, states)
@@ -1093,36 +1224,11 @@ def _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, 
             return NO_ROOM
         machine = first[chosen]
         task = _ints(pair_ints, P_SLOT_TASK, slots)[best[chosen]]
-        for r in range(resources):
-            free[machine, r] -= demand[task, r]
-        gid = last_group[machine]
-        if last_round[machine] == stamp and group_ints[gid, G_TASK] == task and (
-                group_ints[gid, G_FIRST] + group_ints[gid, G_INSTANCES] == next_fresh[task]):
-            group_ints[gid, G_INSTANCES] += 1
-        else:
-            gid = ints[GROUPS]
-            ints[GROUPS] += 1
-            group_ints[gid, G_TASK] = task
-            group_ints[gid, G_MACHINE] = machine
-            group_ints[gid, G_FIRST] = next_fresh[task]
-            group_ints[gid, G_INSTANCES] = 1
-            group_floats[gid, G_DURATION] = duration[task]
-            group_floats[gid, G_START] = now
-            group_floats[gid, G_END] = math.nan
-            last_group[machine], last_round[machine] = gid, stamp
-        if math.isnan(start_time[task]):
-            start_time[task] = now
-        next_fresh[task] += 1
-        waiting[task] -= 1
-        ints[WAITING_INSTANCES] -= 1
-        on_machine[machine] += 1
-        ints[RUNNING] += 1
-        ints[DECISIONS] += 1
+        _start_one(ints, floats, group_ints, group_floats, task, machine, now)
         _machine_key(free, capacity, machine, key)
         _leave(ints, pair_ints, pair_floats, machine)
         _enter(ints, floats, pair_ints, pair_floats, machine, key)
         if waiting[task] == 0:
-            ints[WAITING_TASKS] -= 1
             _drop_task(ints, pair_ints, pair_floats, task)
     ints[IN_ROUND] = 0
     _order_ends(ints, floats, group_ints, group_floats, ints[ROUND_FIRST], ints[GROUPS], now)

@@ -64,7 +64,7 @@ def workloads(draw):
     return cluster, jobs, draw(st.sampled_from([None, None, 1.0, 0.5]))
 
 
-COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn"]  # the built-in brokers with a compiled round
+COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "best-fit", "least-load"]  # the built-in brokers with a compiled round
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -133,7 +133,7 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
 
     strict_sjf = ShortestJobFirst()
     strict_sjf.strict = True
-    for broker in (Scored(), one_at_a_time, make_broker("tetris-star"), make_broker("best-fit"), Longest(),
+    for broker in (Scored(), one_at_a_time, make_broker("tetris-star"), make_broker("round-robin"), Longest(),
                    strict_sjf):
         assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
     assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
