@@ -379,10 +379,11 @@ class QueuePolicy:
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
         """The engine's compiled round of this policy (`cloudsim.compiled`): that of the class that declares
-        ``compiled_rule`` (FCFS, SJF, HRRN, best-fit, least-load), while the policy's `priority`, `place`, `decide_one`, ``strict``
-        and ``repeats`` are that class's own; None otherwise."""
+        ``compiled_rule`` (FCFS, SJF, HRRN, DRF, best-fit, least-load), while the policy's `priority`, `place`,
+        `decide_one`, ``strict`` and ``repeats`` are that class's own; None otherwise."""
         owner = next((cls for cls in type(self).__mro__ if "compiled_rule" in vars(cls)), None)
-        if owner is None or any(name in vars(self) for name in ("priority", "place", "decide_one", "strict", "repeats")):
+        if owner is None or any(name in vars(self) for name in ("priority", "place", "decide_one", "strict",
+                                                                "repeats")):
             return None
         if any(getattr(type(self), name) is not getattr(owner, name) for name in ("priority", "place", "decide_one")):
             return None
@@ -510,6 +511,7 @@ class DominantResourceFairness(QueuePolicy):
 
     name = "drf"
     repeats = False
+    compiled_rule = "drf"  # (`QueuePolicy.compiled_round`)
     _total: tuple[int, np.ndarray] | None = None  # (episode, the cluster's total capacity): fixed in an episode
 
     def priority(self, view: ClusterView) -> np.ndarray:

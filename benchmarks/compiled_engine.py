@@ -14,7 +14,7 @@ The cases (alibaba-like jobs of seed 0 on v2018's 4,034 machines of cpu 96 and m
 CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``; first-fit but where a case names
 its broker):
 
-* ``first-fit-1000``, ``tetris-1000``, ``packer-1000``, ``fcfs-1000``, ``sjf-1000``, ``hrrn-1000``: decisions
+* ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, FCFS, SJF, HRRN, DRF, best-fit, least-load): decisions
   per second of simulation (results left out), 1,000 jobs;
 * ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
@@ -93,6 +93,9 @@ CASES = {
     "fcfs-1000": (ALIBABA, "fcfs", 1000),
     "sjf-1000": (ALIBABA, "sjf", 1000),
     "hrrn-1000": (ALIBABA, "hrrn", 1000),
+    "drf-1000": (ALIBABA, "drf", 1000),
+    "best-fit-1000": (ALIBABA, "best-fit", 1000),
+    "least-load-1000": (ALIBABA, "least-load", 1000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
 }

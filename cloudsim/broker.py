@@ -127,14 +127,16 @@ class CompiledRound:
             and ``"least-load"``: the waiting tasks in arrival order, each on the fitting machine with the
             least sum over resources of (free - demand) / capacity, with as many instances as fit there, or
             with the least mean over resources of (capacity - free) / capacity, one instance at a time, the
-            first machine on ties (`agents.heuristics.QueuePolicy`'s rounds).
+            first machine on ties; ``"drf"``: one instance at a time of the waiting task whose job has the
+            smallest dominant share, on the first machine that fits it (`agents.heuristics.QueuePolicy`'s
+            rounds).
         columns: the resources the pair score sums, by position in ``resources`` (a pair score's only).
     """
 
     rule: str
     columns: tuple[int, ...] = ()
 
-    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load")
+    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:

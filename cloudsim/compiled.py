@@ -53,18 +53,18 @@ __all__ = ["CompiledState"]
 # Offsets of the int regions
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
  NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
- TASK_SLOT) = range(22, 44)
+ TASK_SLOT, JOB_RUNNING) = range(22, 45)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY) = range(44, 59)
-INT_HEADER = 60
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY) = range(45, 62)
+INT_HEADER = 64
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD = range(8)
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF = range(9)
 RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
-         "best-fit": BEST_FIT, "least-load": LEAST_LOAD}
+         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF}
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
@@ -155,7 +155,8 @@ class CompiledState:
                              (HEAP, np.zeros(machines + n_tasks)), (STACK, np.zeros(STACK_SIZE)),
                              (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
                              (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
-                             (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1))):
+                             (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1)),
+                             (JOB_RUNNING, np.zeros(n_jobs))):
             ints.add(slot, values)
         self.ints = ints.build()
         self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS, RULE, DIRTY]] = (
@@ -174,7 +175,9 @@ class CompiledState:
                              (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf)),
                              (LOAD, np.zeros(machines)), (MIN_LOAD, np.full(2 * machine_leaves, np.inf)),
                              (MIN_FREE, np.full((2 * machine_leaves, resources), np.inf)),
-                             (MAX_CAPACITY, max_capacity)):
+                             (MAX_CAPACITY, max_capacity), (JOB_USAGE, np.zeros((n_jobs, resources))),
+                             # DRF's dominant shares are of the cluster's total, summed as its Python rule sums it
+                             (TOTAL_CAPACITY, capacity.sum(axis=0))):
             floats.add(slot, values)
         self.floats = floats.build(header_of=self.ints)
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
@@ -442,6 +445,8 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
             dirty[ints[DIRTY]] = machine
             ints[DIRTY] += 1
         ints[RUNNING] -= n
+        if ints[RULE] == DRF:
+            _job_runs(ints, floats, task, -n)
         finished[task] += n
         if finished[task] < instances[task]:
             continue
@@ -583,6 +588,22 @@ def _start_one(ints, floats, group_ints, group_floats, task, machine, now):
     ints[DECISIONS] += 1
     if waiting[task] == 0:
         ints[WAITING_TASKS] -= 1
+    if ints[RULE] == DRF:
+        _job_runs(ints, floats, task, 1)
+
+
+@numba.njit(cache=True)
+def _job_runs(ints, floats, task, count):
+    """``count`` more (negative: fewer) instances of the task run: its job's usage follows, as the engine's
+    task table keeps it (DRF reads it): ``count x demand`` added, exactly 0 once nothing of the job runs."""
+    n_tasks, n_jobs, resources = ints[TASKS], ints[JOBS], ints[RESOURCES]
+    job = _ints(ints, TASK_JOB, n_tasks)[task]
+    running = _ints(ints, JOB_RUNNING, n_jobs)
+    usage = _floats(ints, floats, JOB_USAGE, n_jobs * resources).reshape(n_jobs, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    running[job] += count
+    for r in range(resources):
+        usage[job, r] = 0.0 if running[job] == 0 else usage[job, r] + count * demand[task, r]
 
 
 @numba.njit(cache=True)
@@ -619,7 +640,8 @@ def _placement(ints, floats, task, stack):
     fits (max-free) or none can beat the best so far: least-load's least load there, or best-fit's bound, the
     sum over resources of (min-free - demand) / max-capacity, which no machine there that fits goes below
     (float subtraction, division and addition are monotone; a fitting machine's term is at least 0)."""
-    n_tasks, machines, resources, leaves, rule = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[MACHINE_LEAVES], ints[RULE]
+    n_tasks, machines, resources, rule = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[RULE]
+    leaves = ints[MACHINE_LEAVES]
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
     max_free = _floats(ints, floats, MAX_FREE, 2 * leaves * resources).reshape(2 * leaves, resources)
     if rule != LEAST_LOAD and rule != BEST_FIT:
@@ -669,6 +691,60 @@ def _placement(ints, floats, task, stack):
 
 
 @numba.njit(cache=True)
+def _drf_starts(ints, floats, group_ints, group_floats, now, stack):
+    """DRF's starts of a round (`agents.heuristics.DominantResourceFairness`): one instance at a time of the
+    waiting task whose job has the smallest dominant share (the largest over resources of its usage over the
+    cluster's total capacity, 0 for a resource of total 0), the earliest on ties, among those that fit a
+    machine, on the first machine that fits it. A task that fits no machine drops out for the round (free
+    resources only shrink)."""
+    n_tasks, n_jobs, resources = ints[TASKS], ints[JOBS], ints[RESOURCES]
+    task_leaves, machine_leaves = ints[TASK_LEAVES], ints[MACHINE_LEAVES]
+    waiting = _ints(ints, WAITING, n_tasks)
+    task_job = _ints(ints, TASK_JOB, n_tasks)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    usage = _floats(ints, floats, JOB_USAGE, n_jobs * resources).reshape(n_jobs, resources)
+    total = _floats(ints, floats, TOTAL_CAPACITY, resources)
+    min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
+    max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves, resources)
+    any_demand = np.full(resources, np.finfo(np.float64).max)
+    gone = np.full(resources, np.inf)
+    candidates = np.empty(ints[WAITING_TASKS], dtype=np.int64)  # the waiting tasks in arrival order
+    count = 0
+    task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+    while task >= 0:
+        candidates[count] = task
+        count += 1
+        task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+    while True:
+        best, best_share, at = -1, 0.0, -1
+        while True:  # the candidate of the smallest share; one that fits no machine drops out
+            best, at = -1, -1
+            for i in range(count):
+                task = candidates[i]
+                if waiting[task] == 0:
+                    continue
+                job = task_job[task]
+                share = 0.0
+                for r in range(resources):
+                    part = usage[job, r] / total[r] if total[r] > 0 else 0.0
+                    if r == 0 or part > share:
+                        share = part
+                if best < 0 or share < best_share:
+                    best, best_share, at = task, share, i
+            if best < 0:
+                return
+            machine = _first_leaf(max_free, machine_leaves, demand[best], 0, True, stack)
+            if machine >= 0:
+                break
+            candidates[at:count - 1] = candidates[at + 1:count]
+            count -= 1
+        _start_one(ints, floats, group_ints, group_floats, best, machine, now)
+        if waiting[best] == 0:
+            _set_leaf(min_demand, task_leaves, best, gone, False)
+        _machine_changed(ints, floats, machine)
+
+
+@numba.njit(cache=True)
 def _queue_round(ints, floats, group_ints, group_floats, now):
     """A queue policy's round now (`agents.heuristics.QueuePolicy`): the waiting tasks in arrival order
     (FCFS, which stops at the first that fits no machine: the queue waits behind it; best-fit; least-load),
@@ -679,8 +755,9 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
     `_first_fit_round` does."""
     rule = ints[RULE]
     # at most one group per instance started, and but for least-load's single starts one per task and machine
-    need = ints[WAITING_INSTANCES] if rule == LEAST_LOAD else min(ints[WAITING_INSTANCES],
-                                                                  ints[WAITING_TASKS] * ints[MACHINES])
+    one_at_a_time = rule == LEAST_LOAD or rule == DRF
+    need = ints[WAITING_INSTANCES] if one_at_a_time else min(ints[WAITING_INSTANCES],
+                                                             ints[WAITING_TASKS] * ints[MACHINES])
     if group_ints.shape[0] - ints[GROUPS] < need:
         ints[NEED_GROUPS] = need
         return NO_ROOM
@@ -719,14 +796,18 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
             count += 1
             task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
         order = order[np.argsort(key, kind="mergesort")]  # (stable: arrival order on ties)
+    if rule == DRF:
+        _drf_starts(ints, floats, group_ints, group_floats, now, stack)
+        task = -1  # (done)
     k = 0
-    task = order[0] if in_order else _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+    if rule != DRF:
+        task = order[0] if in_order else _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
     while task >= 0:
         while waiting[task] > 0:
             machine = _placement(ints, floats, task, stack)
             if machine < 0:
                 break
-            if rule == LEAST_LOAD:
+            if one_at_a_time:
                 _start_one(ints, floats, group_ints, group_floats, task, machine, now)
                 if waiting[task] == 0:
                     _set_leaf(min_demand, task_leaves, task, gone, False)

@@ -1,7 +1,8 @@
 """The engine's compiled path gives what its Python path gives, bit for bit, and is taken only where it applies.
 
 `Simulation.run` takes the compiled path (`cloudsim.compiled`) for a broker that declares a compiled
-round (first-fit, and the pair scores Tetris and Packer); ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
+round (first-fit, the pair scores Tetris and Packer, the queue policies FCFS, SJF, HRRN, DRF, best-fit and
+least-load); ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
 the engine checks and applies it. The two must leave the same task, job and group tables, the same
 summary and the same machine state, on every workload: ties of submit and end times, DAGs, tasks that
 fill machines exactly, zero durations, shares that do not add up exactly in floating point.
@@ -64,7 +65,8 @@ def workloads(draw):
     return cluster, jobs, draw(st.sampled_from([None, None, 1.0, 0.5]))
 
 
-COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "best-fit", "least-load"]  # the built-in brokers with a compiled round
+# The built-in brokers with a compiled round
+COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
