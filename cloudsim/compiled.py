@@ -83,8 +83,9 @@ STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of 
 NOTHING_WAITS = -1  # no round is needed
 ROUND_DUE = -2  # tasks wait: a round is due at this instant, and the call was not to run it
 NO_ROOM = -3  # the round needs more room first (`CompiledState` grows the buffers and asks it to go on)
+ROUND_NOW = 0  # (`_happen`: a round is due, and may run now)
 ORDER_FROM = 16  # a round of more groups than this sorts their end times (`_order_ends`)
-# What an event is (`_event`, the one compiled call of every event: one function to compile, not one per kind)
+# What an event is (one compiled call does every kind: `_first_fit_event`, `_pair_event`, `_queue_event`)
 ARRIVAL, END, ROUND = range(3)
 
 
@@ -185,8 +186,10 @@ class CompiledState:
         # A pair score's states and scores, room for a few of each to begin with (grown as needed); a key is
         # a state's free resources, then for "shares" its capacity.
         width = resources * (2 if kind == SHARES else 1)
-        self.pair_ints, self.pair_floats = _pair_buffers(16 if pairs else 1, 64 if pairs else 1, width,
-                                                         np.array(rule.columns, dtype=np.int64))
+        self.pair_ints, self.pair_floats = _pair_buffers(16, 64, width, np.array(rule.columns, dtype=np.int64)) \
+            if pairs else (None, None)
+        if pairs:  # (their growth's kernel too, loaded before the clock starts)
+            self.pair_ints, self.pair_floats = _grown_pairs(self.pair_ints, self.pair_floats, 16, 64)
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
         self._call(ROUND, 0, 0, 0.0, True)  # (nothing waits: nothing happens)
@@ -223,14 +226,20 @@ class CompiledState:
         return self._call(ROUND, 0, 0, float(now), True)[1:]
 
     def _call(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
-        """`_event`, and the round again after growing the buffers as long as it needs more room."""
-        outcome = _event(self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
-                         self.pair_floats, kind, a, b, now, may_round)
+        """The event's compiled call, and the round again after growing the buffers as long as it needs more
+        room."""
+        outcome = self._event(kind, a, b, now, may_round)
         while outcome[1] == NO_ROOM:
             self._grow()
-            outcome = (outcome[0], *_event(self.ints, self.floats, self.group_ints, self.group_floats,
-                                           self.pair_ints, self.pair_floats, ROUND, 0, 0, now, True)[1:])
+            outcome = (outcome[0], *self._event(ROUND, 0, 0, now, True)[1:])
         return outcome
+
+    def _event(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
+        if self.pair_ints is not None:
+            return _pair_event(self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
+                               self.pair_floats, kind, a, b, now, may_round)
+        entry = _first_fit_event if self.ints[RULE] == FIRST_FIT else _queue_event
+        return entry(self.ints, self.floats, self.group_ints, self.group_floats, kind, a, b, now, may_round)
 
     def _grow(self) -> None:
         """Room for what the round needs next: group rows, a pair score's states or task slots."""
@@ -241,7 +250,7 @@ class CompiledState:
             self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
                                                                         np.int64)])
             self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
-        if ints[RULE] in (DOT, SHARES):
+        if pairs is not None:
             states, slots = int(pairs[P_STATES]), int(pairs[P_SLOTS])
             if pairs[P_HIGH] == states and pairs[P_SPARES] == 0:
                 states = min(2 * states, self.machines + 1)
@@ -467,29 +476,28 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
     return jobs
 
 
+# One compiled entry per kind of round, each doing every kind of event: numba compiles an installation's
+# kernels on their first use, so a run compiles only the rounds its broker needs.
 @numba.njit(cache=True)
-def _event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind, a, b, now, may_round):
-    """One SimPy event: job ``a``'s ARRIVAL, the END of the groups launched ``a``-th to ``b``-th, or a ROUND; then,
-    if ``may_round`` and something waits, the round. Returns (jobs finished, decisions, end times, the first
-    end time's delay, its launched groups a, b), where the decisions are NOTHING_WAITS (and no round ran),
-    ROUND_DUE (something waits and ``may_round`` is false), or NO_ROOM (the round needs more room: grow the
-    buffers, `CompiledState._grow`, and ask for the ROUND, which goes on where it stopped)."""
+def _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """One SimPy event: job ``a``'s ARRIVAL, the END of the groups launched ``a``-th to ``b``-th, or a ROUND.
+    Returns the jobs it finished and what comes next: NOTHING_WAITS, ROUND_DUE (something waits and
+    ``may_round`` is false) or ROUND_NOW."""
     jobs = 0
     if kind == ARRIVAL:
         _arrive(ints, floats, a, now)
     elif kind == END:
         jobs = _end(ints, floats, group_ints, group_floats, a, b, now)
     if ints[WAITING_TASKS] == 0:
-        return jobs, NOTHING_WAITS, 0, 0.0, 0, 0
-    if not may_round:
-        return jobs, ROUND_DUE, 0, 0.0, 0, 0
-    rule = ints[RULE]
-    if rule == FIRST_FIT:
-        made = _first_fit_round(ints, floats, group_ints, group_floats, now)
-    elif rule == DOT or rule == SHARES:
-        made = _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, now)
-    else:
-        made = _queue_round(ints, floats, group_ints, group_floats, now)
+        return jobs, NOTHING_WAITS
+    return jobs, ROUND_NOW if may_round else ROUND_DUE
+
+
+@numba.njit(cache=True)
+def _outcome(ints, group_ints, group_floats, jobs, made):
+    """An event's answer after its round (`CompiledState`): (jobs finished, decisions, end times, the first end
+    time's delay, its launched groups a, b), or (jobs, NO_ROOM, ...) when the round needs more room (grow the
+    buffers, `CompiledState._grow`, and ask for the ROUND, which goes on where it stopped)."""
     if made == NO_ROOM:
         return jobs, NO_ROOM, 0, 0.0, 0, 0
     segments = ints[SEGMENTS]
@@ -498,6 +506,36 @@ def _event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind,
         return jobs, made, 0, 0.0, first, 0
     stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
     return jobs, made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
+
+
+@numba.njit(cache=True)
+def _first_fit_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """`_happen`, then, if due now, first-fit's round; `_outcome` (decisions NOTHING_WAITS or ROUND_DUE where
+    no round ran)."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs, _first_fit_round(ints, floats, group_ints, group_floats,
+                                                                          now))
+
+
+@numba.njit(cache=True)
+def _queue_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """`_first_fit_event` with a queue policy's round."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs, _queue_round(ints, floats, group_ints, group_floats, now))
+
+
+@numba.njit(cache=True)
+def _pair_event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, kind, a, b, now, may_round):
+    """`_first_fit_event` with a pair score's round, on its states and scores."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs,
+                    _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, now))
 
 
 @numba.njit(cache=True)
