@@ -29,7 +29,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from cloudsim.kernels import mlp, state_fragmentation
+from cloudsim.kernels import mlp, pair_score, state_fragmentation
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round"]
@@ -54,22 +54,6 @@ def _state_fits(states, demand, s, t):
         if demand[t, r] > states[s, r]:
             return False
     return True
-
-
-@numba.njit(cache=True)
-def _dot_score(states, s, demand, t, columns, shares):
-    """Tetris's score of (state ``s``, task ``t``), or with ``shares`` Packer's (`agents.heuristics`)."""
-    resources = demand.shape[1]
-    score = 0.0
-    for c in columns:
-        if not shares:
-            score += states[s, c] * demand[t, c]
-        elif states[s, resources + c] > 0:
-            capacity = states[s, resources + c]
-            score += (states[s, c] / capacity) * (demand[t, c] / capacity)
-        else:  # a resource the machine lacks scores 0, as `heuristics.share` gives
-            score += 0.0
-    return score
 
 
 @numba.njit(cache=True)
@@ -105,7 +89,7 @@ def _score_state(states, s, kind, columns, demand, duration, waiting, cpu, memor
                 _features(states, s, demand, duration, waiting, t, cpu, memory, mean, std, x, n)
                 n += 1
             else:
-                scores[s, t] = _dot_score(states, s, demand, t, columns, kind == SHARES)
+                scores[s, t] = pair_score(states, s, demand, t, columns, kind == SHARES)
                 nan |= np.isnan(scores[s, t])
     if kind == FITNESS:
         mlp(x[:n], weights, biases, True, out[:n])

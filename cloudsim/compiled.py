@@ -43,6 +43,8 @@ import math
 import numba
 import numpy as np
 
+from cloudsim.kernels import pair_score
+
 __all__ = ["CompiledState"]
 
 # ----------------------------------------------------------------------------------- the buffers' header
@@ -1125,20 +1127,10 @@ def _pair_score(keys, s, demand, t, columns, shares):
     """The score of (state ``s``, task ``t``), NO_FIT where the task's demand exceeds the state's free
     resources: Tetris's sum over ``columns`` of free x demand, or with ``shares`` Packer's of the shares of
     capacity (0 for a resource the machine lacks), summed as `agents.kernels.state_round` sums them."""
-    resources = demand.shape[1]
-    for r in range(resources):
+    for r in range(demand.shape[1]):
         if demand[t, r] > keys[s, r]:
             return NO_FIT
-    score = 0.0
-    for c in columns:
-        if not shares:
-            score += keys[s, c] * demand[t, c]
-        elif keys[s, resources + c] > 0:
-            capacity = keys[s, resources + c]
-            score += (keys[s, c] / capacity) * (demand[t, c] / capacity)
-        else:
-            score += 0.0
-    return score
+    return pair_score(keys, s, demand, t, columns, shares)
 
 
 @numba.njit(cache=True, inline="always")
@@ -1163,6 +1155,17 @@ def _rescan(pair_ints, pair_floats, s):
 
 
 @numba.njit(cache=True)
+def _take(pair_ints, count, free_list, high):
+    """A state or task slot to use: the last given back (``count`` of them in region ``free_list``), else the
+    next never used (header slot ``high``)."""
+    if pair_ints[count]:
+        pair_ints[count] -= 1
+        return pair_ints[pair_ints[free_list] + pair_ints[count]]
+    pair_ints[high] += 1
+    return pair_ints[high] - 1
+
+
+@numba.njit(cache=True)
 def _enter(ints, floats, pair_ints, pair_floats, machine, key):
     """The machine joins the state of its key (made, and scored over the waiting tasks, if none has it)."""
     n_tasks, resources = ints[TASKS], ints[RESOURCES]
@@ -1172,12 +1175,7 @@ def _enter(ints, floats, pair_ints, pair_floats, machine, key):
     first = _ints(pair_ints, P_FIRST, states)
     s = _find_state(pair_ints, keys, key)
     if s < 0:
-        if pair_ints[P_SPARES]:
-            pair_ints[P_SPARES] -= 1
-            s = _ints(pair_ints, P_SPARE, states)[pair_ints[P_SPARES]]
-        else:
-            s = pair_ints[P_HIGH]
-            pair_ints[P_HIGH] += 1
+        s = _take(pair_ints, P_SPARES, P_SPARE, P_HIGH)
         keys[s, :] = key
         _hash_insert(pair_ints, keys, s)
         members[s], first[s] = 0, machine
@@ -1225,12 +1223,7 @@ def _add_task(ints, floats, pair_ints, pair_floats, task):
     """A task that became ready takes a slot and is scored over the states."""
     n_tasks, resources = ints[TASKS], ints[RESOURCES]
     states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
-    if pair_ints[P_FREE_SLOTS]:
-        pair_ints[P_FREE_SLOTS] -= 1
-        slot = _ints(pair_ints, P_FREE_SLOT, slots)[pair_ints[P_FREE_SLOTS]]
-    else:
-        slot = pair_ints[P_SLOT_HIGH]
-        pair_ints[P_SLOT_HIGH] += 1
+    slot = _take(pair_ints, P_FREE_SLOTS, P_FREE_SLOT, P_SLOT_HIGH)
     _ints(pair_ints, P_SLOT_TASK, slots)[slot] = task
     _ints(ints, TASK_SLOT, n_tasks)[task] = slot
     keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)

@@ -22,7 +22,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["check_starts", "column_means", "conv2d", "dense", "exp1", "fragmentation", "map_exp", "map_tanh", "mlp",
+__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "exp1", "fragmentation", "map_exp", "map_tanh", "mlp",
            "softmax", "state_fragmentation", "tanh1"]
 
 
@@ -247,3 +247,23 @@ def column_means(x, out):
             out[j] += x[i, j]
     for j in range(x.shape[1]):
         out[j] /= x.shape[0]
+
+
+@numba.njit(cache=True)
+def pair_score(states, s, demand, t, columns, shares):
+    """A pair score of (machine state ``s``, task ``t``): Tetris's sum over ``columns`` of free x demand, or with
+    ``shares`` Packer's sum of free / capacity x demand / capacity, 0 for a resource the machine lacks (as
+    `agents.heuristics.share` gives). A state's row holds its free resources, then (for shares) its capacity.
+    `agents.kernels.state_round` and the engine's compiled pair rounds (`cloudsim.compiled`) both score with
+    it, so that both add the same products in the same order."""
+    resources = demand.shape[1]
+    score = 0.0
+    for c in columns:
+        if not shares:
+            score += states[s, c] * demand[t, c]
+        elif states[s, resources + c] > 0:
+            capacity = states[s, resources + c]
+            score += (states[s, c] / capacity) * (demand[t, c] / capacity)
+        else:
+            score += 0.0
+    return score
