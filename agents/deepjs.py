@@ -63,7 +63,7 @@ from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
-from cloudsim.broker import ArrayPlan
+from cloudsim.broker import ArrayPlan, CompiledRound
 from cloudsim.runner import Runner
 
 __all__ = [
@@ -295,6 +295,25 @@ class DeepJS:
         return warnings + [f"{label} was trained on {_describe_cluster(trained)}; this cluster has "
                 f"{_describe_cluster(cluster)}: {why}. Train a checkpoint on this cluster (`cloudsim train deepjs` "
                 f"with the same --machines and --capacity) before relying on its makespans."]
+
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """The engine's compiled round of this broker (`CompiledRound` ``"fitness"``), which decides as `decide`
+        does on every cluster (the fittest pair, the first machine, then the first task, on ties, one instance
+        at a time): with the paper's features, taking the best pair (not ``sample``), nothing recorded, and a
+        network whose output is a finite number (two layers or more, tanh bounding what the last one reads,
+        whose weights are finite), so that no fit pair scores -inf, which the compiled round reserves for a
+        pair that does not fit; None otherwise."""
+        if (not self.compiled_rounds or self.sample or self.trajectory is not None
+                or self.config.features != PAPER_FEATURES or not {"cpu", "memory"} <= set(resources)):
+            return None
+        network = self.fitness.network
+        if len(network.weights) < 2 or not network.tanh:
+            return None
+        bound = np.abs(network.weights[-1]).sum() + np.abs(network.biases[-1]).sum()
+        if not bound < 1e300:  # (NaN or inf weights too)
+            return None
+        return CompiledRound("fitness", (list(resources).index("cpu"), list(resources).index("memory")), network,
+                             tuple(float(x) for x in self.fitness.mean), tuple(float(x) for x in self.fitness.std))
 
     def features(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         """Raw (unnormalised) feature rows of the given pairs, shape (pairs, features)."""

@@ -31,6 +31,7 @@ from cloudsim.cluster import frozen
 from cloudsim.devices import device_fit_count
 
 if TYPE_CHECKING:
+    from cloudsim import arithmetic
     from cloudsim.cluster import ClusterState
     from cloudsim.reservations import Reservation, Timeline
     from cloudsim.tasks import TaskTable
@@ -129,24 +130,46 @@ class CompiledRound:
             with the least mean over resources of (capacity - free) / capacity, one instance at a time, the
             first machine on ties; ``"drf"``: one instance at a time of the waiting task whose job has the
             smallest dominant share, on the first machine that fits it (`agents.heuristics.QueuePolicy`'s
-            rounds).
-        columns: the resources the pair score sums, by position in ``resources`` (a pair score's only).
+            rounds); ``"fitness"``: the pair score is ``network``'s output on the pair's six features (DeepJS's):
+            the machine's free resources in the two ``columns`` (cpu, memory), the task's demand of both, its
+            duration and its waiting instances, each as (x - mean) / std with ``feature_mean`` and
+            ``feature_std``; a start changes the task's waiting count, so its score too.
+        columns: the resources the pair score reads, by position in ``resources`` (a pair score's only).
+        network: ``"fitness"``'s network (`cloudsim.arithmetic.Network` with tanh between layers, 6 inputs, 1
+            output; a snapshot: the engine copies its weights when the run starts).
+        feature_mean, feature_std: ``"fitness"``'s normaliser, 6 numbers each.
     """
 
     rule: str
     columns: tuple[int, ...] = ()
+    network: "arithmetic.Network | None" = None
+    feature_mean: tuple[float, ...] = ()
+    feature_std: tuple[float, ...] = ()
 
-    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf")
+    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
             raise ValueError(f"CompiledRound: rule must be one of {self.RULES}, got {self.rule!r}")
-        if (self.rule in ("dot", "shares")) != bool(self.columns):
-            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares') sums some columns, and the other rules "
-                             f"none; got rule {self.rule!r} with columns {self.columns!r}")
+        if (self.rule in ("dot", "shares", "fitness")) != bool(self.columns):
+            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares', 'fitness') reads some columns, and the "
+                             f"other rules none; got rule {self.rule!r} with columns {self.columns!r}")
         if not all(isinstance(c, int) and c >= 0 for c in self.columns) or len(set(self.columns)) < len(
                 self.columns):
             raise ValueError(f"CompiledRound: columns must be distinct resource positions, got {self.columns!r}")
+        if self.rule != "fitness":
+            if self.network is not None or self.feature_mean or self.feature_std:
+                raise ValueError(f"CompiledRound: only rule 'fitness' takes a network; got rule {self.rule!r}")
+            return
+        network = self.network
+        if (len(self.columns) != 2 or network is None or not getattr(network, "tanh", False)
+                or network.inputs != 6 or network.outputs != 1):
+            raise ValueError("CompiledRound: rule 'fitness' reads two columns (cpu, memory) and takes a "
+                             "cloudsim.arithmetic.Network of 6 inputs, 1 output and tanh between layers; got "
+                             f"columns {self.columns!r} and network {network!r}")
+        if len(self.feature_mean) != 6 or len(self.feature_std) != 6:
+            raise ValueError("CompiledRound: rule 'fitness' takes feature_mean and feature_std of 6 numbers each; "
+                             f"got {self.feature_mean!r} and {self.feature_std!r}")
 
 
 class InvalidDecisionError(ValueError):

@@ -33,7 +33,10 @@ round to round. A round moves the machines freed since the last one to their new
 tasks that became ready since over the states; each start moves one machine, and a task that runs out
 leaves the states that ranked it first to look again. The best pair is the state with the highest best
 score (its lowest machine on ties) with its best task (the earliest on ties): the pair `np.argmax` finds
-in machine-major order, with the same sums in the same order, so the same plan as the kernel's.
+in machine-major order, with the same sums in the same order, so the same plan as the kernel's. DeepJS's
+``"fitness"`` is such a score too, the network's output on the pair's features (`_fitness`, the same
+arithmetic as `cloudsim.kernels.mlp`); as it reads the task's waiting count, a start scores its task
+again on every state it fits.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import math
 import numba
 import numpy as np
 
-from cloudsim.kernels import pair_score
+from cloudsim.kernels import pair_score, tanh1
 
 __all__ = ["CompiledState"]
 
@@ -58,15 +61,17 @@ __all__ = ["CompiledState"]
  TASK_SLOT, JOB_RUNNING) = range(22, 45)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY) = range(45, 62)
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(45, 63)
+SCORE_NAN = 63  # (a scalar: a fitness came out NaN)
 INT_HEADER = 64
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF = range(9)
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS = range(10)
 RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
-         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF}
+         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS}
+PAIR_RULES = (DOT, SHARES, FITNESS)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
@@ -85,6 +90,7 @@ STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of 
 NOTHING_WAITS = -1  # no round is needed
 ROUND_DUE = -2  # tasks wait: a round is due at this instant, and the call was not to run it
 NO_ROOM = -3  # the round needs more room first (`CompiledState` grows the buffers and asks it to go on)
+SCORED_NAN = -4  # a fitness came out NaN: the round stopped (`CompiledState` refuses it, as the broker does)
 ROUND_NOW = 0  # (`_happen`: a round is due, and may run now)
 ORDER_FROM = 16  # a round of more groups than this sorts their end times (`_order_ends`)
 # What an event is (one compiled call does every kind: `_first_fit_event`, `_pair_event`, `_queue_event`)
@@ -94,6 +100,24 @@ ARRIVAL, END, ROUND = range(3)
 def _leaves(n: int) -> int:
     """The leaves of a segment tree over ``n`` items: the power of two at or above ``n``."""
     return 1 << max(n - 1, 0).bit_length()
+
+
+def _flat_network(rule) -> np.ndarray:
+    """A "fitness" round's network in one row of numbers (`_fitness` reads it): the layers' count, where the
+    scratch rows begin, their width, each layer's inputs and outputs, the features' mean and standard
+    deviation, each layer's weights (inputs x outputs, row-major) and bias, then two scratch rows. Empty
+    for the other rules."""
+    if rule.network is None:
+        return np.empty(0)
+    weights, biases = rule.network.weights, rule.network.biases
+    width = max([6, *(w.shape[1] for w in weights)])
+    head = [len(weights), 0.0, width, *(n for w in weights for n in w.shape), *rule.feature_mean, *rule.feature_std]
+    body = [np.asarray(head, dtype=np.float64)]
+    for w, b in zip(weights, biases):
+        body += [np.ascontiguousarray(w, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64)]
+    flat = np.concatenate([*body, np.zeros(2 * width)])
+    flat[1] = len(flat) - 2 * width
+    return flat
 
 
 class _Layout:
@@ -130,12 +154,14 @@ class CompiledState:
         capacity: each machine's capacity, shape (machines, resources).
         tasks: the episode's `TaskTable` (read: the jobs, tasks, demands, durations and the DAG).
         rule: the broker's round (`cloudsim.broker.CompiledRound`).
+        broker: the broker's name, for messages.
     """
 
     ROUND_DUE = ROUND_DUE
 
-    def __init__(self, capacity: np.ndarray, tasks, rule) -> None:
+    def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "") -> None:
         machines, resources = capacity.shape
+        self.broker = broker
         n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
         self.machines = machines
         kind = RULES[rule.rule]
@@ -145,8 +171,8 @@ class CompiledState:
         children = np.fromiter((c for kids in tasks.children for c in kids), dtype=np.int64, count=child_start[-1])
         # A pair score's first round puts every machine in its state, best-fit's and least-load's first round
         # every machine's free resources and load in their trees: every machine is freed since none.
-        pairs = kind in (DOT, SHARES)
-        every_machine_new = kind in (DOT, SHARES, BEST_FIT, LEAST_LOAD)
+        pairs = kind in PAIR_RULES
+        every_machine_new = pairs or kind in (BEST_FIT, LEAST_LOAD)
         ints = _Layout(INT_HEADER, np.int64)
         for slot, values in ((JOB_FIRST_TASK, tasks.job_first_task), (TASK_JOB, tasks.task_job),
                              (INSTANCES, tasks.task_instances), (PENDING, tasks.task_pending_parents),
@@ -180,7 +206,8 @@ class CompiledState:
                              (MIN_FREE, np.full((2 * machine_leaves, resources), np.inf)),
                              (MAX_CAPACITY, max_capacity), (JOB_USAGE, np.zeros((n_jobs, resources))),
                              # DRF's dominant shares are of the cluster's total, summed as its Python rule sums it
-                             (TOTAL_CAPACITY, capacity.sum(axis=0))):
+                             (TOTAL_CAPACITY, capacity.sum(axis=0)),
+                             (NETWORK, _flat_network(rule))):
             floats.add(slot, values)
         self.floats = floats.build(header_of=self.ints)
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
@@ -229,11 +256,14 @@ class CompiledState:
 
     def _call(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
         """The event's compiled call, and the round again after growing the buffers as long as it needs more
-        room."""
+        room. A NaN fitness is a ValueError naming the broker, as its ``decide`` raises it."""
         outcome = self._event(kind, a, b, now, may_round)
         while outcome[1] == NO_ROOM:
             self._grow()
             outcome = (outcome[0], *self._event(ROUND, 0, 0, now, True)[1:])
+        if outcome[1] == SCORED_NAN:
+            raise ValueError(f"broker {self.broker!r} at t={now}: a pair's score is NaN; scores must be numbers "
+                             "(check the checkpoint's weights and feature normaliser)")
         return outcome
 
     def _event(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
@@ -500,8 +530,8 @@ def _outcome(ints, group_ints, group_floats, jobs, made):
     """An event's answer after its round (`CompiledState`): (jobs finished, decisions, end times, the first end
     time's delay, its launched groups a, b), or (jobs, NO_ROOM, ...) when the round needs more room (grow the
     buffers, `CompiledState._grow`, and ask for the ROUND, which goes on where it stopped)."""
-    if made == NO_ROOM:
-        return jobs, NO_ROOM, 0, 0.0, 0, 0
+    if made == NO_ROOM or made == SCORED_NAN:
+        return jobs, made, 0, 0.0, 0, 0
     segments = ints[SEGMENTS]
     first = ints[ROUND_FIRST]
     if segments == 0:
@@ -1123,14 +1153,58 @@ def _find_state(pair_ints, keys, key):
 
 
 @numba.njit(cache=True)
-def _pair_score(keys, s, demand, t, columns, shares):
+def _fitness(ints, floats, keys, s, t, columns):
+    """The network's output on the pair (state ``s``, task ``t``)'s features: the state's free resources in
+    the two ``columns`` (cpu, memory), the task's demand of both, its duration and its waiting instances,
+    each as (x - mean) / std; the layers as `cloudsim.kernels.mlp` computes them (the same sums in the same
+    order, tanh between layers), so the same bits as `agents.deepjs.NumpyFitness`."""
+    n_tasks, resources = ints[TASKS], ints[RESOURCES]
+    net = floats[ints[NETWORK]:]
+    layers, scratch, width = int(net[0]), int(net[1]), int(net[2])
+    h, g = net[scratch:scratch + width], net[scratch + width:scratch + 2 * width]
+    at = 3 + 2 * layers
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    raw = (keys[s, columns[0]], keys[s, columns[1]], demand[t, columns[0]], demand[t, columns[1]],
+           _floats(ints, floats, DURATION, n_tasks)[t], float(_ints(ints, WAITING, n_tasks)[t]))
+    for k in range(6):
+        h[k] = (raw[k] - net[at + k]) / net[at + 6 + k]
+    at += 12
+    n = 6
+    for layer in range(layers):
+        m = int(net[4 + 2 * layer])
+        for j in range(m):
+            g[j] = 0.0
+        for k in range(n):
+            hk = h[k]
+            row = at + k * m
+            for j in range(m):
+                g[j] += hk * net[row + j]
+        at += n * m
+        for j in range(m):
+            v = g[j] + net[at + j]
+            if layer < layers - 1:
+                v = tanh1(v)
+            h[j] = v
+        at += m
+        n = m
+    if np.isnan(h[0]):
+        ints[SCORE_NAN] = 1
+    return h[0]
+
+
+@numba.njit(cache=True)
+def _pair_score(ints, floats, keys, s, t, columns):
     """The score of (state ``s``, task ``t``), NO_FIT where the task's demand exceeds the state's free
-    resources: Tetris's sum over ``columns`` of free x demand, or with ``shares`` Packer's of the shares of
-    capacity (0 for a resource the machine lacks), summed as `agents.kernels.state_round` sums them."""
-    for r in range(demand.shape[1]):
+    resources: Tetris's sum over ``columns`` of free x demand, Packer's of the shares of capacity (0 for a
+    resource the machine lacks), summed as `agents.kernels.state_round` sums them, or DeepJS's `_fitness`."""
+    n_tasks, resources = ints[TASKS], ints[RESOURCES]
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    for r in range(resources):
         if demand[t, r] > keys[s, r]:
             return NO_FIT
-    return pair_score(keys, s, demand, t, columns, shares)
+    if ints[RULE] == FITNESS:
+        return _fitness(ints, floats, keys, s, t, columns)
+    return pair_score(keys, s, demand, t, columns, ints[RULE] == SHARES)
 
 
 @numba.njit(cache=True, inline="always")
@@ -1168,7 +1242,6 @@ def _take(pair_ints, count, free_list, high):
 @numba.njit(cache=True)
 def _enter(ints, floats, pair_ints, pair_floats, machine, key):
     """The machine joins the state of its key (made, and scored over the waiting tasks, if none has it)."""
-    n_tasks, resources = ints[TASKS], ints[RESOURCES]
     states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
     keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
     members = _ints(pair_ints, P_MEMBERS, states)
@@ -1179,14 +1252,12 @@ def _enter(ints, floats, pair_ints, pair_floats, machine, key):
         keys[s, :] = key
         _hash_insert(pair_ints, keys, s)
         members[s], first[s] = 0, machine
-        demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
         columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
         slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
         scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots)[s * slots:(s + 1) * slots]
-        shares = width > resources
         for slot in range(pair_ints[P_SLOT_HIGH]):
             t = slot_task[slot]
-            scores[slot] = _pair_score(keys, s, demand, t, columns, shares) if t >= 0 else NO_FIT
+            scores[slot] = _pair_score(ints, floats, keys, s, t, columns) if t >= 0 else NO_FIT
         _rescan(pair_ints, pair_floats, s)
     _ints(ints, STATE_OF, ints[MACHINES])[machine] = s
     members[s] += 1
@@ -1221,7 +1292,7 @@ def _leave(ints, pair_ints, pair_floats, machine):
 @numba.njit(cache=True)
 def _add_task(ints, floats, pair_ints, pair_floats, task):
     """A task that became ready takes a slot and is scored over the states."""
-    n_tasks, resources = ints[TASKS], ints[RESOURCES]
+    n_tasks = ints[TASKS]
     states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
     slot = _take(pair_ints, P_FREE_SLOTS, P_FREE_SLOT, P_SLOT_HIGH)
     _ints(pair_ints, P_SLOT_TASK, slots)[slot] = task
@@ -1232,13 +1303,11 @@ def _add_task(ints, floats, pair_ints, pair_floats, task):
     best_score = _floats(pair_ints, pair_floats, P_BEST_SCORE, states)
     slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
     scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
-    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
-    shares = width > resources
     for s in range(pair_ints[P_HIGH]):
         if members[s] == 0:
             continue
-        score = _pair_score(keys, s, demand, task, columns, shares)
+        score = _pair_score(ints, floats, keys, s, task, columns)
         scores[s, slot] = score
         if score != NO_FIT and _better(score, task, best_score[s], slot_task[best[s]] if best[s] >= 0 else -1):
             best[s], best_score[s] = slot, score
@@ -1263,6 +1332,35 @@ def _drop_task(ints, pair_ints, pair_floats, task):
     task_slot[task] = -1
     _ints(pair_ints, P_FREE_SLOT, slots)[pair_ints[P_FREE_SLOTS]] = slot
     pair_ints[P_FREE_SLOTS] += 1
+
+
+@numba.njit(cache=True)
+def _rescore(ints, floats, pair_ints, pair_floats, task):
+    """DeepJS's score reads the task's waiting count, which a start changed: the task is scored again on every
+    state it fits, and each state's best follows (a state whose best it was and whose score fell looks
+    again)."""
+    states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
+    slot = _ints(ints, TASK_SLOT, ints[TASKS])[task]
+    keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
+    members = _ints(pair_ints, P_MEMBERS, states)
+    best = _ints(pair_ints, P_BEST, states)
+    best_score = _floats(pair_ints, pair_floats, P_BEST_SCORE, states)
+    slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
+    scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
+    columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
+    for s in range(pair_ints[P_HIGH]):
+        if members[s] == 0 or scores[s, slot] == NO_FIT:
+            continue
+        was = scores[s, slot]
+        score = _fitness(ints, floats, keys, s, task, columns)
+        scores[s, slot] = score
+        if best[s] == slot:
+            if score >= was:
+                best_score[s] = score
+            else:  # it fell (or is NaN): another task may lead now
+                _rescan(pair_ints, pair_floats, s)
+        elif _better(score, task, best_score[s], slot_task[best[s]] if best[s] >= 0 else -1):
+            best[s], best_score[s] = slot, score
 
 
 @numba.njit(cache=True)
@@ -1315,6 +1413,9 @@ def _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, 
         _enter(ints, floats, pair_ints, pair_floats, machine, key)
     waiting = _ints(ints, WAITING, n_tasks)
     while True:
+        if ints[SCORE_NAN]:
+            ints[IN_ROUND] = 0
+            return SCORED_NAN
         states, slots = pair_ints[P_STATES], pair_ints[P_SLOTS]
         members = _ints(pair_ints, P_MEMBERS, states)
         first = _ints(pair_ints, P_FIRST, states)
@@ -1342,6 +1443,8 @@ def _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, 
         _enter(ints, floats, pair_ints, pair_floats, machine, key)
         if waiting[task] == 0:
             _drop_task(ints, pair_ints, pair_floats, task)
+        elif ints[RULE] == FITNESS:
+            _rescore(ints, floats, pair_ints, pair_floats, task)
     ints[IN_ROUND] = 0
     _order_ends(ints, floats, group_ints, group_floats, ints[ROUND_FIRST], ints[GROUPS], now)
     return ints[DECISIONS] - ints[ROUND_DECISIONS]

@@ -560,7 +560,7 @@ class Simulation:
         """`run` on the compiled path: the same SimPy events, each callback one compiled call."""
         from cloudsim.compiled import CompiledState
 
-        self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule)
+        self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule, self.record.broker)
         self._start_episode()
         try:
             self.env.run()

@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import make_broker
+from agents.deepjs import DeepJS, NumpyFitness, load_policy
+from agents.deepjs_config import DeepJSConfig
 from agents.heuristics import FirstFit, ShortestJobFirst, Tetris
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
@@ -43,11 +45,11 @@ def assert_same_run(python, compiled):
 
 
 @st.composite
-def workloads(draw):
-    """A cluster of 1-5 machines of 1-3 resources, 1-12 jobs of 1-4 tasks with DAGs and a tick or none: submit times and
+def workloads(draw, min_resources=1):
+    """A cluster of 1-5 machines of ``min_resources``-3 resources, 1-12 jobs of 1-4 tasks with DAGs and a tick or none: submit times and
     durations from a few integers (ties everywhere, zero durations among them), demands from shares that
     fill a machine exactly (1/2, 1/4) or not quite in floating point (1/3, 0.1, 0.05)."""
-    resources = ("cpu", "memory", "disk")[:draw(st.integers(1, 3))]
+    resources = ("cpu", "memory", "disk")[:draw(st.integers(min_resources, 3))]
     sizes = [tuple(float(draw(st.sampled_from([1, 2, 10, 64]))) for _ in resources)
              for _ in range(draw(st.integers(1, 5)))]
     cluster = ClusterSpec(resources, tuple(sizes))
@@ -66,15 +68,16 @@ def workloads(draw):
 
 
 # The built-in brokers with a compiled round
-COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load"]
+COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load", "deepjs"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workloads())
-def test_a_compiled_round_is_its_python_path_group_for_group(broker, workload):
-    """Event-driven and with a fixed tick (1, or 0.5: ticks that fall between submit times and end times)."""
-    cluster, jobs, tick = workload
+@given(data=st.data())
+def test_a_compiled_round_is_its_python_path_group_for_group(broker, data):
+    """Event-driven and with a fixed tick (1, or 0.5: ticks that fall between submit times and end times).
+    DeepJS's features read cpu and memory: its clusters have both."""
+    cluster, jobs, tick = data.draw(workloads(min_resources=2 if broker == "deepjs" else 1))
     python, compiled = both_paths(cluster, jobs, broker, tick=tick)
     assert_same_run(python, compiled)
 
@@ -204,6 +207,52 @@ def test_a_worked_example_of_the_queue_policies_by_hand(broker, starts):
             for name, at, length in (("a", 0.0, 10.0), ("b", 1.0, 6.0), ("c", 9.0, 2.0))]
     result = Simulation(cluster, jobs, make_broker(broker), compiled=True).run()
     assert result.tasks.start_time.tolist() == starts and result.makespan == 18.0
+
+
+def waiting_count_fitness(last_layer=1.0):
+    """DeepJS with a network whose fitness is tanh(the task's waiting instances) x ``last_layer``."""
+    config = DeepJSConfig(hidden=(1,), feature_mean=(0.0,) * 6, feature_std=(1.0,) * 6)
+    state = {"layers.0.weight": np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]), "layers.0.bias": np.zeros(1),
+             "layers.2.weight": np.array([[last_layer]]), "layers.2.bias": np.zeros(1)}
+    return DeepJS((NumpyFitness(state, config), config))
+
+
+def test_a_worked_example_of_deepjs_by_hand():
+    """One machine of 8 cpu; task a (3 instances) and task b (2), 1 cpu each, fitness tanh(waiting). Scores:
+    a 3 against b 2: a; then a 2, b 2: a (the earlier task on ties); then a 1, b 2: b; then 1 and 1: a; then
+    b. A start changes its task's score: a round that kept a's first score would start a three times first."""
+    cluster = ClusterSpec.uniform(1, {"cpu": 8.0, "memory": 8.0})
+    jobs = [JobSpec(0, 0.0, (TaskSpec("a", 3, {"cpu": 1.0, "memory": 1.0}, 5.0),
+                             TaskSpec("b", 2, {"cpu": 1.0, "memory": 1.0}, 5.0)))]
+    sim = Simulation(cluster, jobs, waiting_count_fitness(), compiled=True)
+    result = sim.run()
+    assert result.groups[["task_id", "first_instance", "instances"]].values.tolist() == [
+        ["a", 0, 2], ["b", 0, 1], ["a", 2, 1], ["b", 1, 1]]
+    assert result.summary["decisions"] == 5
+
+
+def test_deepjs_runs_compiled_only_where_its_round_is_its_decisions():
+    cluster = ClusterSpec.uniform(2, {"cpu": 4.0, "memory": 4.0})
+    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 3, {"cpu": 1.0, "memory": 1.0}, 2.0),))]
+    assert Simulation(cluster, jobs, make_broker("deepjs"))._compiled_refusal() is None
+    sampling = DeepJS(load_policy(), sample=True)
+    unbounded = waiting_count_fitness(last_layer=np.inf)  # a fit pair could score -inf
+    for broker in (sampling, unbounded):
+        assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
+    assert "asks for empty rounds" in Simulation(cluster, jobs, DeepJS(load_policy(), record=True))._compiled_refusal()
+    assert Simulation(ClusterSpec.uniform(2, {"cpu": 4.0}), [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 1.0),))],
+                      make_broker("deepjs"))._compiled_refusal() is not None  # (no memory: its features need it)
+
+
+def test_a_nan_fitness_on_the_compiled_path_names_the_broker():
+    deepjs = make_broker("deepjs")
+    weights = list(deepjs.fitness.network.weights)
+    weights[0] = np.full_like(weights[0], np.nan)
+    deepjs.fitness.network.weights = tuple(weights)
+    sim = Simulation(ClusterSpec.uniform(2, {"cpu": 2, "memory": 2}),
+                     [JobSpec(1, 3.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))], deepjs, compiled=True)
+    with pytest.raises(ValueError, match="broker 'deepjs' at t=3.0: a pair's score is NaN"):
+        sim.run()
 
 
 def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
