@@ -1172,22 +1172,17 @@ def _fitness(ints, floats, keys, s, t, columns):
     n = 6
     for layer in range(layers):
         m = int(net[4 + 2 * layer])
-        for j in range(m):
-            g[j] = 0.0
-        for k in range(n):
-            hk = h[k]
-            row = at + k * m
-            for j in range(m):
-                g[j] += hk * net[row + j]
-        at += n * m
-        for j in range(m):
-            v = g[j] + net[at + j]
-            if layer < layers - 1:
-                v = tanh1(v)
-            h[j] = v
-        at += m
+        bias = at + n * m
+        for j in range(m):  # output j's sum in input order, from 0.0, then its bias (as mlp's)
+            total = 0.0
+            for k in range(n):
+                total += h[k] * net[at + k * m + j]
+            v = total + net[bias + j]
+            g[j] = tanh1(v) if layer < layers - 1 else v
+        at = bias + m
         n = m
-    if np.isnan(h[0]):
+        h, g = g, h
+    if h[0] != h[0]:
         ints[SCORE_NAN] = 1
     return h[0]
 

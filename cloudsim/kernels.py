@@ -95,6 +95,11 @@ _EXP_MAX = 709.782712893383973096  # exp overflows above
 _EXP_MIN = -745.13321910194110842  # exp underflows to 0 below
 # 1/n! for n = 0..13: the Taylor series of exp(r) is below 1e-17 of its sum beyond r^13 for |r| <= ln2/2.
 _EXP_TERMS = np.array([1.0 / math.factorial(n) for n in range(14)])
+(_C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13) = (float(c) for c in _EXP_TERMS[2:])
+# 2**k for k = -1021..1023: exp's result 2**k x (1 + ...), a number in [0.7, 1.5), is then a normal number,
+# and the product is exact (as ldexp, which the rest of k take)
+_POW2_LOW = -1021
+_POW2 = np.array([math.ldexp(1.0, k) for k in range(_POW2_LOW, 1024)])
 _TANH_SMALL = 0.625  # below, tanh by a rational function; above, by exp
 _TANH_ONE = 22.0  # above, tanh(x) rounds to 1
 
@@ -109,10 +114,14 @@ def exp1(x):
         return 0.0
     k = math.floor(x * _INV_LN2 + 0.5)
     r = (x - k * _LN2_HI) - k * _LN2_LO
-    q = _EXP_TERMS[13]  # exp(r) = 1 + r + r^2 q(r): the last addition to 1 rounds once
-    for n in range(12, 1, -1):
-        q = q * r + _EXP_TERMS[n]
-    return math.ldexp(1.0 + (r + r * r * q), int(k))
+    # exp(r) = 1 + r + r^2 q(r), q by Horner's rule from 1/13! down to 1/2! (written out: a loop costs more);
+    # the last addition to 1 rounds once
+    q = ((((((((((_C13 * r + _C12) * r + _C11) * r + _C10) * r + _C9) * r + _C8) * r + _C7) * r + _C6) * r + _C5)
+           * r + _C4) * r + _C3) * r + _C2
+    y = 1.0 + (r + r * r * q)
+    if _POW2_LOW <= k <= 1023:
+        return y * _POW2[int(k) - _POW2_LOW]
+    return math.ldexp(y, int(k))
 
 
 @numba.njit(cache=True)
