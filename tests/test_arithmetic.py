@@ -57,6 +57,28 @@ def test_exp_and_tanh_are_within_their_accuracy_on_a_million_points():
     assert ulps(arithmetic.tanh(t), [math.tanh(v) for v in t]).max() <= 3
 
 
+def test_exp_is_its_series_and_scaling_bit_for_bit():
+    """exp(x) = 2**k x (1 + r + r^2 q(r)), q by Horner's rule over 1/13! .. 1/2!, scaled by ldexp: the definition
+    in plain Python floats, against the compiled one (which multiplies by a power of two where that is exact),
+    subnormal and huge results included."""
+    from cloudsim import kernels
+
+    def reference(x):
+        k = math.floor(x * kernels._INV_LN2 + 0.5)
+        r = (x - k * kernels._LN2_HI) - k * kernels._LN2_LO
+        q = 1.0 / math.factorial(13)
+        for n in range(12, 1, -1):
+            q = q * r + 1.0 / math.factorial(n)
+        return math.ldexp(1.0 + (r + r * r * q), int(k))
+
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(-745, 709.7, 20_000), rng.uniform(-745, -700, 5_000), rng.uniform(700, 709.7, 5_000),
+                        rng.normal(0, 3, 20_000), [-708.39641853226, -708.4, -707.7, 709.78]])
+    expected = np.array([reference(v) for v in x])
+    assert np.array_equal(arithmetic.exp(x).view(np.int64), expected.view(np.int64))
+    assert (expected[x < -708.4] < np.finfo(float).tiny).all()  # (subnormal results were among them)
+
+
 def test_exp_and_tanh_at_their_edges():
     assert arithmetic.exp([0.0, -np.inf, np.inf, 710.0, -746.0]).tolist() == [1.0, 0.0, np.inf, np.inf, 0.0]
     assert ulps(arithmetic.exp([1.0, -1.0, 0.5]), [math.e, 1 / math.e, math.sqrt(math.e)]).max() <= 2
