@@ -20,6 +20,7 @@ starts later tasks now only where they do not delay it.
 
 from __future__ import annotations
 
+
 from abc import ABC, abstractmethod
 from typing import Sequence
 
@@ -379,7 +380,7 @@ class QueuePolicy:
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
         """The engine's compiled round of this policy (`cloudsim.compiled`): that of the class that declares
-        ``compiled_rule`` (FCFS, SJF, HRRN, DRF, best-fit, least-load), while the policy's `priority`, `place`,
+        ``compiled_rule`` (FCFS, SJF, HRRN, DRF, best-fit, least-load, round-robin), while the policy's `priority`, `place`,
         `decide_one`, ``strict`` and ``repeats`` are that class's own; None otherwise."""
         owner = next((cls for cls in type(self).__mro__ if "compiled_rule" in vars(cls)), None)
         if owner is None or any(name in vars(self) for name in ("priority", "place", "decide_one", "strict",
@@ -389,7 +390,7 @@ class QueuePolicy:
             return None
         if (self.strict, self.repeats) != (owner.strict, owner.repeats):
             return None
-        return CompiledRound(owner.compiled_rule)
+        return CompiledRound(owner.compiled_rule, turn=getattr(self, "turn", None))  # (round-robin keeps a turn)
 
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
         """The next decision on ``view``: the task, then its machine."""
@@ -561,9 +562,19 @@ class RoundRobin(QueuePolicy):
 
     name = "round-robin"
     repeats = False
+    compiled_rule = "round-robin"  # (`QueuePolicy.compiled_round`, with the turn, which the run hands back)
 
     def __init__(self) -> None:
-        self.next_machine = 0
+        self.turn = np.zeros(1, dtype=np.int64)  # the next machine, kept from run to run
+
+    @property
+    def next_machine(self) -> int:
+        """The machine the next start counts from (the one after the previous start's)."""
+        return int(self.turn[0])
+
+    @next_machine.setter
+    def next_machine(self, machine: int) -> None:
+        self.turn[0] = machine
 
     def place(self, view: ClusterView, task: int, machines: np.ndarray) -> int:
         after = machines[machines >= self.next_machine]

@@ -14,8 +14,8 @@ The cases (alibaba-like jobs of seed 0 on v2018's 4,034 machines of cpu 96 and m
 CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``; first-fit but where a case names
 its broker):
 
-* ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, FCFS, SJF, HRRN, DRF, best-fit, least-load, DeepJS
-  with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
+* ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, FCFS, SJF, HRRN, DRF, best-fit, least-load,
+  round-robin, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
 * ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
   only: the command line has no switch for the Python path);
@@ -96,6 +96,7 @@ CASES = {
     "drf-1000": (ALIBABA, "drf", 1000),
     "best-fit-1000": (ALIBABA, "best-fit", 1000),
     "least-load-1000": (ALIBABA, "least-load", 1000),
+    "round-robin-1000": (ALIBABA, "round-robin", 1000),
     "deepjs-1000": (ALIBABA, "deepjs", 1000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),

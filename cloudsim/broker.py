@@ -20,7 +20,7 @@ tasks, indexed so that vectorised brokers can work on whole arrays::
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
@@ -130,7 +130,9 @@ class CompiledRound:
             with the least mean over resources of (capacity - free) / capacity, one instance at a time, the
             first machine on ties; ``"drf"``: one instance at a time of the waiting task whose job has the
             smallest dominant share, on the first machine that fits it (`agents.heuristics.QueuePolicy`'s
-            rounds); ``"fitness"``: the pair score is ``network``'s output on the pair's six features (DeepJS's):
+            rounds); ``"round-robin"``: the waiting tasks in arrival order, one instance at a time, each on the
+            first machine that fits it counting on cyclically from the machine after the previous start's
+            (``turn``: where it counts from at the start); ``"fitness"``: the pair score is ``network``'s output on the pair's six features (DeepJS's):
             the machine's free resources in the two ``columns`` (cpu, memory), the task's demand of both, its
             duration and its waiting instances, each as (x - mean) / std with ``feature_mean`` and
             ``feature_std``; a start changes the task's waiting count, so its score too.
@@ -138,15 +140,20 @@ class CompiledRound:
         network: ``"fitness"``'s network (`cloudsim.arithmetic.Network` with tanh between layers, 6 inputs, 1
             output; a snapshot: the engine copies its weights when the run starts).
         feature_mean, feature_std: ``"fitness"``'s normaliser, 6 numbers each.
+        turn: ``"round-robin"``'s next machine, the broker's own one-element int64 array: the engine reads it
+            when the run starts and writes it back when the run ends or stops, so that the broker's next run
+            goes on from there, as its own ``decide`` would.
     """
 
     rule: str
     columns: tuple[int, ...] = ()
-    network: "arithmetic.Network | None" = None
+    network: "arithmetic.Network | None" = field(default=None, compare=False)
     feature_mean: tuple[float, ...] = ()
     feature_std: tuple[float, ...] = ()
+    turn: np.ndarray | None = field(default=None, compare=False)
 
-    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness")
+    RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
+             "round-robin")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
@@ -157,6 +164,11 @@ class CompiledRound:
         if not all(isinstance(c, int) and c >= 0 for c in self.columns) or len(set(self.columns)) < len(
                 self.columns):
             raise ValueError(f"CompiledRound: columns must be distinct resource positions, got {self.columns!r}")
+        turn = self.turn
+        if (self.rule == "round-robin") != (turn is not None) or turn is not None and not (
+                isinstance(turn, np.ndarray) and turn.shape == (1,) and turn.dtype == np.int64):
+            raise ValueError(f"CompiledRound: rule 'round-robin', and it alone, takes a turn: a one-element int64 "
+                             f"array; got rule {self.rule!r} with turn {turn!r}")
         if self.rule != "fitness":
             if self.network is not None or self.feature_mean or self.feature_std:
                 raise ValueError(f"CompiledRound: only rule 'fitness' takes a network; got rule {self.rule!r}")

@@ -63,14 +63,15 @@ __all__ = ["CompiledState"]
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
  MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(45, 63)
 SCORE_NAN = 63  # (a scalar: a fitness came out NaN)
-INT_HEADER = 64
+TURN = 64  # (a scalar: round-robin's next machine)
+INT_HEADER = 72
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS = range(10)
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN = range(11)
 RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
-         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS}
+         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS, "round-robin": ROUND_ROBIN}
 PAIR_RULES = (DOT, SHARES, FITNESS)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
@@ -162,6 +163,7 @@ class CompiledState:
     def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "") -> None:
         machines, resources = capacity.shape
         self.broker = broker
+        self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
         n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
         self.machines = machines
         kind = RULES[rule.rule]
@@ -191,6 +193,8 @@ class CompiledState:
         self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS, RULE, DIRTY]] = (
             machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, tasks.unfinished_jobs, kind,
             machines if every_machine_new else 0)
+        # round-robin counts from the machine after its previous start, its previous run's included
+        self.ints[TURN] = int(rule.turn[0]) if rule.turn is not None and 0 <= rule.turn[0] < machines else 0
         max_free = np.full((2 * machine_leaves, resources), -np.inf)
         max_free[machine_leaves:machine_leaves + machines] = capacity
         for node in range(machine_leaves - 1, 0, -1):
@@ -301,9 +305,16 @@ class CompiledState:
         return [(float(duration[launched[a]]), (a, b)) for a, b in zip(bounds, bounds[1:])]
 
     # ------------------------------------------------------------------ the results
+    def keep_turn(self) -> None:
+        """Hand round-robin's turn back to its broker (its next run goes on from there), as the broker's own
+        ``place`` keeps it; at the end of a run, or where it stopped."""
+        if self.turn is not None:
+            self.turn[0] = self.ints[TURN]
+
     def write_back(self, tasks, state, groups) -> int:
-        """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable`; returns the decisions
-        made."""
+        """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable` (and round-robin's turn
+        to its broker); returns the decisions made."""
+        self.keep_turn()
         ints, floats = self.ints, self.floats
         n_tasks, n_jobs, machines = int(ints[TASKS]), int(ints[JOBS]), self.machines
         resources = int(ints[RESOURCES])
@@ -702,8 +713,8 @@ def _machine_changed(ints, floats, machine):
 
 @numba.njit(cache=True)
 def _placement(ints, floats, task, stack):
-    """The machine a queue policy starts the task on: the first that fits it, or among those that fit, the
-    least loaded (least-load) or the one left with the least sum over resources of (free - demand) /
+    """The machine a queue policy starts the task on: the first that fits it (round-robin: counting on from
+    the machine after its previous start, cyclically), or among those that fit, the least loaded (least-load) or the one left with the least sum over resources of (free - demand) /
     capacity (best-fit), the first on ties; -1 if none fits.
 
     Least-load and best-fit search the machine trees in machine order, passing by a subtree where no machine
@@ -714,6 +725,9 @@ def _placement(ints, floats, task, stack):
     leaves = ints[MACHINE_LEAVES]
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
     max_free = _floats(ints, floats, MAX_FREE, 2 * leaves * resources).reshape(2 * leaves, resources)
+    if rule == ROUND_ROBIN:  # the first that fits from the turn on, else from the first machine on
+        machine = _first_leaf(max_free, leaves, demand, ints[TURN], True, stack)
+        return machine if machine >= 0 else _first_leaf(max_free, leaves, demand, 0, True, stack)
     if rule != LEAST_LOAD and rule != BEST_FIT:
         return _first_leaf(max_free, leaves, demand, 0, True, stack)
     min_load = _floats(ints, floats, MIN_LOAD, 2 * leaves)
@@ -817,15 +831,17 @@ def _drf_starts(ints, floats, group_ints, group_floats, now, stack):
 @numba.njit(cache=True)
 def _queue_round(ints, floats, group_ints, group_floats, now):
     """A queue policy's round now (`agents.heuristics.QueuePolicy`): the waiting tasks in arrival order
-    (FCFS, which stops at the first that fits no machine: the queue waits behind it; best-fit; least-load),
+    (FCFS, which stops at the first that fits no machine: the queue waits behind it; best-fit; least-load;
+    round-robin),
     by duration (SJF) or by response ratio, highest first (HRRN), the earliest on ties, each started while it
-    fits a machine, on the machine `_placement` picks, with as many instances as fit there (least-load: one).
+    fits a machine, on the machine `_placement` picks, with as many instances as fit there (least-load and
+    round-robin: one).
     Free resources only shrink within a round, so a task that fits no machine at its turn fits none later:
     the order in which one decision at a time would pick them. Returns the decisions made, or NO_ROOM as
     `_first_fit_round` does."""
     rule = ints[RULE]
-    # at most one group per instance started, and but for least-load's single starts one per task and machine
-    one_at_a_time = rule == LEAST_LOAD or rule == DRF
+    # at most one group per instance started, and but for single starts one per task and machine
+    one_at_a_time = rule == LEAST_LOAD or rule == DRF or rule == ROUND_ROBIN
     need = ints[WAITING_INSTANCES] if one_at_a_time else min(ints[WAITING_INSTANCES],
                                                              ints[WAITING_TASKS] * ints[MACHINES])
     if group_ints.shape[0] - ints[GROUPS] < need:
@@ -881,6 +897,8 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
                 _start_one(ints, floats, group_ints, group_floats, task, machine, now)
                 if waiting[task] == 0:
                     _set_leaf(min_demand, task_leaves, task, gone, False)
+                if rule == ROUND_ROBIN:
+                    ints[TURN] = (machine + 1) % machines
             else:
                 _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
                 ints[DECISIONS] += 1

@@ -566,6 +566,8 @@ class Simulation:
             self.env.run()
             self._compiled_write_back()
         except BaseException:
+            if self._compiled is not None:
+                self._compiled.keep_turn()
             self._fail()
             raise
         self._end_episode()

@@ -68,7 +68,8 @@ def workloads(draw, min_resources=1):
 
 
 # The built-in brokers with a compiled round
-COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load", "deepjs"]
+COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load", "round-robin",
+            "deepjs"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -138,8 +139,7 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
 
     strict_sjf = ShortestJobFirst()
     strict_sjf.strict = True
-    for broker in (Scored(), one_at_a_time, make_broker("tetris-star"), make_broker("round-robin"), Longest(),
-                   strict_sjf):
+    for broker in (Scored(), one_at_a_time, make_broker("tetris-star"), Longest(), strict_sjf):
         assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
     assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
     failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
@@ -207,6 +207,17 @@ def test_a_worked_example_of_the_queue_policies_by_hand(broker, starts):
             for name, at, length in (("a", 0.0, 10.0), ("b", 1.0, 6.0), ("c", 9.0, 2.0))]
     result = Simulation(cluster, jobs, make_broker(broker), compiled=True).run()
     assert result.tasks.start_time.tolist() == starts and result.makespan == 18.0
+
+
+def test_round_robin_goes_on_from_its_turn_in_its_next_run():
+    """Five machines of 4 cpu, one task of 3 instances of 1 cpu: a first run starts them on machines 0, 1, 2; the
+    same broker's next run goes on from machine 3: 3, 4, then 0. Both paths, the turn kept by the broker."""
+    cluster = ClusterSpec.uniform(5, {"cpu": 4.0})
+    jobs = [JobSpec(0, 0.0, (TaskSpec("a", 3, {"cpu": 1.0}, 1.0),))]
+    for compiled in (False, True):
+        broker = make_broker("round-robin")
+        runs = [Simulation(cluster, jobs, broker, compiled=compiled).run().groups.machine.tolist() for _ in range(2)]
+        assert runs == [[0, 1, 2], [3, 4, 0]] and broker.next_machine == 1
 
 
 def waiting_count_fitness(last_layer=1.0):
