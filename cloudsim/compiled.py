@@ -223,6 +223,7 @@ class CompiledState:
             if pairs else (None, None)
         if pairs:  # (their growth's kernel too, loaded before the clock starts)
             self.pair_ints, self.pair_floats = _grown_pairs(self.pair_ints, self.pair_floats, 16, 64)
+        self._bind()
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
         self._call(ROUND, 0, 0, 0.0, True)  # (nothing waits: nothing happens)
@@ -252,30 +253,39 @@ class CompiledState:
     def end(self, a: int, b: int, now: float, may_round: bool) -> tuple:
         """The groups launched ``a``-th to ``b``-th finish now; then, if ``may_round``, the round. Returns the
         jobs this finished, then the round's outcome."""
-        return self._call(END, a, b, float(now), may_round)
+        outcome = self._entry(*self._buffers, END, a, b, float(now), may_round)  # (the hot path: `_call` inline)
+        return outcome if outcome[1] >= ROUND_DUE else self._room_or_refusal(outcome, float(now))
 
     def round(self, now: float) -> tuple:
         """The broker's round now (NOTHING_WAITS where nothing waits)."""
         return self._call(ROUND, 0, 0, float(now), True)[1:]
 
     def _call(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
-        """The event's compiled call, and the round again after growing the buffers as long as it needs more
-        room. A NaN fitness is a ValueError naming the broker, as its ``decide`` raises it."""
-        outcome = self._event(kind, a, b, now, may_round)
+        """The event's compiled call (`_room_or_refusal` after it where the round could not go on)."""
+        outcome = self._entry(*self._buffers, kind, a, b, now, may_round)
+        return outcome if outcome[1] >= ROUND_DUE else self._room_or_refusal(outcome, now)
+
+    def _room_or_refusal(self, outcome: tuple, now: float) -> tuple:
+        """After a call whose round stopped: the round again after growing the buffers, as long as it needs
+        more room. A NaN fitness is a ValueError naming the broker, as its ``decide`` raises it."""
         while outcome[1] == NO_ROOM:
             self._grow()
-            outcome = (outcome[0], *self._event(ROUND, 0, 0, now, True)[1:])
+            outcome = (outcome[0], *self._entry(*self._buffers, ROUND, 0, 0, now, True)[1:])
         if outcome[1] == SCORED_NAN:
             raise ValueError(f"broker {self.broker!r} at t={now}: a pair's score is NaN; scores must be numbers "
                              "(check the checkpoint's weights and feature normaliser)")
         return outcome
 
-    def _event(self, kind: int, a: int, b: int, now: float, may_round: bool) -> tuple:
+    def _bind(self) -> None:
+        """The compiled entry of this broker's kind of round, and the buffers it is called with (again after
+        they grow)."""
         if self.pair_ints is not None:
-            return _pair_event(self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
-                               self.pair_floats, kind, a, b, now, may_round)
-        entry = _first_fit_event if self.ints[RULE] == FIRST_FIT else _queue_event
-        return entry(self.ints, self.floats, self.group_ints, self.group_floats, kind, a, b, now, may_round)
+            self._entry = _pair_event
+            self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
+                             self.pair_floats)
+        else:
+            self._entry = _first_fit_event if self.ints[RULE] == FIRST_FIT else _queue_event
+            self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
 
     def _grow(self) -> None:
         """Room for what the round needs next: group rows, a pair score's states or task slots."""
@@ -295,6 +305,7 @@ class CompiledState:
             if (states, slots) != (pairs[P_STATES], pairs[P_SLOTS]):
                 self.pair_ints, self.pair_floats = _grown_pairs(pairs, self.pair_floats, states, slots)
         ints[NEED_GROUPS] = 0
+        self._bind()
 
     def end_times(self, first: int, count: int) -> list[tuple[float, tuple[int, int]]]:
         """The latest round's groups by end time, given its first launched row and its ``count`` end times:

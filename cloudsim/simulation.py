@@ -561,6 +561,7 @@ class Simulation:
         from cloudsim.compiled import CompiledState
 
         self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule, self.record.broker)
+        self._on_finish = self._compiled_finish  # (one bound method for every end event)
         self._start_episode()
         try:
             self.env.run()
@@ -644,10 +645,10 @@ class Simulation:
         if self.tick is not None:
             self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
         if end_times == 1:
-            self.env.timeout(delay, value=(first, stop)).callbacks.append(self._compiled_finish)
+            self.env.timeout(delay, value=(first, stop)).callbacks.append(self._on_finish)
         elif end_times:
             for delay, launched in self._compiled.end_times(first, end_times):
-                self.env.timeout(delay, value=launched).callbacks.append(self._compiled_finish)
+                self.env.timeout(delay, value=launched).callbacks.append(self._on_finish)
 
     def _compiled_count_idle(self, made: int) -> None:
         """`_count_idle_round` on the compiled path (which runs without machine events or reservations)."""
