@@ -1314,20 +1314,25 @@ def _leave(ints, pair_ints, pair_floats, machine):
 
 
 @numba.njit(cache=True)
+def _state_views(pair_ints, pair_floats):
+    """The pair buffers' views of the states and slots: each state's key (states x width), machines, best slot
+    and best score, each slot's task, the scores (states x slots), and the scored columns."""
+    states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
+    return (_floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width),
+            _ints(pair_ints, P_MEMBERS, states), _ints(pair_ints, P_BEST, states),
+            _floats(pair_ints, pair_floats, P_BEST_SCORE, states), _ints(pair_ints, P_SLOT_TASK, slots),
+            _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots),
+            _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS]))
+
+
+@numba.njit(cache=True)
 def _add_task(ints, floats, pair_ints, pair_floats, task):
     """A task that became ready takes a slot and is scored over the states."""
     n_tasks = ints[TASKS]
-    states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
     slot = _take(pair_ints, P_FREE_SLOTS, P_FREE_SLOT, P_SLOT_HIGH)
-    _ints(pair_ints, P_SLOT_TASK, slots)[slot] = task
+    _ints(pair_ints, P_SLOT_TASK, pair_ints[P_SLOTS])[slot] = task
     _ints(ints, TASK_SLOT, n_tasks)[task] = slot
-    keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
-    members = _ints(pair_ints, P_MEMBERS, states)
-    best = _ints(pair_ints, P_BEST, states)
-    best_score = _floats(pair_ints, pair_floats, P_BEST_SCORE, states)
-    slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
-    scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
-    columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
+    keys, members, best, best_score, slot_task, scores, columns = _state_views(pair_ints, pair_floats)
     for s in range(pair_ints[P_HIGH]):
         if members[s] == 0:
             continue
@@ -1363,15 +1368,8 @@ def _rescore(ints, floats, pair_ints, pair_floats, task):
     """DeepJS's score reads the task's waiting count, which a start changed: the task is scored again on every
     state it fits, and each state's best follows (a state whose best it was and whose score fell looks
     again)."""
-    states, slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
     slot = _ints(ints, TASK_SLOT, ints[TASKS])[task]
-    keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
-    members = _ints(pair_ints, P_MEMBERS, states)
-    best = _ints(pair_ints, P_BEST, states)
-    best_score = _floats(pair_ints, pair_floats, P_BEST_SCORE, states)
-    slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
-    scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
-    columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
+    keys, members, best, best_score, slot_task, scores, columns = _state_views(pair_ints, pair_floats)
     for s in range(pair_ints[P_HIGH]):
         if members[s] == 0 or scores[s, slot] == NO_FIT:
             continue
