@@ -390,7 +390,8 @@ class QueuePolicy:
             return None
         if (self.strict, self.repeats) != (owner.strict, owner.repeats):
             return None
-        return CompiledRound(owner.compiled_rule, turn=getattr(self, "turn", None))  # (round-robin keeps a turn)
+        # round-robin counts on from the turn it keeps (an attribute of that name elsewhere is the policy's own)
+        return CompiledRound(owner.compiled_rule, turn=self.turn if owner.compiled_rule == "round-robin" else None)
 
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
         """The next decision on ``view``: the task, then its machine."""

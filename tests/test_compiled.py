@@ -220,6 +220,17 @@ def test_round_robin_goes_on_from_its_turn_in_its_next_run():
         assert runs == [[0, 1, 2], [3, 4, 0]] and broker.next_machine == 1
 
 
+def test_a_policys_own_attribute_named_turn_is_its_own():
+    """Only round-robin hands the engine a turn: an SJF that keeps something of its own under that name runs
+    compiled as SJF does."""
+    sjf = ShortestJobFirst()
+    sjf.turn = "mine"
+    cluster = ClusterSpec.uniform(2, {"cpu": 4.0})
+    jobs = [JobSpec(j, float(j), (TaskSpec(0, 3, {"cpu": 1.0}, 2.0 + j),)) for j in range(3)]
+    assert_same_run(*((sim, sim.run()) for sim in (Simulation(cluster, jobs, ShortestJobFirst(), compiled=False),
+                                                   Simulation(cluster, jobs, sjf, compiled=True))))
+
+
 def waiting_count_fitness(last_layer=1.0):
     """DeepJS with a network whose fitness is tanh(the task's waiting instances) x ``last_layer``."""
     config = DeepJSConfig(hidden=(1,), feature_mean=(0.0,) * 6, feature_std=(1.0,) * 6)
