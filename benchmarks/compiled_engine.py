@@ -17,6 +17,8 @@ its broker):
 * ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, FCFS, SJF, HRRN, DRF, best-fit, least-load,
   round-robin, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
 * ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
+* ``stream-100000``: first-fit streamed (``stream_to``, jobs from `traces.iter_alibaba_like`), 100,000 jobs: the
+  whole process, seconds and peak memory;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
   only: the command line has no switch for the Python path);
 * ``cloudsimpy-0:200``: jobs 0:200 on 5 machines, tick 1, simulation time, against CloudSimPy's own run of the
@@ -64,6 +66,22 @@ print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simul
                   "decisions_per_s": s["decisions"] / s["sim_wall_s"]}))
 """
 
+STREAM = r"""
+import inspect, json, resource, sys, tempfile, time
+started = time.perf_counter()
+jobs, compiled = int(sys.argv[1]), sys.argv[2]
+from agents import make_broker
+from cloudsim import ClusterSpec, Simulation
+from traces import iter_alibaba_like
+options = {} if compiled == "default" else {"compiled": compiled == "on"}
+with tempfile.TemporaryDirectory() as folder:
+    s = Simulation(ClusterSpec.uniform(4034, {"cpu": 96, "memory": 1}), iter_alibaba_like(jobs, seed=0),
+                   make_broker("first-fit"), stream_to=folder + "/out", **options).run().summary
+print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simulation_s": s["sim_wall_s"],
+                  "process_s": time.perf_counter() - started,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
 FLOOR = r"""
 import inspect, json, sys
 from agents import make_broker
@@ -98,17 +116,19 @@ CASES = {
     "least-load-1000": (ALIBABA, "least-load", 1000),
     "round-robin-1000": (ALIBABA, "round-robin", 1000),
     "deepjs-1000": (ALIBABA, "deepjs", 1000),
+    "stream-100000": (STREAM, 100_000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
 }
 HEADLINE = {"cloudsimpy-0:200": "simulation_s", "floor": "us_per_decision", "cloudsimpy-whole": "process_s",
+            "stream-100000": "process_s",
             **{case: "decisions_per_s" if case.endswith("-1000") else "simulation_s"
                for case, (code, *_) in CASES.items() if code == ALIBABA}}
 
 
 def run(checkout: Path, case: str, variant: str) -> dict:
     code, *argv = {"simpy": (SIMPY,), "peer": (None, *PEER)}.get(variant, CASES[case])
-    if code in (ALIBABA, FLOOR):
+    if code in (ALIBABA, FLOOR, STREAM):
         argv.append({"base": "default", "python": "off", "compiled": "default"}[variant])
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     done = subprocess.run([sys.executable, *(("-c", code) if code else ()), *map(str, argv)], capture_output=True,
@@ -138,7 +158,7 @@ def main() -> None:
     saved = RESULTS / "compiled_engine.json"
     rows = json.loads(saved.read_text())["cases"] if saved.is_file() else {}
     for case in cases:
-        variants = {ALIBABA: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
+        variants = {ALIBABA: ("base", "python", "compiled"), STREAM: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
             CASES[case][0], ("base", "compiled"))
         if case == "cloudsimpy-0:200":
             variants = ("peer", "compiled")
@@ -177,7 +197,9 @@ def main() -> None:
                      f"{shown(compiled)} | {faster(base, compiled):.2f}x | "
                      f"{'-' if python is None else f'{faster(python, compiled):.2f}x'} |")
         if "peak_rss_mb" in medians["compiled"]:
-            lines.append(f"| {case} | peak_rss_mb | {medians['base']['peak_rss_mb']:.0f} | - | "
+            python_rss = medians.get("python", {}).get("peak_rss_mb")
+            lines.append(f"| {case} | peak_rss_mb | {medians['base']['peak_rss_mb']:.0f} | "
+                         f"{'-' if python_rss is None else f'{python_rss:.0f}'} | "
                          f"{medians['compiled']['peak_rss_mb']:.0f} | | |")
     lines += ["", "| case | code | base | repeats |", "|---|---|---|---|"]
     lines += [f"| {case} | {rows[case]['code']} | {rows[case]['base']} | {rows[case]['repeats']} |"

@@ -47,6 +47,7 @@ import numba
 import numpy as np
 
 from cloudsim.kernels import pair_score, tanh1
+from cloudsim.record import GroupTable
 
 __all__ = ["CompiledState"]
 
@@ -64,6 +65,7 @@ __all__ = ["CompiledState"]
  MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(45, 63)
 SCORE_NAN = 63  # (a scalar: a fitness came out NaN)
 TURN = 64  # (a scalar: round-robin's next machine)
+GROUP_BASE = 65  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
 INT_HEADER = 72
 # Scalars of the float buffer
 LATEST_FINISH = 0
@@ -85,6 +87,17 @@ G_DURATION, G_START, G_END = range(3)
 (P_MEMBERS, P_FIRST, P_BEST, P_SPARE, P_HASH, P_SLOT_TASK, P_FREE_SLOT, P_COLUMN_LIST, P_KEYS, P_BEST_SCORE,
  P_SCORES) = range(9, 20)
 PAIR_HEADER = 20
+# How a streamed run's `CompiledState.restream` carries each part over: the scalars of the run so far, the
+# regions of what happened per task and per job (the rows kept move up), and those of the machines
+_RUN_SCALARS = (GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE,
+                DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP, NEED_GROUPS, SCORE_NAN, TURN,
+                GROUP_BASE)
+_PER_TASK_INTS = (PENDING, WAITING, FINISHED, NEXT_FRESH, MARK, TASK_SLOT)
+_PER_JOB_INTS = (JOB_LEFT, JOB_RUNNING)
+_PER_TASK_FLOATS = (READY_TIME, START_TIME, FINISH_TIME)
+_PER_JOB_FLOATS = (JOB_ARRIVAL, JOB_FINISH)  # (and JOB_USAGE, a row per job)
+_MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND)
+_MACHINE_FLOATS = (CAPACITY, FREE, MAX_FREE, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, TOTAL_CAPACITY, NETWORK)
 NO_FIT = -math.inf  # the score of a pair that does not fit (a pair that fits scores a finite number, or +inf)
 STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of a tree of up to 2**63 leaves
 # What an event's call says of the round it was allowed to run (its decisions when it ran one)
@@ -121,9 +134,30 @@ def _flat_network(rule) -> np.ndarray:
     return flat
 
 
+def _region(header: np.ndarray, buffer: np.ndarray, slot: int, length: int) -> np.ndarray:
+    """The region ``slot`` of ``buffer`` (its offset in the int buffer ``header``), ``length`` values long."""
+    return buffer[int(header[slot]):int(header[slot]) + length]
+
+
+def _region_length(header: np.ndarray, buffer: np.ndarray, slot: int) -> int:
+    """The length of the region ``slot`` of ``buffer``: up to the next region (`_Layout` lays them out in the
+    order of their slots), or the buffer's end."""
+    last = slot in (JOB_RUNNING, NETWORK)
+    return (len(buffer) if last else int(header[slot + 1])) - int(header[slot])
+
+
+def _fill_tree(tree: np.ndarray, leaves: int, reduce) -> None:
+    """Each inner node of a segment tree (rows ``leaves`` on are its leaves, row 1 its root) as ``reduce``
+    of its two children, level by level."""
+    width = leaves // 2
+    while width:
+        tree[width:2 * width] = reduce(tree[2 * width:4 * width:2], tree[2 * width + 1:4 * width:2])
+        width //= 2
+
+
 class _Layout:
-    """Lays out named regions one after another in one buffer, after a header, and records each
-    region's offset in the int buffer's header."""
+    """Lays out named regions one after another in one buffer, after a header, in the order of their slots
+    (`_region_length` counts on it), and records each region's offset in the int buffer's header."""
 
     def __init__(self, header: int, dtype) -> None:
         self.parts: list[tuple[int, np.ndarray]] = []
@@ -131,6 +165,7 @@ class _Layout:
         self.dtype = dtype
 
     def add(self, slot: int, values) -> None:
+        assert not self.parts or slot == self.parts[-1][0] + 1, "regions are laid out in the order of their slots"
         values = np.asarray(values, dtype=self.dtype).ravel()
         self.parts.append((slot, values))
         self.size += len(values)
@@ -163,57 +198,24 @@ class CompiledState:
     def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "") -> None:
         machines, resources = capacity.shape
         self.broker = broker
+        self.capacity, self.rule = capacity, rule
         self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
-        n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
         self.machines = machines
         kind = RULES[rule.rule]
-        machine_leaves, task_leaves = _leaves(machines), _leaves(n_tasks)
-        child_start = np.zeros(n_tasks + 1, dtype=np.int64)
-        child_start[1:] = np.cumsum([len(c) for c in tasks.children])
-        children = np.fromiter((c for kids in tasks.children for c in kids), dtype=np.int64, count=child_start[-1])
+        # The table's first rows (a streamed run moves them on: `restream`), and the first group not yet handed
+        # over to the episode's results (`hand_over`)
+        self.task_base, self.job_base, self.handed = tasks.task_base, tasks.job_base, 0
+        self.ints, self.floats = self._lay_out(tasks)
         # A pair score's first round puts every machine in its state, best-fit's and least-load's first round
         # every machine's free resources and load in their trees: every machine is freed since none.
         pairs = kind in PAIR_RULES
         every_machine_new = pairs or kind in (BEST_FIT, LEAST_LOAD)
-        ints = _Layout(INT_HEADER, np.int64)
-        for slot, values in ((JOB_FIRST_TASK, tasks.job_first_task), (TASK_JOB, tasks.task_job),
-                             (INSTANCES, tasks.task_instances), (PENDING, tasks.task_pending_parents),
-                             (CHILD_START, child_start), (CHILDREN, children),
-                             (JOB_LEFT, tasks.job_unfinished_tasks), (ON_MACHINE, np.zeros(machines)),
-                             (WAITING, tasks.task_instances), (FINISHED, np.zeros(n_tasks)),
-                             (NEXT_FRESH, np.zeros(n_tasks)), (IS_DIRTY, np.full(machines, int(every_machine_new))),
-                             (DIRTY_LIST, np.arange(machines)[::-1]), (NEW_LIST, np.zeros(n_tasks)),
-                             (HEAP, np.zeros(machines + n_tasks)), (STACK, np.zeros(STACK_SIZE)),
-                             (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
-                             (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
-                             (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1)),
-                             (JOB_RUNNING, np.zeros(n_jobs))):
-            ints.add(slot, values)
-        self.ints = ints.build()
-        self.ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, UNFINISHED_JOBS, RULE, DIRTY]] = (
-            machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, tasks.unfinished_jobs, kind,
-            machines if every_machine_new else 0)
+        _region(self.ints, self.ints, IS_DIRTY, machines)[:] = int(every_machine_new)
+        _region(self.ints, self.ints, DIRTY_LIST, machines)[:] = np.arange(machines)[::-1]
+        self.ints[[MACHINES, RESOURCES, UNFINISHED_JOBS, RULE, DIRTY]] = (
+            machines, resources, tasks.unfinished_jobs, kind, machines if every_machine_new else 0)
         # round-robin counts from the machine after its previous start, its previous run's included
         self.ints[TURN] = int(rule.turn[0]) if rule.turn is not None and 0 <= rule.turn[0] < machines else 0
-        max_free = np.full((2 * machine_leaves, resources), -np.inf)
-        max_free[machine_leaves:machine_leaves + machines] = capacity
-        for node in range(machine_leaves - 1, 0, -1):
-            max_free[node] = np.maximum(max_free[2 * node], max_free[2 * node + 1])
-        max_capacity = max_free.copy()  # (fixed: best-fit's bound)
-        floats = _Layout(FLOAT_HEADER, np.float64)
-        for slot, values in ((CAPACITY, capacity), (FREE, capacity), (DEMAND, tasks.task_demand),
-                             (DURATION, tasks.task_duration), (READY_TIME, np.full(n_tasks, np.nan)),
-                             (START_TIME, np.full(n_tasks, np.nan)), (FINISH_TIME, np.full(n_tasks, np.nan)),
-                             (JOB_ARRIVAL, np.full(n_jobs, np.nan)), (JOB_FINISH, np.full(n_jobs, np.nan)),
-                             (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf)),
-                             (LOAD, np.zeros(machines)), (MIN_LOAD, np.full(2 * machine_leaves, np.inf)),
-                             (MIN_FREE, np.full((2 * machine_leaves, resources), np.inf)),
-                             (MAX_CAPACITY, max_capacity), (JOB_USAGE, np.zeros((n_jobs, resources))),
-                             # DRF's dominant shares are of the cluster's total, summed as its Python rule sums it
-                             (TOTAL_CAPACITY, capacity.sum(axis=0)),
-                             (NETWORK, _flat_network(rule))):
-            floats.add(slot, values)
-        self.floats = floats.build(header_of=self.ints)
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
         self.group_floats = np.zeros((1024, 3))
         # A pair score's states and scores, room for a few of each to begin with (grown as needed); a key is
@@ -228,6 +230,125 @@ class CompiledState:
         # the episode's first events, so that a run's simulation time is the simulation's.
         self._call(ROUND, 0, 0, 0.0, True)  # (nothing waits: nothing happens)
 
+    def _lay_out(self, tasks) -> tuple[np.ndarray, np.ndarray]:
+        """The buffers for the rows of the task table ``tasks`` (tasks and jobs numbered from its first rows), as
+        before the episode: nothing arrived, nothing runs."""
+        capacity, rule = self.capacity, self.rule
+        machines, resources = capacity.shape
+        n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
+        machine_leaves, task_leaves = _leaves(machines), _leaves(n_tasks)
+        child_start = np.zeros(n_tasks + 1, dtype=np.int64)
+        child_start[1:] = np.cumsum([len(c) for c in tasks.children])
+        children = np.fromiter((c for kids in tasks.children for c in kids), dtype=np.int64, count=child_start[-1])
+        ints = _Layout(INT_HEADER, np.int64)
+        for slot, values in ((JOB_FIRST_TASK, tasks.job_first_task - tasks.task_base),
+                             (TASK_JOB, tasks.task_job - tasks.job_base), (INSTANCES, tasks.task_instances),
+                             (PENDING, tasks.task_pending_parents), (CHILD_START, child_start),
+                             (CHILDREN, children - tasks.task_base), (JOB_LEFT, tasks.job_unfinished_tasks),
+                             (ON_MACHINE, np.zeros(machines)), (WAITING, tasks.task_instances),
+                             (FINISHED, np.zeros(n_tasks)), (NEXT_FRESH, np.zeros(n_tasks)),
+                             (IS_DIRTY, np.zeros(machines)), (DIRTY_LIST, np.zeros(machines)),
+                             (NEW_LIST, np.zeros(n_tasks)), (HEAP, np.zeros(machines + n_tasks)),
+                             (STACK, np.zeros(STACK_SIZE)), (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
+                             (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
+                             (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1)),
+                             (JOB_RUNNING, np.zeros(n_jobs))):
+            ints.add(slot, values)
+        ints = ints.build()
+        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES]] = (
+            machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves)
+        max_free = np.full((2 * machine_leaves, resources), -np.inf)
+        max_free[machine_leaves:machine_leaves + machines] = capacity
+        _fill_tree(max_free, machine_leaves, np.maximum)
+        max_capacity = max_free.copy()  # (fixed: best-fit's bound)
+        floats = _Layout(FLOAT_HEADER, np.float64)
+        for slot, values in ((CAPACITY, capacity), (FREE, capacity), (DEMAND, tasks.task_demand),
+                             (DURATION, tasks.task_duration), (READY_TIME, np.full(n_tasks, np.nan)),
+                             (START_TIME, np.full(n_tasks, np.nan)), (FINISH_TIME, np.full(n_tasks, np.nan)),
+                             (JOB_ARRIVAL, np.full(n_jobs, np.nan)), (JOB_FINISH, np.full(n_jobs, np.nan)),
+                             (MAX_FREE, max_free), (MIN_DEMAND, np.full((2 * task_leaves, resources), np.inf)),
+                             (LOAD, np.zeros(machines)), (MIN_LOAD, np.full(2 * machine_leaves, np.inf)),
+                             (MIN_FREE, np.full((2 * machine_leaves, resources), np.inf)),
+                             (MAX_CAPACITY, max_capacity), (JOB_USAGE, np.zeros((n_jobs, resources))),
+                             # DRF's dominant shares are of the cluster's total, summed as its Python rule sums it
+                             (TOTAL_CAPACITY, capacity.sum(axis=0)),
+                             (NETWORK, _flat_network(rule))):
+            floats.add(slot, values)
+        return ints, floats.build(header_of=ints)
+
+    # ------------------------------------------------------------------ a streamed run
+    def restream(self, tasks) -> None:
+        """Follow the episode's task table after a streamed run moved it on: its first job rows retired
+        (finished and written out) and new ones added (`cloudsim.tasks.TaskTable.retire`, ``extend``). The
+        buffers are laid out again for the table's rows; what the run has done is kept, its tasks and jobs
+        numbered from the table's new first rows."""
+        old_ints, old_floats, resources = self.ints, self.floats, self.capacity.shape[1]
+        dropped_tasks, dropped_jobs = tasks.task_base - self.task_base, tasks.job_base - self.job_base
+        kept_tasks, kept_jobs = int(old_ints[TASKS]) - dropped_tasks, int(old_ints[JOBS]) - dropped_jobs
+        ints, floats = self._lay_out(tasks)
+        ints[list(_RUN_SCALARS)] = old_ints[list(_RUN_SCALARS)]
+        ints[UNFINISHED_JOBS] += len(tasks.jobs) - kept_jobs
+        floats[:FLOAT_HEADER] = old_floats[:FLOAT_HEADER]
+        for new, old, slots, drop, kept, width in (
+                (ints, old_ints, _PER_TASK_INTS, dropped_tasks, kept_tasks, 1),
+                (ints, old_ints, _PER_JOB_INTS, dropped_jobs, kept_jobs, 1),
+                (floats, old_floats, _PER_TASK_FLOATS, dropped_tasks, kept_tasks, 1),
+                (floats, old_floats, _PER_JOB_FLOATS, dropped_jobs, kept_jobs, 1),
+                (floats, old_floats, (JOB_USAGE,), dropped_jobs, kept_jobs, resources)):
+            for slot in slots:
+                _region(ints, new, slot, kept * width)[:] = _region(old_ints, old, slot, (drop + kept) * width)[
+                    drop * width:]
+        for new, old, slots in ((ints, old_ints, _MACHINE_INTS), (floats, old_floats, _MACHINE_FLOATS)):
+            for slot in slots:
+                length = _region_length(old_ints, old, slot)
+                _region(ints, new, slot, length)[:] = _region(old_ints, old, slot, length)
+        count = int(old_ints[NEW])  # tasks new since the last round: none of them has finished
+        _region(ints, ints, NEW_LIST, count)[:] = _region(old_ints, old_ints, NEW_LIST, count) - dropped_tasks
+        old_leaves, leaves = int(old_ints[TASK_LEAVES]), int(ints[TASK_LEAVES])
+        old_tree = _region(old_ints, old_floats, MIN_DEMAND, 2 * old_leaves * resources).reshape(-1, resources)
+        tree = _region(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(-1, resources)
+        tree[leaves:leaves + kept_tasks] = old_tree[old_leaves + dropped_tasks:old_leaves + dropped_tasks + kept_tasks]
+        _fill_tree(tree, leaves, np.minimum)
+        # (rows handed over already may name a task dropped: they are not read again)
+        self.group_ints[:int(ints[GROUPS]), G_TASK] -= dropped_tasks
+        if self.pair_ints is not None:
+            slot_task = _region(self.pair_ints, self.pair_ints, P_SLOT_TASK, int(self.pair_ints[P_SLOTS]))
+            slot_task[slot_task >= 0] -= dropped_tasks
+        self.ints, self.floats = ints, floats
+        self.task_base, self.job_base = tasks.task_base, tasks.job_base
+        self._bind()
+
+    def hand_over(self) -> tuple[dict[str, np.ndarray], int | None]:
+        """The groups ended since the last hand-over, up to the first one still running in start order, as
+        `cloudsim.record.GroupTable.columns` gives them; and the earliest task (its global number) of a group
+        still running, or None. The buffers keep the rows from the round of the first group still running on
+        (the end events to come count launched positions within those rounds)."""
+        ints = self.ints
+        base, n = int(ints[GROUP_BASE]), int(ints[GROUPS])
+        start = self.handed - base
+        running = np.flatnonzero(np.isnan(self.group_floats[start:n, G_END]))
+        first_running = start + int(running[0]) if len(running) else n
+        ended = GroupTable()
+        self._add_groups(ended, start, first_running)
+        running_task = int(self.group_ints[first_running:n, G_TASK].min()) + self.task_base if len(running) else None
+        self.handed = base + first_running
+        starts = self.group_floats[:n, G_START]
+        cut = first_running if first_running == n else int(np.searchsorted(starts, starts[first_running]))
+        if cut:
+            for rows in (self.group_ints, self.group_floats):
+                rows[:n - cut] = rows[cut:n]
+            self.group_ints[:n - cut, G_LAUNCHED] -= cut
+            self.group_ints[:n - cut, G_END_TIME] -= cut
+            ints[GROUPS] -= cut
+            ints[GROUP_BASE] += cut
+        return ended.columns(), running_task
+
+    def _add_groups(self, groups, start: int, stop: int) -> None:
+        """Rows ``start`` to ``stop - 1`` added to the `GroupTable` ``groups`` (running where they have no end)."""
+        gi, gf = self.group_ints[start:stop], self.group_floats[start:stop]
+        groups.add_rows(gi[:, G_TASK] + self.task_base, gi[:, G_MACHINE], gi[:, G_FIRST], gi[:, G_INSTANCES],
+                        gf[:, G_DURATION], gf[:, G_START], gf[:, G_END])
+
     # ------------------------------------------------------------------ the counters
     @property
     def unfinished_jobs(self) -> int:
@@ -236,6 +357,11 @@ class CompiledState:
     @property
     def running_instances(self) -> int:
         return int(self.ints[RUNNING])
+
+    @property
+    def held(self) -> tuple[int, int, int]:
+        """The task rows, job rows and group rows the buffers hold (a streamed run drops finished ones)."""
+        return int(self.ints[TASKS]), int(self.ints[JOBS]), int(self.ints[GROUPS])
 
     @property
     def waiting_tasks(self) -> int:
@@ -308,12 +434,13 @@ class CompiledState:
         self._bind()
 
     def end_times(self, first: int, count: int) -> list[tuple[float, tuple[int, int]]]:
-        """The latest round's groups by end time, given its first launched row and its ``count`` end times:
-        ``(delay, (a, b))`` per distinct end time, in the order of its first group; `end` takes ``a, b``."""
-        stop = int(self.ints[GROUPS])
-        bounds = [*self.group_ints[first:first + count, G_END_TIME].tolist(), stop]
+        """The latest round's groups by end time, given its first launched position and its ``count`` end
+        times: ``(delay, (a, b))`` per distinct end time, in the order of its first group; `end` takes ``a, b``."""
+        base, stop = int(self.ints[GROUP_BASE]), int(self.ints[GROUPS])
+        row = first - base
+        bounds = [*self.group_ints[row:row + count, G_END_TIME].tolist(), stop]
         launched, duration = self.group_ints[:, G_LAUNCHED], self.group_floats[:, G_DURATION]
-        return [(float(duration[launched[a]]), (a, b)) for a, b in zip(bounds, bounds[1:])]
+        return [(float(duration[launched[a]]), (a + base, b + base)) for a, b in zip(bounds, bounds[1:])]
 
     # ------------------------------------------------------------------ the results
     def keep_turn(self) -> None:
@@ -322,31 +449,30 @@ class CompiledState:
         if self.turn is not None:
             self.turn[0] = self.ints[TURN]
 
-    def write_back(self, tasks, state, groups) -> int:
-        """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable` (and round-robin's turn
-        to its broker); returns the decisions made."""
-        self.keep_turn()
+    def write_progress(self, tasks) -> None:
+        """Hand the tasks' and jobs' progress to the episode's `TaskTable` (its rows are this state's)."""
         ints, floats = self.ints, self.floats
-        n_tasks, n_jobs, machines = int(ints[TASKS]), int(ints[JOBS]), self.machines
-        resources = int(ints[RESOURCES])
-
-        def region(buffer, slot, length):
-            return buffer[int(ints[slot]):int(ints[slot]) + length]
-
-        started = region(ints, NEXT_FRESH, n_tasks)
+        n_tasks, n_jobs = int(ints[TASKS]), int(ints[JOBS])
         tasks.set_progress(
-            started=started, finished=region(ints, FINISHED, n_tasks),
-            pending_parents=region(ints, PENDING, n_tasks), ready_time=region(floats, READY_TIME, n_tasks),
-            start_time=region(floats, START_TIME, n_tasks), finish_time=region(floats, FINISH_TIME, n_tasks),
-            job_arrival=region(floats, JOB_ARRIVAL, n_jobs), job_finish=region(floats, JOB_FINISH, n_jobs),
-            job_unfinished_tasks=region(ints, JOB_LEFT, n_jobs), unfinished_jobs=self.unfinished_jobs,
+            started=_region(ints, ints, NEXT_FRESH, n_tasks), finished=_region(ints, ints, FINISHED, n_tasks),
+            pending_parents=_region(ints, ints, PENDING, n_tasks),
+            ready_time=_region(ints, floats, READY_TIME, n_tasks),
+            start_time=_region(ints, floats, START_TIME, n_tasks),
+            finish_time=_region(ints, floats, FINISH_TIME, n_tasks),
+            job_arrival=_region(ints, floats, JOB_ARRIVAL, n_jobs), job_finish=_region(ints, floats, JOB_FINISH, n_jobs),
+            job_unfinished_tasks=_region(ints, ints, JOB_LEFT, n_jobs), unfinished_jobs=self.unfinished_jobs,
             running_instances=self.running_instances, latest_finish=float(floats[LATEST_FINISH]))
-        state.set_machines(region(floats, FREE, machines * resources).reshape(machines, resources),
-                           region(ints, ON_MACHINE, machines))
-        n = int(ints[GROUPS])
-        gi, gf = self.group_ints[:n], self.group_floats[:n]
-        groups.add_rows(gi[:, G_TASK], gi[:, G_MACHINE], gi[:, G_FIRST], gi[:, G_INSTANCES], gf[:, G_DURATION],
-                        gf[:, G_START], gf[:, G_END])
+
+    def write_back(self, tasks, state, groups) -> int:
+        """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable` (the groups not handed
+        over yet; round-robin's turn to its broker); returns the decisions made."""
+        self.keep_turn()
+        self.write_progress(tasks)
+        ints, machines, resources = self.ints, self.machines, int(self.ints[RESOURCES])
+        state.set_machines(_region(ints, self.floats, FREE, machines * resources).reshape(machines, resources),
+                           _region(ints, ints, ON_MACHINE, machines))
+        groups.skip_to(self.handed)
+        self._add_groups(groups, self.handed - int(ints[GROUP_BASE]), int(ints[GROUPS]))
         return int(ints[DECISIONS])
 
 
@@ -492,7 +618,7 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
     finish_time = _floats(ints, floats, FINISH_TIME, n_tasks)
     job_finish = _floats(ints, floats, JOB_FINISH, n_jobs)
     jobs = 0
-    for k in range(a, b):
+    for k in range(a - ints[GROUP_BASE], b - ints[GROUP_BASE]):
         gid = group_ints[k, G_LAUNCHED]
         task, machine, n = group_ints[gid, G_TASK], group_ints[gid, G_MACHINE], group_ints[gid, G_INSTANCES]
         group_floats[gid, G_END] = now
@@ -551,15 +677,17 @@ def _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
 def _outcome(ints, group_ints, group_floats, jobs, made):
     """An event's answer after its round (`CompiledState`): (jobs finished, decisions, end times, the first end
     time's delay, its launched groups a, b), or (jobs, NO_ROOM, ...) when the round needs more room (grow the
-    buffers, `CompiledState._grow`, and ask for the ROUND, which goes on where it stopped)."""
+    buffers, `CompiledState._grow`, and ask for the ROUND, which goes on where it stopped). Launched positions
+    count from the episode's first group (the rows from GROUP_BASE)."""
     if made == NO_ROOM or made == SCORED_NAN:
         return jobs, made, 0, 0.0, 0, 0
     segments = ints[SEGMENTS]
     first = ints[ROUND_FIRST]
+    base = ints[GROUP_BASE]
     if segments == 0:
-        return jobs, made, 0, 0.0, first, 0
+        return jobs, made, 0, 0.0, first + base, 0
     stop = group_ints[first + 1, G_END_TIME] if segments > 1 else ints[GROUPS]
-    return jobs, made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first, stop
+    return jobs, made, segments, group_floats[group_ints[first, G_LAUNCHED], G_DURATION], first + base, stop + base
 
 
 @numba.njit(cache=True)

@@ -136,6 +136,14 @@ class GroupTable:
         codes[rows] = np.where(np.isnan(end), 0, OUTCOMES.index("finished") + 1)
         del codes
 
+    def skip_to(self, gid: int) -> None:
+        """The next group's id is ``gid``: the groups before it were written out without passing through this
+        table (a streamed run on the engine's compiled path hands them over itself)."""
+        if gid != self.base + len(self):
+            if len(self):
+                raise ValueError(f"skip_to({gid}): the table holds groups up to {self.base + len(self) - 1}")
+            self.base = gid
+
     def grow(self, gid: int, count: int) -> None:
         """``count`` more instances join group ``gid`` (they follow its last one)."""
         self.instances[gid - self.base] += count

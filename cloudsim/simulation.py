@@ -135,8 +135,8 @@ class Simulation:
             default) where it applies, ``False`` never, ``True`` always (ValueError where it does not
             apply, saying why). It applies to a broker that declares a compiled round
             (``compiled_round``, as `agents.heuristics.FirstFit` does) in a run without machine events,
-            faults, devices, machine attributes, per-instance durations or streaming; it gives the same
-            results, bit for bit, many times faster.
+            faults, devices, machine attributes or per-instance durations, streamed or not; it gives the
+            same results, bit for bit, many times faster (a streamed run's files and summary included).
 
     Attributes:
         jobs: the jobs in arrival order (in a streamed simulation, those read and
@@ -179,6 +179,7 @@ class Simulation:
         self.cluster = cluster
         self.stream_to = None if stream_to is None else check_stream_folder(stream_to)
         self._source = iter(jobs) if stream_to is not None else None  # read lazily, but refused now if not iterable
+        self._latest_read = -math.inf  # (the submit time of the last job read from the source)
         self._stream_length = len(jobs) if stream_to is not None and isinstance(jobs, Sized) else None
         ordered: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
         self.broker = broker
@@ -454,22 +455,27 @@ class Simulation:
     def _streamed_jobs(self):
         """The source's jobs, read `STREAM_BLOCK` at a time into the task table; before each block,
         what can no longer change is written out."""
-        source, cluster, latest = self._source, self.cluster, -math.inf
-        while block := list(itertools.islice(source, STREAM_BLOCK)):
-            for job in block:
-                if not isinstance(job, JobSpec):
-                    raise TypeError(f"stream_to: the jobs must be JobSpec objects, got {job!r}")
-                if job.submit_time < latest:
-                    raise ValueError(
-                        f"stream_to: job {job.id!r} is submitted at {job.submit_time}, before the job read before "
-                        f"it ({latest}); a streamed simulation reads jobs in submit-time order: sort them, or "
-                        "run without stream_to (the simulation then sorts them)")
-                latest = job.submit_time
-            check_jobs_fit(cluster, block, counted=f"among the {len(block)} jobs read last (a streamed simulation "
-                                                   "checks its jobs as it reads them)")
+        while block := self._read_block():
             self._writer.write_finished()
             self.tasks.extend(block)
             yield from block
+
+    def _read_block(self) -> list[JobSpec]:
+        """The source's next `STREAM_BLOCK` jobs (none at its end), checked: job specs, in submit-time order,
+        each fitting the cluster."""
+        block = list(itertools.islice(self._source, STREAM_BLOCK))
+        for job in block:
+            if not isinstance(job, JobSpec):
+                raise TypeError(f"stream_to: the jobs must be JobSpec objects, got {job!r}")
+            if job.submit_time < self._latest_read:
+                raise ValueError(
+                    f"stream_to: job {job.id!r} is submitted at {job.submit_time}, before the job read before "
+                    f"it ({self._latest_read}); a streamed simulation reads jobs in submit-time order: sort them, "
+                    "or run without stream_to (the simulation then sorts them)")
+            self._latest_read = job.submit_time
+        check_jobs_fit(self.cluster, block, counted=f"among the {len(block)} jobs read last (a streamed simulation "
+                                                    "checks its jobs as it reads them)")
+        return block
 
     # ------------------------------------------------------ decision rounds
     def _open_round(self) -> None:
@@ -537,7 +543,6 @@ class Simulation:
             ("machine events or faults", bool(self.machine_events) or self.faults is not None),
             ("devices or machine attributes", self.state.constrained),
             ("per-instance durations", any(d is not None for d in self.tasks.instance_durations)),
-            ("streaming (stream_to)", self.stream_to is not None),
             ("a broker with wake_after", hasattr(broker, "wake_after")),
             ("a broker that asks for empty rounds", getattr(broker, "empty_rounds", True) is not False),
         ) if applies]
@@ -580,23 +585,47 @@ class Simulation:
             self._compiled = None
 
     def _compiled_arrivals(self):
-        """`_arrivals` on the compiled path: each arrival, and the round where it may run at once."""
-        submit = [job.submit_time for job in self.jobs] + [math.inf]
-        env, arrive, last = self.env, self._compiled.arrive, len(self.jobs) - 1
-        for j in range(len(self.jobs)):
-            yield env.timeout(max(submit[j] - env.now, 0.0))
-            now = env.now
-            self._arrivals_done = j == last  # (before the round: it may run now)
-            # No other arrival at this instant, and nothing else due now: the round may run at once.
-            self._compiled_after(arrive(j, now, self._may_round_now() and submit[j + 1] > now))
+        """`_arrivals` on the compiled path: each arrival, and the round where it may run at once. A streamed
+        run reads the next block after the arrival of its block's last job (the round waits for it), writes
+        out what can no longer change, and hands the moved task table to the compiled state."""
+        env, arrive, streamed = self.env, self._compiled.arrive, self._source is not None
+        block = self._compiled_next_block() if streamed else self.jobs
+        while block:
+            first, last = len(self.jobs) - len(block), len(block) - 1  # (the block's jobs are the table's last)
+            submit = [job.submit_time for job in block] + [math.inf]
+            arrival = env.timeout(max(submit[0] - env.now, 0.0))
+            for j in range(len(block)):
+                yield arrival
+                now = env.now
+                # The next arrival's timeout comes before the events of a round run now, as it comes before
+                # the round event's on the Python path.
+                arrival = env.timeout(max(submit[j + 1] - now, 0.0)) if j < last else None
+                self._arrivals_done = j == last and not streamed  # (before the round: it may run now)
+                # No other arrival at this instant, and nothing else due now: the round may run at once.
+                may_round = not (streamed and j == last) and self._may_round_now() and submit[j + 1] > now
+                self._compiled_after(arrive(first + j, now, may_round))
+            block = self._compiled_next_block() if streamed else []
         self._arrivals_done = True
+
+    def _compiled_next_block(self) -> list[JobSpec]:
+        """`_streamed_jobs`'s step on the compiled path: the next block read, what can no longer change
+        written out (the compiled state hands over its ended groups and progress first), the block added
+        to the task table and the compiled state laid out again for the table's rows."""
+        block = self._read_block()
+        if block:
+            compiled, tasks = self._compiled, self.tasks
+            ended, kept_task = compiled.hand_over()
+            compiled.write_progress(tasks)
+            self._writer.write(ended, kept_task)
+            tasks.extend(block)
+            compiled.restream(tasks)
+        return block
 
     def _may_round_now(self) -> bool:
         """Whether a round due now may run in the current event: event-driven, none asked for yet, and SimPy's
-        next event later than now. The round event would have been the instant's next and last event, and
-        the events the round makes come in the same order (but for an arrival's next timeout, which then
-        comes after the round's end events, where it came before them: an arrival and an end at one instant
-        change the state alike in either order)."""
+        next event later than now. The round event would have been the instant's next and last event, so
+        the events the round makes come in the same order (`_compiled_arrivals` makes the next arrival's
+        timeout before the round, as the Python path makes it before the round event)."""
         return self.tick is None and not self._round_requested and self.env.peek() > self.env.now
 
     def _compiled_after(self, outcome: tuple) -> None:

@@ -112,14 +112,22 @@ class ResultWriter:
 
     def write_finished(self) -> None:
         """Write out and drop the groups, jobs and tasks that can no longer change."""
-        table, groups = self.record.tasks, self.record.groups
-        ended = group_frame(groups.retire(groups.first_running()), table)
+        groups = self.record.groups
+        ended = groups.retire(groups.first_running())
+        self.write(ended, int(np.frombuffer(groups.task, dtype=np.int64).min()) if len(groups) else None)
+
+    def write(self, ended: dict[str, np.ndarray], kept_task: int | None) -> None:
+        """Write out the groups ``ended`` (the `GroupTable.columns` of the groups ended before the first one
+        still running), then write out and drop the jobs, and their tasks, that can no longer change: the
+        finished ones before the first unfinished, and before the job of ``kept_task`` (the earliest task of
+        a group kept, whose job and task ids must stay), if any."""
+        table = self.record.tasks
+        ended = group_frame(ended, table)
         self.used += used_resources(ended, table)
         self._append("groups", ended)
         jobs = table.finished_jobs()
-        if len(groups):  # a kept group's task must stay, for its job and task ids
-            oldest = int(np.frombuffer(groups.task, dtype=np.int64).min())
-            jobs = min(jobs, int(table.task_job[table.rows(oldest)]) - table.job_base)
+        if kept_task is not None:
+            jobs = min(jobs, int(table.task_job[table.rows(kept_task)]) - table.job_base)
         if jobs > 0:
             self._append("jobs", job_frame(table, jobs))
             tasks = task_frame(table, self.record.cluster.resources, int(table.job_first_task[jobs]) - table.task_base)

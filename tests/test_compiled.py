@@ -14,10 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import cloudsim.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
 from agents.deepjs_config import DeepJSConfig
 from agents.heuristics import FirstFit, ShortestJobFirst, Tetris
+from cloudsim.compiled import CompiledState
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
@@ -290,3 +292,73 @@ def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
         python, compiled = both_paths(ClusterSpec.uniform(tasks, {"cpu": 1.0}), jobs)
         assert_same_run(python, compiled)
         assert compiled[1].groups.end.tolist() == [2.0 ** 53 + (2.0 if t % 3 == 2 else 0.0) for t in range(tasks)]
+
+
+# ------------------------------------------------------------------------------------------ streamed runs
+def streamed_on_both_paths(cluster, jobs, broker, folder, **options):
+    """The streamed run (`stream_to`) on the Python path and on the compiled path."""
+    return [Simulation(cluster, iter(jobs), make_broker(broker), stream_to=folder / str(compiled), compiled=compiled,
+                       **options).run() for compiled in (False, True)]
+
+
+def assert_same_files(python, compiled):
+    """The same tables in the files and the same summary, bit for bit: the rows are written out at the same
+    points, so even the running sums of a streamed summary (utilisation, task means) agree exactly."""
+    for table in ("tasks", "jobs", "groups"):
+        pd.testing.assert_frame_equal(getattr(python, table)(), getattr(compiled, table)(), check_exact=True)
+    summary = [pd.Series({k: v for k, v in r.summary.items() if "wall" not in k}, dtype=object)
+               for r in (python, compiled)]
+    assert summary[0].equals(summary[1]), pd.concat(summary, axis=1)[summary[0].ne(summary[1]) & summary[0].notna()]
+
+
+@pytest.fixture
+def blocks_of(monkeypatch):
+    """Streamed simulations read ``n`` jobs at a time (a short run writes out and drops rows many times)."""
+    def read(n):
+        monkeypatch.setattr(cloudsim.simulation, "STREAM_BLOCK", n)
+    return read
+
+
+@pytest.mark.parametrize("broker", COMPILED)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_streamed_compiled_run_writes_the_files_of_its_python_path(broker, data, blocks_of, tmp_path_factory):
+    """Blocks of 1-4 jobs: the compiled state drops finished jobs, tasks and groups and takes new ones
+    between almost every two arrivals, while groups run and tasks wait."""
+    cluster, jobs, tick = data.draw(workloads(min_resources=2 if broker == "deepjs" else 1))
+    blocks_of(data.draw(st.integers(1, 4)))
+    jobs = sorted(jobs, key=lambda job: job.submit_time)  # (a stream comes in submit-time order)
+    assert_same_files(*streamed_on_both_paths(cluster, jobs, broker, tmp_path_factory.mktemp("out"), tick=tick))
+
+
+@pytest.mark.parametrize("broker", COMPILED)
+@pytest.mark.parametrize("tick", [None, 1.0])
+def test_a_streamed_compiled_run_of_alibaba_like_jobs(broker, tick, blocks_of, tmp_path):
+    """DAG jobs on 4 machines, read 5 at a time: queues form, so many jobs are in flight at once and the
+    buffers keep groups, tasks and jobs across many hand-overs."""
+    blocks_of(5)
+    jobs = alibaba_like(60, seed=3, max_instances=40)
+    python, compiled = streamed_on_both_paths(ClusterSpec.uniform(4, {"cpu": 96, "memory": 1}), jobs, broker,
+                                              tmp_path, tick=tick)
+    assert_same_files(python, compiled)
+    assert compiled.summary["jobs"] == 60
+
+
+def test_a_streamed_compiled_run_holds_only_the_jobs_in_flight(blocks_of, tmp_path, monkeypatch):
+    """400 single-task jobs, one every 10 s, each running 3 s on an idle machine: at most one is in flight, so
+    the compiled state never holds more than about two blocks of 5 jobs, their tasks and groups."""
+    blocks_of(5)
+    held = []
+    restream = CompiledState.restream
+
+    def recording(state, tasks):
+        restream(state, tasks)
+        held.append(state.held)
+
+    monkeypatch.setattr(CompiledState, "restream", recording)
+    jobs = (JobSpec(j, 10.0 * j, (TaskSpec(0, 2, {"cpu": 1.0}, 3.0),)) for j in range(400))
+    result = Simulation(ClusterSpec.uniform(2, {"cpu": 4}), jobs, FirstFit(), stream_to=tmp_path / "out",
+                        compiled=True).run()
+    assert len(held) == 80 and max(max(h) for h in held) <= 10
+    assert result.summary["jobs"] == 400 and len(result.groups()) == 400
