@@ -20,7 +20,7 @@ from cloudsim.metrics import EpisodeResult
 from cloudsim.simulation import Simulation, SimulationStalledError, simulate
 from cloudsim.specs import MachineEvent, UnschedulableTaskError
 from cloudsim.streaming import StreamedResult
-from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec, parse_capacity
+from cloudsim.specs import ClusterSpec, JobBlock, JobSpec, TaskSpec, parse_capacity
 from cloudsim.envs import register_environments
 from cloudsim.version import __version__
 
@@ -34,6 +34,7 @@ __all__ = [
     "EpisodeResult",
     "InvalidDecisionError",
     "MachineEvent",
+    "JobBlock",
     "JobSpec",
     "Plan",
     "Simulation",

@@ -235,7 +235,7 @@ class CompiledState:
         before the episode: nothing arrived, nothing runs."""
         capacity, rule = self.capacity, self.rule
         machines, resources = capacity.shape
-        n_tasks, n_jobs = len(tasks.task_job), len(tasks.jobs)
+        n_tasks, n_jobs = len(tasks.task_job), len(tasks.job_ids)
         machine_leaves, task_leaves = _leaves(machines), _leaves(n_tasks)
         child_start = np.zeros(n_tasks + 1, dtype=np.int64)
         child_start[1:] = np.cumsum([len(c) for c in tasks.children])
@@ -287,7 +287,7 @@ class CompiledState:
         kept_tasks, kept_jobs = int(old_ints[TASKS]) - dropped_tasks, int(old_ints[JOBS]) - dropped_jobs
         ints, floats = self._lay_out(tasks)
         ints[list(_RUN_SCALARS)] = old_ints[list(_RUN_SCALARS)]
-        ints[UNFINISHED_JOBS] += len(tasks.jobs) - kept_jobs
+        ints[UNFINISHED_JOBS] += len(tasks.job_ids) - kept_jobs
         floats[:FLOAT_HEADER] = old_floats[:FLOAT_HEADER]
         for new, old, slots, drop, kept, width in (
                 (ints, old_ints, _PER_TASK_INTS, dropped_tasks, kept_tasks, 1),

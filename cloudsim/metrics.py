@@ -260,7 +260,7 @@ def task_frame(table: "TaskTable", resources: tuple[str, ...], stop: int | None 
     import pandas as pd
     stop = len(table.task_ids) if stop is None else stop
     task_job = table.task_job[:stop] - table.job_base
-    job_ids = [job.id for job in table.jobs]
+    job_ids = table.job_ids
     tasks = pd.DataFrame(
         {
             "job_id": pd.Series([job_ids[j] for j in task_job], dtype=object),
@@ -286,12 +286,12 @@ def job_frame(table: "TaskTable", stop: int | None = None) -> pd.DataFrame:
     """One row per job of the task table's first ``stop`` job rows (default all): the ``jobs``
     frame of `EpisodeResult`."""
     import pandas as pd
-    stop = len(table.jobs) if stop is None else stop
+    stop = len(table.job_ids) if stop is None else stop
     firsts = table.job_first_task[:stop] - table.task_base
     end = int(table.job_first_task[stop]) - table.task_base
     jobs = pd.DataFrame(
         {
-            "job_id": pd.Series([job.id for job in table.jobs[:stop]], dtype=object),
+            "job_id": pd.Series(table.job_ids[:stop], dtype=object),
             "tasks": np.diff(table.job_first_task[:stop + 1]),
             "instances": np.add.reduceat(table.task_instances[:end], firsts)
             if stop
@@ -320,7 +320,7 @@ def group_frame(columns: dict[str, np.ndarray], table: "TaskTable") -> pd.DataFr
     import pandas as pd
     groups = pd.DataFrame(columns, columns=_GROUP_COLUMNS)  # the columns' own dtypes
     rows = table.rows(groups.task.to_numpy())
-    job_ids = [job.id for job in table.jobs]
+    job_ids = table.job_ids
     groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[rows] - table.job_base], dtype=object))
     groups.insert(1, "task_id", pd.Series([table.task_ids[r] for r in rows], dtype=object))
     return groups

@@ -62,7 +62,7 @@ from cloudsim.foreign import failure
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord, by_end_time
 from cloudsim.reservations import FIT_TOLERANCE, Reservation, Timeline
-from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
+from cloudsim.specs import ClusterSpec, JobBlock, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from cloudsim.streaming import ResultWriter, StreamedResult, check_stream_folder
 from cloudsim.tasks import TaskTable
 
@@ -70,13 +70,21 @@ __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledE
            "simulate"]
 
 FAILURE_POLICIES = ("requeue", "fail")
-STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time
+STREAM_BLOCK = 1024  # jobs a streamed simulation reads at a time (from a stream of JobSpec objects)
+_END = object()  # (the end of a stream)
 BULK_FROM = 16  # plans this long are applied as array operations over the plan (`Simulation._start_all`)
 EXTERNAL = "external"  # the broker name of a simulation driven from outside
 
 # SimPy pops events by (time, priority, creation order): a priority above NORMAL
 # makes an event fire after every ordinary event of its instant.
 _END_OF_INSTANT = NORMAL + 1
+
+
+def _stream_length(jobs) -> int | None:
+    """A stream's jobs when it knows them (its ``len``; of a list or tuple holding `JobBlock` objects, their jobs)."""
+    if isinstance(jobs, (list, tuple)) and any(isinstance(item, JobBlock) for item in jobs):
+        return sum(len(item) if isinstance(item, JobBlock) else 1 for item in jobs)
+    return len(jobs) if isinstance(jobs, Sized) else None
 
 
 class SimulationStalledError(RuntimeError):
@@ -139,8 +147,8 @@ class Simulation:
             same results, bit for bit, many times faster (a streamed run's files and summary included).
 
     Attributes:
-        jobs: the jobs in arrival order (in a streamed simulation, those read and
-            not yet written out).
+        jobs: the jobs in arrival order (empty in a streamed simulation: ``tasks`` holds
+            the jobs read and not yet written out).
         tasks: the `TaskTable` (every task's and job's progress).
         state: the `ClusterState` (free resources, machines up, fit cache).
         record: the public `EpisodeRecord` the results are built from.
@@ -180,7 +188,10 @@ class Simulation:
         self.stream_to = None if stream_to is None else check_stream_folder(stream_to)
         self._source = iter(jobs) if stream_to is not None else None  # read lazily, but refused now if not iterable
         self._latest_read = -math.inf  # (the submit time of the last job read from the source)
-        self._stream_length = len(jobs) if stream_to is not None and isinstance(jobs, Sized) else None
+        self._held = _END  # (a JobBlock read after a run of JobSpec objects: the next block)
+        self._stream_length = _stream_length(jobs) if stream_to is not None else None
+        if stream_to is None and any(isinstance(job, JobBlock) for job in jobs):
+            raise TypeError("a JobBlock feeds a streamed simulation: pass stream_to=FOLDER, or give JobSpec objects")
         ordered: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
         self.broker = broker
         if compiled not in (None, True, False):
@@ -193,7 +204,7 @@ class Simulation:
         self.env = simpy.Environment()
         self.tasks = TaskTable(cluster, ordered)
         check_jobs_fit(cluster, ordered, self.tasks.task_demand)
-        self.jobs = self.tasks.jobs  # the table's job rows: every job, or in a streamed run the window
+        self.jobs = ordered
         self.state = ClusterState(cluster, self.tasks)
         if name is None:
             name = broker_name(broker) if broker is not None else EXTERNAL
@@ -401,7 +412,7 @@ class Simulation:
             streamed = self._source is not None
             total = self._stream_length if streamed else len(self.jobs)  # a generator's length is unknown
             self._bar = tqdm(total=total, unit="job", desc=self.record.broker, leave=False)
-            self._last_arrival = None if streamed else max((job.submit_time for job in self.jobs), default=0.0)
+            self._last_arrival = None if streamed else float(self.tasks.job_submit.max(initial=0.0))
         self._started_at = wallclock.perf_counter()
         # Arrivals start before the scheduler: at an instant both are due,
         # the scheduler's tick comes first, as in CloudSimPy.
@@ -445,34 +456,55 @@ class Simulation:
         return self._arrivals_done and self.tasks.unfinished_jobs == 0
 
     def _arrivals(self):
-        for j, job in enumerate(self.jobs if self._source is None else self._streamed_jobs()):
+        streamed = self._source is not None
+        for j, submit in enumerate(self._streamed_submits() if streamed else self.tasks.job_submit.tolist()):
             # max(..., 0): floating-point time can pass a submit time equal to the last one by an ulp.
-            yield self.env.timeout(max(job.submit_time - self.env.now, 0.0))
+            yield self.env.timeout(max(submit - self.env.now, 0.0))
             self.tasks.arrive(j, self.env.now)
             self._request_round()
         self._arrivals_done = True
 
-    def _streamed_jobs(self):
-        """The source's jobs, read `STREAM_BLOCK` at a time into the task table; before each block,
-        what can no longer change is written out."""
+    def _streamed_submits(self):
+        """The submit times of the source's jobs, read a block at a time into the task table; before each
+        block, what can no longer change is written out."""
         while block := self._read_block():
             self._writer.write_finished()
             self.tasks.extend(block)
-            yield from block
+            yield from self.tasks.job_submit[-len(block):].tolist()
 
-    def _read_block(self) -> list[JobSpec]:
-        """The source's next `STREAM_BLOCK` jobs (none at its end), checked: job specs, in submit-time order,
-        each fitting the cluster."""
-        block = list(itertools.islice(self._source, STREAM_BLOCK))
-        for job in block:
-            if not isinstance(job, JobSpec):
-                raise TypeError(f"stream_to: the jobs must be JobSpec objects, got {job!r}")
-            if job.submit_time < self._latest_read:
+    def _read_block(self) -> list[JobSpec] | JobBlock:
+        """The source's next block, checked: a `JobBlock` as it comes, or its next `STREAM_BLOCK` `JobSpec`
+        objects, fewer before a JobBlock (none at its end); in submit-time order, each task fitting the
+        cluster."""
+        first, self._held = (self._held, _END) if self._held is not _END else (next(self._source, _END), _END)
+        if first is _END:
+            return []
+        if isinstance(first, JobBlock):
+            block = first
+            order = [(block.ids[0], float(block.submit[0]))]  # (a block's own submit times do not decrease)
+            last = float(block.submit[-1])
+        else:
+            block = [first]
+            while len(block) < STREAM_BLOCK and (job := next(self._source, _END)) is not _END:
+                if isinstance(job, JobBlock):  # (its own block, next)
+                    self._held = job
+                    break
+                block.append(job)
+            for job in block:
+                if not isinstance(job, JobSpec):
+                    raise TypeError(f"stream_to: the jobs must be JobSpec objects (or JobBlocks, each a block), got "
+                                    f"{job!r}")
+            order = [(job.id, job.submit_time) for job in block]
+            last = block[-1].submit_time
+        latest = self._latest_read
+        for job, submit in order:
+            if submit < latest:
                 raise ValueError(
-                    f"stream_to: job {job.id!r} is submitted at {job.submit_time}, before the job read before "
-                    f"it ({self._latest_read}); a streamed simulation reads jobs in submit-time order: sort them, "
-                    "or run without stream_to (the simulation then sorts them)")
-            self._latest_read = job.submit_time
+                    f"stream_to: job {job!r} is submitted at {submit}, before the job read before it ({latest}); "
+                    "a streamed simulation reads jobs in submit-time order: sort them, or run without stream_to "
+                    "(the simulation then sorts them)")
+            latest = submit
+        self._latest_read = last
         check_jobs_fit(self.cluster, block, counted=f"among the {len(block)} jobs read last (a streamed simulation "
                                                     "checks its jobs as it reads them)")
         return block
@@ -590,9 +622,10 @@ class Simulation:
         out what can no longer change, and hands the moved task table to the compiled state."""
         env, arrive, streamed = self.env, self._compiled.arrive, self._source is not None
         block = self._compiled_next_block() if streamed else self.jobs
-        while block:
-            first, last = len(self.jobs) - len(block), len(block) - 1  # (the block's jobs are the table's last)
-            submit = [job.submit_time for job in block] + [math.inf]
+        while len(block):
+            jobs = len(self.tasks.job_ids)
+            first, last = jobs - len(block), len(block) - 1  # (the block's jobs are the table's last)
+            submit = self.tasks.job_submit[first:].tolist() + [math.inf]
             arrival = env.timeout(max(submit[0] - env.now, 0.0))
             for j in range(len(block)):
                 yield arrival
@@ -607,7 +640,7 @@ class Simulation:
             block = self._compiled_next_block() if streamed else []
         self._arrivals_done = True
 
-    def _compiled_next_block(self) -> list[JobSpec]:
+    def _compiled_next_block(self) -> list[JobSpec] | JobBlock:
         """`_streamed_jobs`'s step on the compiled path: the next block read, what can no longer change
         written out (the compiled state hands over its ended groups and progress first), the block added
         to the task table and the compiled state laid out again for the table's rows."""

@@ -2,7 +2,8 @@
 
 A workload is a sequence of `JobSpec`; a job holds `TaskSpec`s; a task holds
 `instances` identical copies that each occupy the task's `demand` for its duration.
-A `MachineEvent` says when a machine goes down, fails or comes back up. A machine
+A `JobBlock` holds many plain jobs as columns: the fast way to feed a streamed
+simulation (no object per job or task). A `MachineEvent` says when a machine goes down, fails or comes back up. A machine
 may also hold devices (GPUs, `DEVICE_MILLI` milli-units each) and attributes (a GPU
 model); a task may ask for part of one device or for whole ones (`DeviceRequest`)
 and accept only some attribute values (``TaskSpec.accepts``).
@@ -22,6 +23,7 @@ __all__ = [
     "ClusterSpec",
     "DEVICE_MILLI",
     "DeviceRequest",
+    "JobBlock",
     "JobSpec",
     "MACHINE_STATES",
     "EXACT_BOUND",
@@ -239,6 +241,103 @@ class JobSpec:
         return max(finish)
 
 
+@dataclass(frozen=True, eq=False)
+class JobBlock:
+    """Jobs as columns: what a streamed simulation reads fastest (`cloudsim.Simulation` with ``stream_to``
+    takes a stream of blocks as it takes one of `JobSpec`; `traces.iter_alibaba_like` makes them).
+
+    A block holds the jobs `JobSpec` describes without the options: one duration per task (no per-instance
+    durations), no estimates, devices or attribute constraints. Its tasks are rows, job after job in the
+    order of its jobs, each job's tasks in their order; a task's parents are earlier rows of its job, so the
+    rows are in topological order. The arrays are taken as given (not copied) and checked once, whole.
+
+    Attributes:
+        ids: each job's id.
+        submit: each job's submit time, shape (jobs,), in non-decreasing order.
+        task_start: where each job's rows begin, shape (jobs + 1,): job ``j``'s tasks are rows
+            ``task_start[j]`` to ``task_start[j + 1] - 1``; ``task_start[0]`` is 0, the last is the rows.
+        task_ids: each row's task id, unique within its job.
+        instances: each task's instances (whole, >= 1), shape (rows,).
+        resources: the names of the demand's columns.
+        demand: what one instance occupies, shape (rows, resources).
+        duration: how long each instance runs, shape (rows,).
+        parent_start: where each row's parents begin in ``parents``, shape (rows + 1,).
+        parents: the parents' rows, each earlier than its child and in the same job.
+    """
+
+    ids: tuple
+    submit: np.ndarray
+    task_start: np.ndarray
+    task_ids: tuple
+    instances: np.ndarray
+    resources: tuple[str, ...]
+    demand: np.ndarray
+    duration: np.ndarray
+    parent_start: np.ndarray
+    parents: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", tuple(self.ids))
+        object.__setattr__(self, "task_ids", tuple(self.task_ids))
+        object.__setattr__(self, "resources", tuple(self.resources))
+        jobs, rows = len(self.ids), len(self.task_ids)
+        for name, dtype, shape in (("submit", np.float64, (jobs,)), ("task_start", np.int64, (jobs + 1,)),
+                                   ("instances", np.int64, (rows,)),
+                                   ("demand", np.float64, (rows, len(self.resources))),
+                                   ("duration", np.float64, (rows,)), ("parent_start", np.int64, (rows + 1,)),
+                                   ("parents", np.int64, None)):
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.dtype != dtype or (shape and value.shape != shape) or (
+                    shape is None and value.ndim != 1):
+                raise ValueError(f"JobBlock: {name} must be a numpy array of {np.dtype(dtype)}"
+                                 f"{f' of shape {shape}' if shape else ''} (for {jobs} jobs of {rows} tasks), got "
+                                 f"{getattr(value, 'dtype', type(value).__name__)} of shape {np.shape(value)}")
+        start, rows_of = self.task_start, np.diff(self.task_start)
+        if jobs == 0 or start[0] != 0 or start[-1] != rows or (rows_of < 1).any():
+            raise ValueError("JobBlock: task_start must begin at 0, end at the rows and give every job a task "
+                             f"(a block holds at least one job), got {start.tolist()[:10]}")
+        job_of = np.repeat(np.arange(jobs), rows_of)
+        for bad, per_task, rule in (
+                (~np.isfinite(self.submit) | (self.submit < 0), False, "submit times must be finite and >= 0"),
+                (np.diff(self.submit, prepend=self.submit[0]) < 0, False, "submit times must not decrease"),
+                ((self.instances < 1) | (self.instances >= EXACT_BOUND), True,
+                 f"instances must be whole numbers >= 1 and below 2**53 ({EXACT_BOUND})"),
+                (~(np.isfinite(self.demand) & (self.demand >= 0)).all(axis=1), True,
+                 "demands must be finite numbers >= 0"),
+                (~np.isfinite(self.duration) | (self.duration < 0), True, "durations must be finite and >= 0")):
+            if bad.any():
+                at = int(np.argmax(bad))
+                where = f"job {self.ids[job_of[at]]!r}, task {self.task_ids[at]!r}" if per_task else \
+                    f"job {self.ids[at]!r}"
+                raise ValueError(f"JobBlock: {where}: {rule}")
+        parent_start, parents = self.parent_start, self.parents
+        if parent_start[0] != 0 or parent_start[-1] != len(parents) or (np.diff(parent_start) < 0).any():
+            raise ValueError("JobBlock: parent_start must begin at 0, not decrease and end at len(parents)")
+        child = np.repeat(np.arange(rows), np.diff(parent_start))
+        wrong = (parents < 0) | (parents >= child) | (job_of[np.clip(parents, 0, max(rows - 1, 0))] != job_of[child])
+        if wrong.any():
+            at = int(child[np.argmax(wrong)])
+            raise ValueError(f"JobBlock: job {self.ids[job_of[at]]!r}, task {self.task_ids[at]!r}: a parent must "
+                             "be an earlier row of the same job (rows in topological order)")
+        for j in range(jobs):
+            names = self.task_ids[start[j]:start[j + 1]]
+            if len(set(names)) != len(names):
+                raise ValueError(f"JobBlock: job {self.ids[j]!r}: duplicate task ids")
+
+    def __len__(self) -> int:
+        """The jobs the block holds."""
+        return len(self.ids)
+
+    def critical_paths(self) -> np.ndarray:
+        """Each job's critical path (`JobSpec.critical_path`): the longest parent-to-child chain of durations,
+        added as `JobSpec.critical_path` adds them."""
+        finish = 0.0 + self.duration  # (a task without parents starts at 0.0)
+        parent_start, parents = self.parent_start, self.parents
+        for row in np.flatnonzero(np.diff(parent_start)).tolist():  # rows in topological order
+            finish[row] = finish[parents[parent_start[row]:parent_start[row + 1]]].max() + self.duration[row]
+        return np.maximum.reduceat(finish, self.task_start[:-1])
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """The machines: a capacity vector per machine over named resource dimensions.
@@ -339,6 +438,18 @@ class ClusterSpec:
             )
         return np.array([float(task.demand.get(r, 0.0)) for r in self.resources], dtype=np.float64)
 
+    def demand_matrix(self, block: JobBlock) -> np.ndarray:
+        """`demand_vector` of every task of a `JobBlock`, shape (tasks, this cluster's resources)."""
+        matrix = np.zeros((len(block.task_ids), len(self.resources)))
+        for column, name in enumerate(block.resources):
+            if name in self.resources:
+                matrix[:, self.resources.index(name)] = block.demand[:, column]
+            elif (block.demand[:, column] != 0).any():
+                row = int(np.argmax(block.demand[:, column] != 0))
+                job = int(np.searchsorted(block.task_start, row, side="right")) - 1
+                task = TaskSpec(block.task_ids[row], 1, dict(zip(block.resources, block.demand[row].tolist())), 0.0)
+                self.demand_vector(task, where=f"job {block.ids[job]!r}: ")  # (raises, naming what to add)
+        return matrix
 
 @dataclass(frozen=True)
 class MachineEvent:
@@ -371,19 +482,23 @@ class UnschedulableTaskError(ValueError):
     """A task demands more than any machine can ever offer; raised before the run starts."""
 
 
-def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.ndarray | None = None,
+def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec] | JobBlock, demand: np.ndarray | None = None,
                    counted: str = "in all") -> None:
     """Refuse a workload that could never finish on ``cluster``, before anything runs.
 
     Raises ValueError when a task asks for a resource the cluster lacks, and
     `UnschedulableTaskError` when a task's demand per instance exceeds every
-    machine. ``demand`` (tasks x resources, in job then task order) may be given
-    when the caller has already built it; ``counted`` says which jobs the
-    message's count of such tasks covers.
+    machine. ``jobs``: `JobSpec` objects or a `JobBlock`. ``demand`` (tasks x resources,
+    in job then task order) may be given when the caller has already built it; ``counted``
+    says which jobs the message's count of such tasks covers.
     """
+    block = isinstance(jobs, JobBlock)
     if demand is None:
-        rows = [cluster.demand_vector(task, where=f"job {job.id!r}: ") for job in jobs for task in job.tasks]
-        demand = np.array(rows, dtype=np.float64).reshape(len(rows), len(cluster.resources))
+        if block:
+            demand = cluster.demand_matrix(jobs)
+        else:
+            rows = [cluster.demand_vector(task, where=f"job {job.id!r}: ") for job in jobs for task in job.tasks]
+            demand = np.array(rows, dtype=np.float64).reshape(len(rows), len(cluster.resources))
     if len(demand) == 0:
         return
     capacity = cluster.capacity_array()
@@ -393,7 +508,10 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
         holdable |= (demand <= shape).all(axis=1)
     if not holdable.all():
         g = int(np.argmin(holdable))  # only on failure: which (job, task) that row is
-        job_id, task_id = [(job.id, task.id) for job in jobs for task in job.tasks][g]
+        if block:
+            job_id, task_id = jobs.ids[int(np.searchsorted(jobs.task_start, g, side="right")) - 1], jobs.task_ids[g]
+        else:
+            job_id, task_id = [(job.id, task.id) for job in jobs for task in job.tasks][g]
         asked = dict(zip(cluster.resources, demand[g].tolist()))
         largest = dict(zip(cluster.resources, capacity.max(axis=0).tolist()))
         raise UnschedulableTaskError(
@@ -401,7 +519,8 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np.nda
             f"(largest capacity per resource: {largest}); {int((~holdable).sum())} task(s) {counted} cannot run. "
             f"Give the cluster larger machines or drop these tasks from the workload."
         )
-    _check_devices_fit(cluster, jobs, demand, counted)
+    if not block:  # (a block's tasks ask for no devices or attributes)
+        _check_devices_fit(cluster, jobs, demand, counted)
 
 
 def _able_machines(cluster: ClusterSpec, task: TaskSpec, demand: np.ndarray, capacity: np.ndarray, counts: np.ndarray,

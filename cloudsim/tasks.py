@@ -18,7 +18,7 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 
 from cloudsim.cluster import frozen
-from cloudsim.specs import ClusterSpec, JobSpec
+from cloudsim.specs import ClusterSpec, JobBlock, JobSpec
 
 __all__ = ["TaskTable"]
 
@@ -42,14 +42,14 @@ class TaskTable:
                     "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
     _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")
-    _JOB_ARRAYS = ("job_arrival", "job_finish", "job_unfinished_tasks")
+    _JOB_ARRAYS = ("job_submit", "_job_length", "job_arrival", "job_finish", "job_unfinished_tasks")
 
     def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec] = ()) -> None:
         self.cluster = cluster
         resources = len(cluster.resources)
         self.task_base = 0
         self.job_base = 0
-        self.jobs: list[JobSpec] = []
+        self.job_ids: list[Hashable] = []  # per job row, its id
         self.task_ids: list[Hashable] = []
         self.instance_durations: list[tuple[float, ...] | None] = []
         self.children: list[list[int]] = []
@@ -87,7 +87,8 @@ class TaskTable:
         self.unfinished_jobs = 0
         self.running_instances = 0
         self.latest_finish = 0.0  # when the last job to finish so far finished
-        self._job_length: np.ndarray | None = None
+        self.job_submit = np.empty(0)
+        self._job_length = np.empty(0)  # each job's critical path (`job_length`)
         self._in_system: np.ndarray | None = None  # `jobs_in_system`, until a job arrives or finishes
         self.waiting_changes = 0
         self.ready_version = -1
@@ -102,20 +103,23 @@ class TaskTable:
     @property
     def job_end(self) -> int:
         """One more than the largest job position known so far."""
-        return self.job_base + len(self.jobs)
+        return self.job_base + len(self.job_ids)
 
-    def extend(self, jobs: Sequence[JobSpec]) -> None:
-        """Add ``jobs`` after those known (they arrive later, with `arrive`)."""
-        if not jobs:
+    def extend(self, jobs: Sequence[JobSpec] | JobBlock) -> None:
+        """Add ``jobs`` (`JobSpec` objects, or a `JobBlock`) after those known (they arrive later, with `arrive`)."""
+        if not len(jobs):
+            return
+        if isinstance(jobs, JobBlock):
+            self._extend_block(jobs)
             return
         demand_vector = self.cluster.demand_vector
-        base, first_job = self.task_end, self.job_end
+        base = self.task_end
         task_job, demand, duration, estimate, instances, pending, firsts = [], [], [], [], [], [], []
-        device_count, device_milli = [], []
-        for j, job in enumerate(jobs, first_job):
+        device_count, device_milli, children, accepts, ids, per_instance = [], [], [], [], [], []
+        for j, job in enumerate(jobs, self.job_end):
             firsts.append(base)
             position = {task.id: base + t for t, task in enumerate(job.tasks)}
-            self.children.extend([] for _ in job.tasks)
+            kids = [[] for _ in job.tasks]
             for t, task in enumerate(job.tasks):
                 task_job.append(j)
                 demand.append(demand_vector(task, where=f"job {job.id!r}: "))
@@ -124,42 +128,75 @@ class TaskTable:
                 instances.append(task.instances)
                 device_count.append(0 if task.devices is None else task.devices.count)
                 device_milli.append(0 if task.devices is None else task.devices.milli)
-                self.task_accepts.append(task.accepts)
-                self.task_ids.append(task.id)
-                self.instance_durations.append(task.duration if isinstance(task.duration, tuple) else None)
+                accepts.append(task.accepts)
+                ids.append(task.id)
+                per_instance.append(task.duration if isinstance(task.duration, tuple) else None)
                 pending.append(len(task.parents))
                 for p in task.parents:
-                    self.children[position[p] - self.task_base].append(base + t)
+                    kids[position[p] - firsts[-1]].append(base + t)
+            children += kids
             base += len(job.tasks)
         n = base - self.task_end
         resources = self.task_demand.shape[1]
-        new = {
-            "task_job": np.array(task_job, dtype=np.int64),
-            "task_demand": np.array(demand, dtype=np.float64).reshape(n, resources),
-            "task_duration": np.array(duration, dtype=np.float64),
-            "task_estimate": np.array(estimate, dtype=np.float64),
-            "task_instances": np.array(instances, dtype=np.int64),
-            "task_device_count": np.array(device_count, dtype=np.int64),
-            "task_device_milli": np.array(device_milli, dtype=np.int64),
-            "task_pending_parents": np.array(pending, dtype=np.int64),
-            "task_ready_time": np.full(n, np.nan),
-            "task_start_time": np.full(n, np.nan),
-            "task_finish_time": np.full(n, np.nan),
-        }
+        self.task_accepts.extend(accepts)
+        self.task_ids.extend(ids)
+        self.instance_durations.extend(per_instance)
+        self._append(
+            {"task_job": np.array(task_job, dtype=np.int64),
+             "task_demand": np.array(demand, dtype=np.float64).reshape(n, resources),
+             "task_duration": np.array(duration, dtype=np.float64),
+             "task_estimate": np.array(estimate, dtype=np.float64),
+             "task_instances": np.array(instances, dtype=np.int64),
+             "task_device_count": np.array(device_count, dtype=np.int64),
+             "task_device_milli": np.array(device_milli, dtype=np.int64),
+             "task_pending_parents": np.array(pending, dtype=np.int64)},
+            children, np.array(firsts, dtype=np.int64), [job.id for job in jobs],
+            np.array([job.submit_time for job in jobs], dtype=np.float64),
+            np.array([job.critical_path() for job in jobs], dtype=np.float64),
+            np.array([len(job.tasks) for job in jobs], dtype=np.int64))
+
+    def _extend_block(self, block: JobBlock) -> None:
+        """`extend` with the columns of a `JobBlock` (no object per job or task)."""
+        base, rows = self.task_end, len(block.task_ids)
+        tasks_of = np.diff(block.task_start)
+        parents_of = np.diff(block.parent_start)
+        children: list[list[int]] = [[] for _ in range(rows)]
+        child = np.repeat(np.arange(base, base + rows), parents_of).tolist()
+        for parent, kid in zip(block.parents.tolist(), child):
+            children[parent].append(kid)
+        self.task_ids.extend(block.task_ids)
+        self.instance_durations.extend([None] * rows)
+        self.task_accepts.extend([()] * rows)
+        zeros = np.zeros(rows, dtype=np.int64)
+        self._append(
+            {"task_job": np.repeat(np.arange(self.job_end, self.job_end + len(block)), tasks_of),
+             "task_demand": self.cluster.demand_matrix(block), "task_duration": block.duration.copy(),
+             "task_estimate": np.full(rows, np.nan), "task_instances": block.instances.copy(),
+             "task_device_count": zeros, "task_device_milli": zeros, "task_pending_parents": parents_of},
+            children, base + block.task_start[:-1], block.ids, block.submit.copy(), block.critical_paths(), tasks_of)
+
+    def _append(self, new: dict[str, np.ndarray], children: list[list[int]], firsts: np.ndarray, ids: Sequence,
+                submit: np.ndarray, length: np.ndarray, tasks_of: np.ndarray) -> None:
+        """New task rows (``new``: the given columns, the others start at 0; ``children``: global task
+        indices) and job rows (each job's first task, id, submit time, critical path and tasks)."""
+        n, jobs = len(children), len(ids)
+        new = {**new, "task_ready_time": np.full(n, np.nan), "task_start_time": np.full(n, np.nan),
+               "task_finish_time": np.full(n, np.nan)}
         for name in self._TASK_ARRAYS:
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, new.get(name, np.zeros(n, dtype=old.dtype))]))
-        self.job_first_task = np.concatenate([self.job_first_task[:-1], firsts, [base]]).astype(np.int64)
-        self.jobs.extend(jobs)
-        self.job_arrival = np.concatenate([self.job_arrival, np.full(len(jobs), np.nan)])
-        self.job_finish = np.concatenate([self.job_finish, np.full(len(jobs), np.nan)])
-        self.job_unfinished_tasks = np.concatenate(
-            [self.job_unfinished_tasks, np.array([len(job.tasks) for job in jobs], dtype=np.int64)])
-        self.unfinished_jobs += len(jobs)
+        self.children.extend(children)
+        self.job_first_task = np.concatenate([self.job_first_task[:-1], firsts, [self.task_end + n]]).astype(np.int64)
+        self.job_ids.extend(ids)
+        self.job_submit = np.concatenate([self.job_submit, submit])
+        self._job_length = np.concatenate([self._job_length, length])
+        self.job_arrival = np.concatenate([self.job_arrival, np.full(jobs, np.nan)])
+        self.job_finish = np.concatenate([self.job_finish, np.full(jobs, np.nan)])
+        self.job_unfinished_tasks = np.concatenate([self.job_unfinished_tasks, tasks_of])
+        self.unfinished_jobs += jobs
         if self._job_usage is not None:
-            self._job_running = np.concatenate([self._job_running, np.zeros(len(jobs), dtype=np.int64)])
-            self._job_usage = np.concatenate([self._job_usage, np.zeros((len(jobs), resources))])
-        self._job_length = None
+            self._job_running = np.concatenate([self._job_running, np.zeros(jobs, dtype=np.int64)])
+            self._job_usage = np.concatenate([self._job_usage, np.zeros((jobs, self.task_demand.shape[1]))])
         self._in_system = None
         self._ready_demand = self._ready_demand_by_resource = self._ready_devices = None
 
@@ -178,13 +215,12 @@ class TaskTable:
         for name in self._JOB_ARRAYS:
             setattr(self, name, getattr(self, name)[jobs:].copy())
         self.job_first_task = self.job_first_task[jobs:].copy()
-        del self.jobs[:jobs]
+        del self.job_ids[:jobs]
         if self._job_usage is not None:
             self._job_running = self._job_running[jobs:].copy()
             self._job_usage = self._job_usage[jobs:].copy()
         self.task_base += tasks
         self.job_base += jobs
-        self._job_length = None
         self._in_system = None
         self._ready_demand = self._ready_demand_by_resource = self._ready_devices = None
 
@@ -205,13 +241,11 @@ class TaskTable:
     def task_key(self, g: int) -> tuple[Hashable, Hashable]:
         """(job id, task id) of the global task index ``g``."""
         r = g - self.task_base
-        return self.jobs[self.task_job[r] - self.job_base].id, self.task_ids[r]
+        return self.job_ids[self.task_job[r] - self.job_base], self.task_ids[r]
 
     def job_length(self) -> np.ndarray:
-        """Critical-path duration of each job row, read-only; computed on first use."""
-        if self._job_length is None:
-            self._job_length = frozen(np.array([job.critical_path() for job in self.jobs], dtype=float))
-        return self._job_length
+        """Critical-path duration of each job row (`JobSpec.critical_path`), read-only."""
+        return frozen(self._job_length)
 
     def jobs_in_system(self) -> np.ndarray:
         """Rows of the jobs that have arrived and not finished, read-only; kept until one arrives or finishes."""
@@ -517,8 +551,8 @@ class TaskTable:
         if self._job_usage is None:
             running = self.task_started - self.task_finished - self.task_failed
             job_rows = self.task_job - self.job_base
-            self._job_running = np.bincount(job_rows, running, minlength=len(self.jobs)).astype(np.int64)
-            self._job_usage = np.zeros((len(self.jobs), self.task_demand.shape[1]))
+            self._job_running = np.bincount(job_rows, running, minlength=len(self.job_ids)).astype(np.int64)
+            self._job_usage = np.zeros((len(self.job_ids), self.task_demand.shape[1]))
             np.add.at(self._job_usage, job_rows, running[:, None] * self.task_demand)
             self._job_usage[self._job_running == 0] = 0.0
         return frozen(self._job_usage)

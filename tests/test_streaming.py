@@ -9,7 +9,8 @@ import pytest
 
 import cloudsim.simulation
 from agents import make_broker
-from cloudsim import ClusterSpec, JobSpec, Simulation, StreamedResult
+from cloudsim import ClusterSpec, JobBlock, JobSpec, Simulation, StreamedResult, TaskSpec
+from cloudsim.specs import UnschedulableTaskError
 from cloudsim.faults import RandomFaults
 from cloudsim.metrics import stringify_ids
 from conftest import task
@@ -264,3 +265,91 @@ def test_task_totals_add_up_batches_as_one_frame_would():
         {"tasks": 4, "instances": 10, "instances_failed": 1, "instance_restarts": 3}
     assert numbers["avg_completion"] == 2.0 and np.isnan(numbers["avg_slowdown"])
     assert list(numbers) == list(task_numbers(pd.concat(batches)))
+
+
+# ----------------------------------------------------------------------------------- job blocks
+def block_of_two_jobs(**change):
+    """Job "a" at t=0 (tasks 1 -> 2, a DAG; 2 and 3 instances of 1 and 2 cpu, 4 s and 3 s) and job "b" at t=5
+    (one task of 1 instance, 0.5 cpu for 2 s), as a JobBlock; ``change`` replaces columns."""
+    columns = dict(ids=("a", "b"), submit=np.array([0.0, 5.0]), task_start=np.array([0, 2, 3]),
+                   task_ids=(1, 2, 1), instances=np.array([2, 3, 1]), resources=("cpu",),
+                   demand=np.array([[1.0], [2.0], [0.5]]), duration=np.array([4.0, 3.0, 2.0]),
+                   parent_start=np.array([0, 0, 1, 1]), parents=np.array([0]))
+    return JobBlock(**{**columns, **change})
+
+
+def test_a_job_block_is_the_jobs_it_describes():
+    block = block_of_two_jobs()
+    specs = [JobSpec("a", 0.0, (TaskSpec(1, 2, {"cpu": 1.0}, 4.0), TaskSpec(2, 3, {"cpu": 2.0}, 3.0, (1,)))),
+             JobSpec("b", 5.0, (TaskSpec(1, 1, {"cpu": 0.5}, 2.0),))]
+    assert len(block) == 2 and block.critical_paths().tolist() == [7.0, 2.0]  # 4 + 3 along a's chain
+    cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 1})
+    from cloudsim.tasks import TaskTable
+    by_block, by_specs = TaskTable(cluster), TaskTable(cluster, specs)
+    by_block.extend(block)
+    for name in (*TaskTable._TASK_ARRAYS, *TaskTable._JOB_ARRAYS, "job_first_task"):
+        assert np.array_equal(getattr(by_block, name), getattr(by_specs, name), equal_nan=True), name
+    for name in ("task_ids", "children", "job_ids", "instance_durations", "task_accepts"):
+        assert getattr(by_block, name) == getattr(by_specs, name), name
+    assert by_block.children == [[1], [], []] and by_block.task_demand[:, 1].tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(instances=np.array([2, 0, 1])), "job 'a', task 2: instances must be whole numbers >= 1"),
+    (dict(demand=np.array([[1.0], [np.nan], [0.5]])), "job 'a', task 2: demands must be finite numbers >= 0"),
+    (dict(duration=np.array([4.0, 3.0, -1.0])), "job 'b', task 1: durations must be finite and >= 0"),
+    (dict(submit=np.array([5.0, 0.0])), "job 'b': submit times must not decrease"),
+    (dict(parents=np.array([2])), "job 'a', task 2: a parent must be an earlier row of the same job"),
+    (dict(task_ids=(1, 1, 1)), "job 'a': duplicate task ids"),
+    (dict(task_start=np.array([0, 3, 3])), "give every job a task"),
+    (dict(instances=[2, 3, 1]), "instances must be a numpy array of int64 of shape \\(3,\\)"),
+    (dict(demand=np.array([1.0, 2.0, 0.5])), "demand must be a numpy array of float64 of shape \\(3, 1\\)"),
+])
+def test_a_job_block_names_the_job_and_task_it_refuses(change, message):
+    with pytest.raises(ValueError, match=f"JobBlock: .*{message}"):
+        block_of_two_jobs(**change)
+
+
+def test_the_generator_in_blocks_gives_the_same_jobs(small_blocks, tmp_path):
+    """`iter_alibaba_like(block=...)` makes the jobs it makes one at a time; a streamed run of its blocks writes
+    the files and summary of the same run fed JobSpecs, bit for bit, on either engine path."""
+    specs = list(iter_alibaba_like(23, seed=4, max_instances=40))
+    blocks = list(iter_alibaba_like(23, seed=4, max_instances=40, block=5))
+    assert [len(b) for b in blocks] == [5, 5, 5, 5, 3]
+    from cloudsim.tasks import TaskTable
+    cluster = ClusterSpec.uniform(4, {"cpu": 96, "memory": 1})
+    by_specs, by_blocks = TaskTable(cluster, specs), TaskTable(cluster)
+    for block in blocks:
+        by_blocks.extend(block)
+    for name in (*TaskTable._TASK_ARRAYS, *TaskTable._JOB_ARRAYS, "job_first_task"):
+        assert np.array_equal(getattr(by_blocks, name), getattr(by_specs, name), equal_nan=True), name
+    assert by_blocks.children == by_specs.children and by_blocks.task_ids == by_specs.task_ids
+    for compiled in (False, True):
+        runs = [Simulation(cluster, source, make_broker("first-fit"), stream_to=tmp_path / f"{compiled}{k}",
+                           compiled=compiled).run() for k, source in enumerate((iter(specs), iter(blocks)))]
+        for name in TABLES:
+            pd.testing.assert_frame_equal(getattr(runs[0], name)(), getattr(runs[1], name)(), check_exact=True)
+        summaries = [pd.Series({k: v for k, v in r.summary.items() if k != "sim_wall_s"}, dtype=object) for r in runs]
+        assert summaries[0].equals(summaries[1])  # (NaN where NaN)
+
+
+def test_a_stream_of_blocks_is_checked_as_it_is_read(tmp_path):
+    cluster = ClusterSpec.uniform(1, {"cpu": 4, "memory": 1})
+    first = block_of_two_jobs()
+    earlier = block_of_two_jobs(ids=("c", "d"), submit=np.array([3.0, 9.0]))
+    cases = [([first, earlier], ValueError, r"job 'c' is submitted at 3.0, before the job read before it \(5.0\)"),
+             ([first, {"id": "c"}], TypeError, r"must be JobSpec objects \(or JobBlocks, each a block\), got \{"),
+             ([block_of_two_jobs(resources=("gpu",))], ValueError, "job 'a': task 1 demands gpu=1 .*--capacity"),
+             ([block_of_two_jobs(demand=np.array([[1.0], [8.0], [0.5]]))], UnschedulableTaskError,
+              "job 'a', task 2 demands .* per instance, which no machine can hold")]
+    for jobs, error, message in cases:
+        with pytest.raises(error, match=message):
+            Simulation(cluster, iter(jobs), make_broker("first-fit"), stream_to=tmp_path / "out").run()
+        assert list(tmp_path.iterdir()) == []
+    with pytest.raises(TypeError, match="a JobBlock feeds a streamed simulation: pass stream_to"):
+        Simulation(cluster, [first], make_broker("first-fit"))
+    mixed = [first, JobSpec("c", 6.0, (task(0, 1, 1, 0.1, 1.0),)), block_of_two_jobs(ids=("d", "e"),
+                                                                                   submit=np.array([6.0, 9.0]))]
+    sim = Simulation(cluster, mixed, make_broker("first-fit"), stream_to=tmp_path / "out")
+    assert sim._stream_length == 5  # (the progress bar counts jobs, not blocks)
+    assert sim.run().summary["jobs"] == 5 and sim.result().jobs().job_id.tolist() == ["a", "b", "c", "d", "e"]

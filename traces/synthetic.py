@@ -33,13 +33,14 @@ Two families, each seeded so that the same arguments give the same jobs:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, TaskSpec
+from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, TaskSpec
 
 __all__ = [
     "BimodalJobs",
@@ -344,25 +345,33 @@ _SUBMIT_BLOCK = 65536  # inter-arrival times drawn at a time when streaming
 
 
 def iter_alibaba_like(
-    jobs: int = ALIBABA_LIKE_JOBS, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5
+    jobs: int = ALIBABA_LIKE_JOBS, seed: int = 0, max_instances: int = 2000, dag_fraction: float = 0.5,
+    block: int | None = None,
 ):
     """The jobs of `alibaba_like`, the same ones, made one at a time: memory stays flat at any ``jobs``.
 
     The in-memory generator draws every inter-arrival time first, then each job's
     shape from the same random stream. Here the inter-arrival times come in blocks from
     a copy of that stream, and the job stream first skips past them, block by block.
+
+    ``block``: yield `cloudsim.JobBlock` objects of that many jobs each (the last may hold
+    fewer) instead of one `JobSpec` per job: the same jobs, as columns, which a streamed
+    simulation reads without an object per job or task.
     """
     if jobs < 0:
         raise ValueError(f"jobs must be >= 0, got {jobs}")
     if not 0 <= dag_fraction <= 1:
         raise ValueError(f"dag_fraction must be in [0, 1], got {dag_fraction!r}")
+    if block is not None and (not isinstance(block, int) or block < 1):
+        raise ValueError(f"block must be None (one JobSpec at a time) or a whole number of jobs >= 1, got {block!r}")
     rng = np.random.default_rng(seed)
     arrivals = np.random.default_rng(seed)  # the same stream: its first draws are the inter-arrival times
     for start in range(0, jobs, _SUBMIT_BLOCK):
         rng.exponential(_MEAN_INTERARRIVAL, min(_SUBMIT_BLOCK, jobs - start))
     dag_rng = np.random.default_rng([seed, 1])  # DAG shapes do not disturb the other draws
-    probabilities = _TASKS_PER_JOB / _TASKS_PER_JOB.sum()
-    cpu_weights = _CPU_WEIGHTS / _CPU_WEIGHTS.sum()
+    draw = functools.partial(_alibaba_draws, rng, dag_rng, _TASKS_PER_JOB / _TASKS_PER_JOB.sum(),
+                             _CPU_WEIGHTS / _CPU_WEIGHTS.sum(), max_instances, dag_fraction)
+    made = _AlibabaBlock() if block else None
     total, first = 0.0, None
     for start in range(0, jobs, _SUBMIT_BLOCK):
         # A running sum carried over blocks adds in the same order as one cumsum over all.
@@ -374,34 +383,71 @@ def iter_alibaba_like(
             first = submit[0]
         submit -= first
         for offset in range(len(submit)):
-            yield _alibaba_job(start + offset + 1, float(submit[offset]), rng, dag_rng, probabilities, cpu_weights,
-                               max_instances, dag_fraction)
+            job_id, drawn = start + offset + 1, draw()
+            if made is None:
+                yield _alibaba_job(job_id, float(submit[offset]), *drawn)
+                continue
+            made.add(job_id, float(submit[offset]), *drawn)
+            if len(made.ids) == block:
+                yield made.block()
+                made = _AlibabaBlock()
+    if made is not None and made.ids:
+        yield made.block()
 
 
-def _alibaba_job(job_id: int, submit: float, rng: np.random.Generator, dag_rng: np.random.Generator,
-                 probabilities: np.ndarray, cpu_weights: np.ndarray, max_instances: int,
-                 dag_fraction: float) -> JobSpec:
+def _alibaba_draws(rng: np.random.Generator, dag_rng: np.random.Generator, probabilities: np.ndarray,
+                   cpu_weights: np.ndarray, max_instances: int, dag_fraction: float) -> tuple:
+    """One job's tasks as drawn: instances, durations, cpu and memory per task, and each task's parents (the
+    positions of earlier tasks), or None for a job without a DAG."""
     n = int(rng.choice(len(probabilities), p=probabilities)) + 1
     if n == len(probabilities):
         n = int(rng.integers(12, 41))
-    instances = np.clip(np.rint(rng.lognormal(*_LOG_INSTANCES, n)), 1, max_instances).astype(int)
+    instances = np.clip(np.rint(rng.lognormal(*_LOG_INSTANCES, n)), 1, max_instances).astype(np.int64)
     duration = np.maximum(1.0, np.round(rng.lognormal(*_LOG_DURATION, n), 3))
     cpu = rng.choice(_CPU_VALUES, size=n, p=cpu_weights)
     memory = np.round(rng.lognormal(*_LOG_MEMORY, n), 6)
-    ids = list(range(1, n + 1))
     dag = n > 1 and dag_rng.random() < dag_fraction
-    parents = _dag_parents(dag_rng, n, ids) if dag else [()] * n
-    tasks = tuple(
-        TaskSpec(
-            id=ids[t],
-            instances=int(instances[t]),
-            demand={"cpu": float(cpu[t]), "memory": float(memory[t])},
-            duration=float(duration[t]),
-            parents=parents[t],
-        )
-        for t in range(n)
-    )
-    return JobSpec(job_id, submit, tasks)
+    return instances, duration, cpu, memory, _dag_parents(dag_rng, n, range(n)) if dag else None
+
+
+def _alibaba_job(job_id: int, submit: float, instances: np.ndarray, duration: np.ndarray, cpu: np.ndarray,
+                 memory: np.ndarray, parents: list[tuple[int, ...]] | None) -> JobSpec:
+    """A drawn job (`_alibaba_draws`) as a JobSpec: task ids 1, 2, ..."""
+    return JobSpec(job_id, submit, tuple(
+        TaskSpec(id=t + 1, instances=int(instances[t]), demand={"cpu": float(cpu[t]), "memory": float(memory[t])},
+                 duration=float(duration[t]), parents=() if parents is None else tuple(p + 1 for p in parents[t]))
+        for t in range(len(instances))))
+
+
+class _AlibabaBlock:
+    """Drawn jobs (`_alibaba_draws`) gathered into a `cloudsim.JobBlock`: the jobs `_alibaba_job` makes."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.submit: list[float] = []
+        self.sizes: list[int] = []
+        self.columns: list[tuple] = []
+        self.parent_counts: list[int] = []
+        self.parents: list[int] = []
+
+    def add(self, job_id, submit, instances, duration, cpu, memory, parents) -> None:
+        first = sum(self.sizes)
+        self.ids.append(job_id)
+        self.submit.append(submit)
+        self.sizes.append(len(instances))
+        self.columns.append((instances, duration, cpu, memory))
+        for t in range(len(instances)):
+            mine = () if parents is None else parents[t]
+            self.parent_counts.append(len(mine))
+            self.parents.extend(first + p for p in mine)
+
+    def block(self) -> JobBlock:
+        instances, duration, cpu, memory = (np.concatenate(column) for column in zip(*self.columns))
+        return JobBlock(tuple(self.ids), np.array(self.submit), np.concatenate(([0], np.cumsum(self.sizes))),
+                        tuple(t + 1 for size in self.sizes for t in range(size)), instances, ("cpu", "memory"),
+                        np.column_stack([cpu, memory]), duration,
+                        np.concatenate(([0], np.cumsum(self.parent_counts))).astype(np.int64),
+                        np.array(self.parents, dtype=np.int64))
 
 
 def fit_alibaba_like(jobs: Sequence[JobSpec], dag_jobs: Sequence[JobSpec] = ()) -> dict:
