@@ -309,3 +309,22 @@ def test_drawing_the_steps_in_blocks_gives_the_jobs_drawn_one_step_at_a_time(mon
         assert rlsk_workload(load, 80, seed) == _step_by_step(load, 80, seed, 1, 3, RLSK, False)
         assert poisson_workload(load, 80, seed) == _step_by_step(load, 80, seed, 10, 1, DEEPRM_PLUS, True)
         assert poisson_workload(load, seed=seed) == _step_by_step(load, None, seed, 10, 1, DEEPRM_PLUS, True)
+
+
+def test_the_alibaba_like_draws_are_numpys_choice_made_directly():
+    """`_choice` and `_dag_parents` draw what ``Generator.choice`` draws (with ``p``; and ``replace=False``, Floyd's
+    algorithm then a shuffle), the same numbers from the same stream, which then goes on alike."""
+    from traces.synthetic import _PARENTS_PER_TASK, _cdf, _choice, _dag_parents
+
+    weights = _PARENTS_PER_TASK
+    for seed in range(200):
+        for n in (1, 2, 7, 40):
+            ours, numpys = np.random.default_rng([seed, n]), np.random.default_rng([seed, n])
+            assert _choice(ours, _cdf(weights), n).tolist() == numpys.choice(
+                len(weights), size=n, p=weights / weights.sum()).tolist()
+            assert int(_choice(ours, _cdf(weights))) == int(numpys.choice(len(weights), p=weights / weights.sum()))
+            counts = numpys.choice(len(weights), size=n, p=weights / weights.sum())
+            expected = [tuple(np.sort(numpys.choice(i, size=min(int(c), i), replace=False)).tolist())
+                        if min(int(c), i) else () for i, c in enumerate(counts)]
+            assert _dag_parents(ours, n, range(n)) == expected
+            assert ours.random() == numpys.random()
