@@ -353,3 +353,12 @@ def test_a_stream_of_blocks_is_checked_as_it_is_read(tmp_path):
     sim = Simulation(cluster, mixed, make_broker("first-fit"), stream_to=tmp_path / "out")
     assert sim._stream_length == 5  # (the progress bar counts jobs, not blocks)
     assert sim.run().summary["jobs"] == 5 and sim.result().jobs().job_id.tolist() == ["a", "b", "c", "d", "e"]
+
+
+def test_a_job_stream_shifts_and_scales_blocks_as_it_does_jobs():
+    from traces import JobStream
+
+    stream = JobStream(3, lambda: iter([block_of_two_jobs(submit=np.array([10.0, 15.0])),
+                                        JobSpec("c", 16.0, (task(0, 1, 1, 0.1, 1.0),))]), origin=10.0, scale=2.0)
+    block, job = list(stream)
+    assert block.submit.tolist() == [0.0, 10.0] and block.ids == ("a", "b") and job.submit_time == 12.0

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from cloudsim.specs import JobSpec
+from cloudsim.specs import JobBlock, JobSpec
 
 __all__ = ["JobStream", "Workload", "read_in_blocks"]
 
@@ -40,7 +40,8 @@ class Workload:
 class JobStream:
     """Jobs in submit order that are read only when iterated, as a streamed simulation takes them.
 
-    ``read()`` yields the jobs (anew at each iteration); they are shifted so that
+    ``read()`` yields the jobs (anew at each iteration), as `JobSpec` objects or `cloudsim.JobBlock`
+    objects of many jobs each; they are shifted so that
     ``origin`` becomes t=0, as `traces.rebase` shifts a list. ``len()`` is their
     number, known up front. A stream is picklable when ``read`` is (a
     `functools.partial` of a module-level function), so it travels to worker
@@ -57,10 +58,13 @@ class JobStream:
     def __len__(self) -> int:
         return self.count
 
-    def __iter__(self) -> Iterator[JobSpec]:
+    def __iter__(self) -> Iterator[JobSpec | JobBlock]:
         for job in self.read():
             if self.origin != 0 or self.scale != 1:
-                job = dataclasses.replace(job, submit_time=(job.submit_time - self.origin) * self.scale)
+                if isinstance(job, JobBlock):
+                    job = dataclasses.replace(job, submit=(job.submit - self.origin) * self.scale)
+                else:
+                    job = dataclasses.replace(job, submit_time=(job.submit_time - self.origin) * self.scale)
             yield job
 
 

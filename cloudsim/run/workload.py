@@ -17,6 +17,7 @@ from cloudsim.run.config import (
     ConfigError, DEFAULT_CAPACITY, DEFAULT_MACHINES, RunConfig, UNLOADED_GENERATORS, WorkloadConfig
 )
 from cloudsim.run.config.fields import span_text
+from cloudsim.simulation import STREAM_BLOCK
 from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from traces import (
     EmptyWorkloadError,
@@ -149,7 +150,7 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
             described["load"] = load
         if lazy:  # alibaba-like: the generator streams in the run; no job is made here
             count = source.synthetic_jobs if source.synthetic_jobs is not None else ALIBABA_LIKE_JOBS
-            jobs = JobStream(count, functools.partial(iter_alibaba_like, count, seed))
+            jobs = JobStream(count, functools.partial(iter_alibaba_like, count, seed, block=STREAM_BLOCK))
             generated = generate(source.generator_name, 0, seed, load)[1]  # its cluster only
         else:
             jobs, generated = generate(source.generator_name, source.synthetic_jobs, seed, load)
