@@ -387,19 +387,20 @@ class TaskTotals:
 
 def summarise(record: "EpisodeRecord", tasks: dict, jobs: pd.DataFrame, used: np.ndarray,
               imbalance: dict[str, float], wall_s: float) -> dict:
-    """The summary of a finished episode from its `task_numbers`, its ``jobs`` frame (the columns
-    completion, wait, slowdown), the resources its groups used (`used_resources`) and its mean
-    imbalance numbers."""
+    """The summary of a finished episode from its `task_numbers`, its jobs' columns completion, wait and
+    slowdown (the ``jobs`` frame, or a mapping of those names to Series), the resources its groups used
+    (`used_resources`) and its mean imbalance numbers."""
     makespan = float(record.makespan)
     total = record.state.capacity.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_util = used / (total * makespan) if makespan > 0 else np.zeros(len(total))
-    job_completion = _mean(jobs.completion)  # also DeepRM_Plus's average cycling time
+    completion, wait, slowdown = jobs["completion"], jobs["wait"], jobs["slowdown"]
+    job_completion = _mean(completion)  # also DeepRM_Plus's average cycling time
     return {
         "broker": record.broker,
         "mode": "event" if record.tick is None else f"tick={record.tick:g}",
         "makespan": makespan,
-        "jobs": int(len(jobs)),
+        "jobs": int(len(completion)),
         "tasks": tasks["tasks"],
         "instances": tasks["instances"],
         # every instance has ended once, finished or failed
@@ -409,12 +410,12 @@ def summarise(record: "EpisodeRecord", tasks: dict, jobs: pd.DataFrame, used: np
         "avg_completion": tasks["avg_completion"],
         "avg_slowdown": tasks["avg_slowdown"],
         "avg_job_completion": job_completion,
-        "avg_job_slowdown": _mean(jobs.slowdown),
-        "avg_job_wait": _mean(jobs.wait),
+        "avg_job_slowdown": _mean(slowdown),
+        "avg_job_wait": _mean(wait),
         "avg_cycling_time": job_completion,
-        **_percentiles(jobs.completion, "job_completion"),
-        **_percentiles(jobs.wait, "job_wait"),
-        **_percentiles(jobs.slowdown, "job_slowdown"),
+        **_percentiles(completion, "job_completion"),
+        **_percentiles(wait, "job_wait"),
+        **_percentiles(slowdown, "job_slowdown"),
         **{f"utilisation_{r}": float(u) for r, u in zip(record.cluster.resources, mean_util)},
         **imbalance,
         "decisions": int(record.decisions),

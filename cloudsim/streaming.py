@@ -93,6 +93,21 @@ class StreamedResult:
         return self._read("capacity")
 
 
+def _read_columns(path: Path, names: tuple[str, ...]) -> dict[str, "pd.Series"]:
+    """Float columns of a Parquet file as Series, read one row group at a time into one array each."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+    file = pq.ParquetFile(path)
+    columns = {name: np.empty(file.metadata.num_rows) for name in names}
+    at = 0
+    for group in range(file.num_row_groups):
+        part = file.read_row_group(group, columns=list(names), use_threads=False)
+        for name in names:
+            columns[name][at:at + part.num_rows] = part.column(name).to_numpy()
+        at += part.num_rows
+    return {name: pd.Series(values, name=name, copy=False) for name, values in columns.items()}
+
+
 class ResultWriter:
     """Writes a streamed episode's finished rows as Parquet row groups (see the module docstring)."""
 
@@ -158,8 +173,10 @@ class ResultWriter:
         for name in _TABLES:
             if name not in self._writers:  # no rows at all: an empty file with the columns
                 stringify_ids(empty[name]()).to_parquet(self._partial / f"{name}.parquet", index=False)
-        # The job numbers need whole columns (percentiles): three of them, 24 bytes a job, read back.
-        jobs = pd.read_parquet(self._partial / "jobs.parquet", columns=["completion", "wait", "slowdown"])
+        # The job numbers need whole columns (percentiles): three of them, 24 bytes a job, read back a row
+        # group at a time into arrays of their own (a frame of them, or reading them whole, would hold them
+        # two or three times over).
+        jobs = _read_columns(self._partial / "jobs.parquet", ("completion", "wait", "slowdown"))
         summary = summarise(record, self.task_totals.numbers(), jobs, self.used,
                             {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
         stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
