@@ -62,6 +62,9 @@ IMBALANCE_COLUMNS = ("imbalance_resources", "imbalance_machines")
 # imbalance() holds (change instants x machines) matrices one block of instants at a time:
 # about this many cells per block (a few arrays of 2e6 float64 are tens of MB).
 _BLOCK_CELLS = 2_000_000
+# The machines' usage steps are taken a block of machines at a time, about this many groups per block: a
+# block's frame of changes (two rows a group) and its grouping take several times its 16 MB.
+_GROUPS_PER_BLOCK = 125_000
 
 
 @dataclass
@@ -149,30 +152,41 @@ class EpisodeResult:
         module docstring for machines and resources with zero capacity.
         """
         import pandas as pd
-        machine, time, util = self._machine_steps()
-        times, instant = np.unique(time, return_inverse=True)
+        has_capacity = (self.capacity[list(self.resources)].to_numpy() > 0).any(axis=1)
         # Eq. 7 is a sum of one step function per machine, each depending on that machine
-        # alone: add up every machine's changes per instant and accumulate over time.
-        spread = np.zeros(len(util))
-        for i in range(util.shape[1]):  # resource pairs: a handful, whatever the cluster size
-            for j in range(i + 1, util.shape[1]):
-                spread += np.nan_to_num(np.abs(util[:, i] - util[:, j]))  # a missing resource adds nothing
-        between_resources = np.cumsum(np.bincount(instant, _changes(machine, spread), minlength=len(times)))
+        # alone: add up every machine's changes per instant and accumulate over time. Eq. 8 needs
+        # each machine's mean utilisation (eq. 5) at its changes. Both are taken from the machines'
+        # steps a block of machines at a time: the utilisation rows of a long run are never all held.
+        parts: dict[str, list[np.ndarray]] = {"machine": [], "time": [], "change": [], "mean": []}
+        for machine, time, util in self._machine_step_blocks():
+            spread = np.zeros(len(util))
+            for i in range(util.shape[1]):  # resource pairs: a handful, whatever the cluster size
+                for j in range(i + 1, util.shape[1]):
+                    spread += np.nan_to_num(np.abs(util[:, i] - util[:, j]))  # a missing resource adds nothing
+            parts["machine"].append(machine)
+            parts["time"].append(time)
+            parts["change"].append(_changes(machine, spread))  # (a block begins with a machine's first row)
+            parts["mean"].append(np.nanmean(util[has_capacity[machine]], axis=1))  # a kept machine has a resource
+        machine, time, change, mean = (np.concatenate(values) if values else np.empty(0, dtype) for values, dtype in
+                                       zip(parts.values(), (np.int64, float, float, float)))
+        del parts
+        times, instant = np.unique(time, return_inverse=True)
+        between_resources = np.cumsum(np.bincount(instant, change, minlength=len(times)))
+        del time, change
         # Eq. 8 pairs every machine with every other at each instant, idle ones included, so it
         # needs the whole U vector per instant: a dense (instants x machines) matrix, built and
         # reduced one block of instants at a time. Machines without any capacity have no U_m
         # and are left out.
-        has_capacity = (self.capacity[list(self.resources)].to_numpy() > 0).any(axis=1)
         counted = int(has_capacity.sum())
-        column = np.cumsum(has_capacity) - 1  # machine -> its column among the counted ones
         keep = has_capacity[machine]
-        mean = np.nanmean(util[keep], axis=1)  # eq. 5; each kept machine has some resource
+        instant, column = instant[keep], (np.cumsum(has_capacity) - 1)[machine[keep]]  # (column: among the counted)
+        del machine, keep
         # Sum of |x_a - x_b| over pairs of n values: with x sorted, the k-th (from 0) is the larger
         # one in k pairs and the smaller one in n - 1 - k pairs.
         weights = 2.0 * np.arange(counted) - counted + 1
         between_machines = np.zeros(len(times))
         if counted > 1:  # one machine has no pair: 0
-            for start, stop, u in _step_blocks(instant[keep], column[machine[keep]], mean, len(times), counted):
+            for start, stop, u in _step_blocks(instant, column, mean, len(times), counted):
                 u.sort(axis=1)
                 between_machines[start:stop] = arithmetic.dot(u, weights)
         return pd.DataFrame(dict(zip(("time", *IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
@@ -203,26 +217,28 @@ class EpisodeResult:
         instances to its machine, an end takes it back, and the running sum per
         machine divided by the machine's capacity is its utilisation.
         """
+        blocks = list(self._machine_step_blocks())
+        if not blocks:
+            return np.empty(0, dtype=np.int64), np.empty(0), np.empty((0, len(self.resources)))
+        return tuple(np.concatenate(part) for part in zip(*blocks))
+
+    def _machine_step_blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """`_machine_steps` a block of machines at a time, in machine order (none without groups)."""
         names = list(self.resources)
         capacity = self.capacity[names].to_numpy(dtype=float)
-        machines, times, utils = [], [], []
         # A few machines at a time: each machine's steps depend on its own groups alone, and the
         # grouped frames of a long run's millions of groups would take several times their size.
         # Within a block every (machine, time) sums its rows in the order the whole frame has them.
         group_machine = self.groups.machine.to_numpy()
-        for block in _machine_blocks(group_machine, _BLOCK_CELLS // 4):
+        for block in _machine_blocks(group_machine, _GROUPS_PER_BLOCK):
             rows = np.flatnonzero((group_machine >= block[0]) & (group_machine < block[1]))
             used = self._usage_changes(rows).groupby(["machine", "time"], sort=True).sum() \
                 .groupby(level="machine").cumsum()
             machine = used.index.get_level_values("machine").to_numpy(dtype=np.int64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 util = np.where(capacity[machine] > 0, used.to_numpy() / capacity[machine], np.nan)
-            machines.append(machine)
-            times.append(used.index.get_level_values("time").to_numpy(dtype=float))
-            utils.append(np.maximum(util, 0.0))  # adding and taking back the same amounts may leave -1e-17
-        if not machines:
-            return np.empty(0, dtype=np.int64), np.empty(0), np.empty((0, len(names)))
-        return np.concatenate(machines), np.concatenate(times), np.concatenate(utils)
+            # adding and taking back the same amounts may leave -1e-17
+            yield machine, used.index.get_level_values("time").to_numpy(dtype=float), np.maximum(util, 0.0)
 
     def instances(self) -> pd.DataFrame:
         """One row per instance run (expanded from the groups): job, task, instance, machine, start, end, outcome.
