@@ -23,7 +23,7 @@ from cloudsim.compiled import CompiledState
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
-from traces import alibaba_like
+from traces import alibaba_like, iter_alibaba_like
 
 
 def both_paths(cluster, jobs, broker="first-fit", **options):
@@ -362,3 +362,23 @@ def test_a_streamed_compiled_run_holds_only_the_jobs_in_flight(blocks_of, tmp_pa
                         compiled=True).run()
     assert len(held) == 80 and max(max(h) for h in held) <= 10
     assert result.summary["jobs"] == 400 and len(result.groups()) == 400
+
+
+def test_an_interrupted_streamed_compiled_run_leaves_the_folder_as_it_was(tmp_path):
+    """Ctrl-C while the compiled path reads the next block: the partial files go, an earlier run's stay."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("an earlier run")
+
+    def source():
+        for k, block in enumerate(iter_alibaba_like(3000, seed=0, block=256)):
+            if k == 5:  # (the earlier blocks' finished rows are written by now)
+                raise KeyboardInterrupt
+            yield block
+
+    sim = Simulation(ClusterSpec.uniform(20, {"cpu": 96, "memory": 1}), source(), FirstFit(), stream_to=out,
+                     compiled=True)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert [p.name for p in out.iterdir()] == ["summary.json"] and (out / "summary.json").read_text() == "an earlier run"

@@ -328,3 +328,11 @@ def test_the_alibaba_like_draws_are_numpys_choice_made_directly():
                         if min(int(c), i) else () for i, c in enumerate(counts)]
             assert _dag_parents(ours, n, range(n)) == expected
             assert ours.random() == numpys.random()
+
+
+@pytest.mark.parametrize("block", [0, -1, True, 2.5, "2"])
+def test_the_generator_refuses_a_block_that_is_not_a_count_of_jobs(block):
+    from traces import iter_alibaba_like
+
+    with pytest.raises(ValueError, match=f"block must be None .* or a whole number of jobs >= 1, got {block!r}"):
+        next(iter_alibaba_like(10, block=block))

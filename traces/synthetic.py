@@ -399,7 +399,7 @@ def iter_alibaba_like(
         raise ValueError(f"jobs must be >= 0, got {jobs}")
     if not 0 <= dag_fraction <= 1:
         raise ValueError(f"dag_fraction must be in [0, 1], got {dag_fraction!r}")
-    if block is not None and (not isinstance(block, int) or block < 1):
+    if block is not None and (not isinstance(block, int) or isinstance(block, bool) or block < 1):
         raise ValueError(f"block must be None (one JobSpec at a time) or a whole number of jobs >= 1, got {block!r}")
     rng = np.random.default_rng(seed)
     arrivals = np.random.default_rng(seed)  # the same stream: its first draws are the inter-arrival times
