@@ -42,7 +42,6 @@ from the public `cloudsim.record.EpisodeRecord`.
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 import time as wallclock
 from collections.abc import Sized
@@ -190,9 +189,10 @@ class Simulation:
         self._latest_read = -math.inf  # (the submit time of the last job read from the source)
         self._held = _END  # (a JobBlock read after a run of JobSpec objects: the next block)
         self._stream_length = _stream_length(jobs) if stream_to is not None else None
-        if stream_to is None and any(isinstance(job, JobBlock) for job in jobs):
+        ordered: list[JobSpec] = [] if stream_to is not None else list(jobs)  # (read once: jobs may be a generator)
+        if any(isinstance(job, JobBlock) for job in ordered):
             raise TypeError("a JobBlock feeds a streamed simulation: pass stream_to=FOLDER, or give JobSpec objects")
-        ordered: list[JobSpec] = [] if stream_to is not None else sorted(jobs, key=lambda j: j.submit_time)
+        ordered.sort(key=lambda j: j.submit_time)
         self.broker = broker
         if compiled not in (None, True, False):
             raise ValueError(f"compiled must be None (where it applies), True or False, got {compiled!r}")
@@ -641,7 +641,7 @@ class Simulation:
         self._arrivals_done = True
 
     def _compiled_next_block(self) -> list[JobSpec] | JobBlock:
-        """`_streamed_jobs`'s step on the compiled path: the next block read, what can no longer change
+        """`_streamed_submits`'s step on the compiled path: the next block read, what can no longer change
         written out (the compiled state hands over its ended groups and progress first), the block added
         to the task table and the compiled state laid out again for the table's rows."""
         block = self._read_block()

@@ -362,3 +362,12 @@ def test_a_job_stream_shifts_and_scales_blocks_as_it_does_jobs():
                                         JobSpec("c", 16.0, (task(0, 1, 1, 0.1, 1.0),))]), origin=10.0, scale=2.0)
     block, job = list(stream)
     assert block.submit.tolist() == [0.0, 10.0] and block.ids == ("a", "b") and job.submit_time == 12.0
+
+
+def test_a_simulation_in_memory_reads_a_generator_of_jobs_once():
+    jobs = alibaba_like(30, seed=2, max_instances=20)
+    cluster = ClusterSpec.uniform(4, {"cpu": 96, "memory": 1})
+    from_list = Simulation(cluster, jobs, make_broker("first-fit")).run()
+    from_generator = Simulation(cluster, (job for job in jobs), make_broker("first-fit")).run()
+    assert from_generator.summary["jobs"] == 30
+    pd.testing.assert_frame_equal(from_list.groups, from_generator.groups, check_exact=True)
