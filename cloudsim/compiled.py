@@ -37,6 +37,16 @@ in machine-major order, with the same sums in the same order, so the same plan a
 ``"fitness"`` is such a score too, the network's output on the pair's features (`_fitness`, the same
 arithmetic as `cloudsim.kernels.mlp`); as it reads the task's waiting count, a start scores its task
 again on every state it fits.
+
+A streamed run (``stream_to``) keeps the buffers to the jobs in flight. When the simulation reads a block of
+jobs, the state hands over the groups ended before the first one still running (`CompiledState.hand_over`)
+and the tasks' progress (`CompiledState.write_progress`) for the writer, and once the task table has dropped
+the finished jobs and taken the new ones, the buffers are laid out again for its rows
+(`CompiledState.restream`): what happened per task and per job moves up with its rows, the machines' regions
+stay, the min-demand tree is rebuilt from its leaves, and task numbers held elsewhere (group rows, the new
+tasks' list, a pair score's slots) are counted from the new first row. Group rows are kept from the round
+of the first group still running, since end events to come name launched positions within it; launched
+positions count from the episode's first group (``GROUP_BASE``).
 """
 
 from __future__ import annotations
@@ -88,7 +98,8 @@ G_DURATION, G_START, G_END = range(3)
  P_SCORES) = range(9, 20)
 PAIR_HEADER = 20
 # How a streamed run's `CompiledState.restream` carries each part over: the scalars of the run so far, the
-# regions of what happened per task and per job (the rows kept move up), and those of the machines
+# regions of what happened per task and per job (the rows kept move up), and those of the machines and the
+# cluster (kept whole)
 _RUN_SCALARS = (GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE,
                 DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP, NEED_GROUPS, SCORE_NAN, TURN,
                 GROUP_BASE)
