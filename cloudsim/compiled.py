@@ -106,7 +106,7 @@ _RUN_SCALARS = (GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEG
 _PER_TASK_INTS = (PENDING, WAITING, FINISHED, NEXT_FRESH, MARK, TASK_SLOT)
 _PER_JOB_INTS = (JOB_LEFT, JOB_RUNNING)
 _PER_TASK_FLOATS = (READY_TIME, START_TIME, FINISH_TIME)
-_PER_JOB_FLOATS = (JOB_ARRIVAL, JOB_FINISH)  # (and JOB_USAGE, a row per job)
+_PER_JOB_FLOATS = (JOB_ARRIVAL, JOB_FINISH, JOB_USAGE)  # (JOB_USAGE: a row of resources per job)
 _MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND)
 _MACHINE_FLOATS = (CAPACITY, FREE, MAX_FREE, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, TOTAL_CAPACITY, NETWORK)
 NO_FIT = -math.inf  # the score of a pair that does not fit (a pair that fits scores a finite number, or +inf)
@@ -300,13 +300,12 @@ class CompiledState:
         ints[list(_RUN_SCALARS)] = old_ints[list(_RUN_SCALARS)]
         ints[UNFINISHED_JOBS] += len(tasks.job_ids) - kept_jobs
         floats[:FLOAT_HEADER] = old_floats[:FLOAT_HEADER]
-        for new, old, slots, drop, kept, width in (
-                (ints, old_ints, _PER_TASK_INTS, dropped_tasks, kept_tasks, 1),
-                (ints, old_ints, _PER_JOB_INTS, dropped_jobs, kept_jobs, 1),
-                (floats, old_floats, _PER_TASK_FLOATS, dropped_tasks, kept_tasks, 1),
-                (floats, old_floats, _PER_JOB_FLOATS, dropped_jobs, kept_jobs, 1),
-                (floats, old_floats, (JOB_USAGE,), dropped_jobs, kept_jobs, resources)):
+        for new, old, slots, drop, kept in ((ints, old_ints, _PER_TASK_INTS, dropped_tasks, kept_tasks),
+                                            (ints, old_ints, _PER_JOB_INTS, dropped_jobs, kept_jobs),
+                                            (floats, old_floats, _PER_TASK_FLOATS, dropped_tasks, kept_tasks),
+                                            (floats, old_floats, _PER_JOB_FLOATS, dropped_jobs, kept_jobs)):
             for slot in slots:
+                width = resources if slot == JOB_USAGE else 1  # (values per row)
                 _region(ints, new, slot, kept * width)[:] = _region(old_ints, old, slot, (drop + kept) * width)[
                     drop * width:]
         for new, old, slots in ((ints, old_ints, _MACHINE_INTS), (floats, old_floats, _MACHINE_FLOATS)):

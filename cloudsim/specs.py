@@ -328,6 +328,10 @@ class JobBlock:
         """The jobs the block holds."""
         return len(self.ids)
 
+    def job_of(self, row: int) -> int:
+        """The position in the block of the job that task row ``row`` belongs to."""
+        return int(np.searchsorted(self.task_start, row, side="right")) - 1
+
     def critical_paths(self) -> np.ndarray:
         """Each job's critical path (`JobSpec.critical_path`): the longest parent-to-child chain of durations,
         added as `JobSpec.critical_path` adds them."""
@@ -446,9 +450,8 @@ class ClusterSpec:
                 matrix[:, self.resources.index(name)] = block.demand[:, column]
             elif (block.demand[:, column] != 0).any():
                 row = int(np.argmax(block.demand[:, column] != 0))
-                job = int(np.searchsorted(block.task_start, row, side="right")) - 1
                 task = TaskSpec(block.task_ids[row], 1, dict(zip(block.resources, block.demand[row].tolist())), 0.0)
-                self.demand_vector(task, where=f"job {block.ids[job]!r}: ")  # (raises, naming what to add)
+                self.demand_vector(task, where=f"job {block.ids[block.job_of(row)]!r}: ")  # (raises, naming what to add)
         return matrix
 
 @dataclass(frozen=True)
@@ -509,7 +512,7 @@ def check_jobs_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec] | JobBlock, dem
     if not holdable.all():
         g = int(np.argmin(holdable))  # only on failure: which (job, task) that row is
         if block:
-            job_id, task_id = jobs.ids[int(np.searchsorted(jobs.task_start, g, side="right")) - 1], jobs.task_ids[g]
+            job_id, task_id = jobs.ids[jobs.job_of(g)], jobs.task_ids[g]
         else:
             job_id, task_id = [(job.id, task.id) for job in jobs for task in job.tasks][g]
         asked = dict(zip(cluster.resources, demand[g].tolist()))
