@@ -461,13 +461,15 @@ class _AlibabaBlock:
     def __init__(self) -> None:
         self.ids: list[int] = []
         self.submit: list[float] = []
+        self.rows = 0  # the tasks gathered so far
         self.sizes: list[int] = []
         self.columns: list[tuple] = []
         self.parent_counts: list[int] = []
         self.parents: list[int] = []
 
     def add(self, job_id, submit, instances, duration, cpu, memory, parents) -> None:
-        first = sum(self.sizes)
+        first = self.rows
+        self.rows += len(instances)
         self.ids.append(job_id)
         self.submit.append(submit)
         self.sizes.append(len(instances))
