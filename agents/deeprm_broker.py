@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.deeprm_numpy import NumpyDeepRM
+from agents.kernels import units_in_use
 from cloudsim import arithmetic
 from cloudsim.broker import ClusterView, Decision
 from cloudsim.specs import ClusterSpec
@@ -122,28 +123,25 @@ class DeepRMBroker:
         if machine not in self._profiles:  # the profile in absolute time holds until the machine changes
             self._profiles[machine] = view.free_profile(machine)
         times, free = self._profiles[machine]
-        start = view.time + np.arange(T)
-        until = np.r_[times[1:], np.inf]
-        during = (times[None, :] < start[:, None] + 1) & (until[None, :] > start[:, None])  # (T, steps)
-        least_free = np.where(during[:, :, None], free[None, :, :R], np.inf).min(axis=1)
-        unit = np.where(capacity > 0, capacity / p.res_slot, 1.0)
-        used = np.ceil((capacity - least_free) / unit - _ROUNDING)
-        return np.clip(used, 0, p.res_slot)
+        return units_in_use(times, free, float(view.time), T, np.ascontiguousarray(capacity, dtype=float), p.res_slot,
+                            _ROUNDING)
 
     def _images(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray | None]:
         """((machines, T, R) units in use, the machines redrawn since the last call of this instant, or None
         at a new instant, when every machine is)."""
         machines = view.capacity.shape[0]
         changed = view.machines_changed_since(self._changes)
-        if self._touched is not None:  # a reservation changes the machine's future, not its counter
-            changed = np.union1d(changed, [self._touched]).astype(np.int64)
+        if self._touched is not None and self._touched not in changed:
+            # a reservation changes the machine's future, not its counter
+            changed = np.append(changed, self._touched)
         for machine in changed.tolist():
             self._profiles.pop(machine, None)
         if self._used is None or view.time != self._time or len(self._used) != machines:
             self._time = view.time
             self._used = np.zeros((machines, self.params.horizon, self.params.resources), dtype=np.int64)
             busy = np.flatnonzero((view.free < view.capacity).any(axis=1) | ~view.up)
-            stale, redrawn = np.union1d(busy, [r.machine for r in view.reservations]).astype(np.int64), None
+            reserved = [r.machine for r in view.reservations]
+            stale, redrawn = (np.union1d(busy, reserved).astype(np.int64) if reserved else busy), None
         else:
             stale = redrawn = changed
         self._touched = None
@@ -197,17 +195,24 @@ class DeepRMBroker:
         the broker waits a step at a time) is looked up instead of computed: the same bits either way."""
         if rows is not None:
             snap = {k: v[rows] for k, v in snap.items()}
-        unique, first, inverse = np.unique(self._row_keys(snap), return_index=True, return_inverse=True)
-        keys = unique.tolist()
-        missing = [i for i, key in enumerate(keys) if key not in self._memo]
+        keys = self._row_keys(snap).tolist()
+        missing = self._first_of_missing(keys)
         if len(self._memo) + len(missing) > MEMO_ROWS:  # full: start afresh, these rows computed now
             self._memo.clear()
-            missing = list(range(len(keys)))
+            missing = self._first_of_missing(keys)
         if missing:
-            at = first[missing]
-            for i, probs in zip(missing, self._softmax({k: v[at] for k, v in snap.items()})):
-                self._memo[keys[i]] = probs
-        return np.array([self._memo[key] for key in keys])[inverse.ravel()]
+            at = np.fromiter(missing.values(), dtype=np.int64, count=len(missing))
+            for key, probs in zip(missing, self._softmax({k: v[at] for k, v in snap.items()})):
+                self._memo[key] = probs
+        return np.array([self._memo[key] for key in keys])
+
+    def _first_of_missing(self, keys: list[bytes]) -> dict[bytes, int]:
+        """The keys not in the memo, each with the position of its first row."""
+        missing: dict[bytes, int] = {}
+        for i, key in enumerate(keys):
+            if key not in self._memo and key not in missing:
+                missing[key] = i
+        return missing
 
     def _softmax(self, snap: dict[str, np.ndarray]) -> np.ndarray:
         return arithmetic.softmax(self.policy.logits(snap))

@@ -1,5 +1,6 @@
 """Compiled loops of the brokers: a whole decision round of a pair score (Tetris, Packer, DeepJS's fitness)
-in one call, and FGD's fragmentation decrease of every placement on a few machines (`fgd_deltas`).
+in one call, FGD's fragmentation decrease of every placement on a few machines (`fgd_deltas`), and DeepRM's image of
+a machine from its free profile (`units_in_use`).
 
 A pair score's round is a greedy loop: each start changes one machine's free resources,
 which decides the next best pair. numpy cannot express that loop without one Python step
@@ -32,7 +33,8 @@ import numpy as np
 from cloudsim.kernels import mlp, pair_score, state_fragmentation
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round"]
+__all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round",
+           "units_in_use"]
 
 DOT, SHARES, FITNESS = 0, 1, 2
 """The scores `state_round` computes: the sum over ``columns`` of free x demand (Tetris); of the shares of
@@ -393,3 +395,30 @@ def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, t
                         taken += 1
             best[k] = before - state_fragmentation(free_cpu[k] - cpu, after_free, accepted[k], target_cpu,
                                                    target_milli, target_count, target_p)
+
+
+@numba.njit(cache=True)
+def units_in_use(times, free, now, steps, capacity, res_slot, rounding):
+    """DeepRM's image of one machine (`agents.deeprm_broker.DeepRMBroker`): (steps, resources) units in use,
+    for each step ``[now + t, now + t + 1)`` of the horizon and each resource of ``capacity``, from the most
+    held during the step over the pieces of the step profile ``(times, free)`` that meet it (piece ``k`` holds
+    on ``[times[k], times[k + 1])``, the last for ever): ``ceil((capacity - least free) / unit - rounding)``
+    in units of ``capacity / res_slot`` (1 where the capacity is 0), between 0 and ``res_slot``."""
+    resources = len(capacity)
+    out = np.empty((steps, resources), dtype=np.int64)
+    least = np.empty(resources)
+    pieces = len(times)
+    for t in range(steps):
+        start = now + t
+        least[:] = np.inf
+        for k in range(pieces):
+            until = times[k + 1] if k + 1 < pieces else np.inf
+            if times[k] < start + 1 and until > start:
+                for r in range(resources):
+                    if free[k, r] < least[r]:
+                        least[r] = free[k, r]
+        for r in range(resources):
+            unit = capacity[r] / res_slot if capacity[r] > 0 else 1.0
+            used = np.ceil((capacity[r] - least[r]) / unit - rounding)
+            out[t, r] = int(min(max(used, 0.0), float(res_slot)))
+    return out

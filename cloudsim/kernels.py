@@ -22,8 +22,8 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "exp1", "fragmentation", "map_exp", "map_tanh", "mlp",
-           "softmax", "state_fragmentation", "tanh1"]
+__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "earliest_fit", "exp1", "fragmentation",
+           "map_exp", "map_tanh", "mlp", "softmax", "state_fragmentation", "step_profile", "tanh1"]
 
 
 @numba.njit(cache=True)
@@ -276,3 +276,68 @@ def pair_score(states, s, demand, t, columns, shares):
         else:
             score += 0.0
     return score
+
+
+@numba.njit(cache=True)
+def step_profile(now, now_free, when, delta):
+    """A machine's free resources as a step function of time (`cloudsim.reservations.Timeline.free_profile`):
+    ``(times, free)``, ``times`` the distinct instants of ``now`` and of the changes after it, ``free[k]``
+    ``now_free`` plus every change ``delta[i]`` due by ``times[k]`` (``when[i] <= times[k]``), added in the
+    changes' order. Changes at or before ``now`` are left out (``now_free`` holds them)."""
+    later = 0
+    for i in range(len(when)):
+        if when[i] > now:
+            later += 1
+    stops = np.empty(later + 1)
+    stops[0] = now
+    j = 1
+    for i in range(len(when)):
+        if when[i] > now:
+            stops[j] = when[i]
+            j += 1
+    times = np.unique(stops)
+    free = np.empty((len(times), len(now_free)))
+    for k in range(len(times)):
+        free[k] = now_free
+    for i in range(len(when)):
+        if when[i] > now:
+            first = np.searchsorted(times, when[i])
+            for k in range(first, len(times)):
+                for r in range(len(now_free)):
+                    free[k, r] += delta[i, r]
+    return times, free
+
+
+@numba.njit(cache=True)
+def earliest_fit(times, free, demand, duration, now, tick, slack):
+    """The earliest start from which ``demand`` fits the step profile ``(times, free)`` for ``duration``
+    (`cloudsim.reservations.Timeline.earliest_start`), or inf. A start is a step's first instant where the
+    demand fits (free only rises there); with a scheduler ``tick`` (> 0; 0 for none) the first tick from it,
+    ``now + n x tick`` (``slack``: `cloudsim.reservations.next_tick`'s), and a stay of exactly one tick
+    holds until the tick after its end (`cloudsim.reservations.Timeline.released`)."""
+    steps, resources = free.shape
+    ok = np.empty(steps, dtype=np.bool_)
+    for k in range(steps):
+        ok[k] = True
+        for r in range(resources):
+            if not free[k, r] >= demand[r]:
+                ok[k] = False
+                break
+    for k in range(steps):
+        if not ok[k]:
+            continue
+        start = times[k]
+        if tick > 0:
+            start = now + math.ceil((times[k] - now) / tick - slack) * tick
+        end = start + duration
+        if tick > 0 and end == start + tick:
+            end = end + tick
+        fits = True
+        for j in range(steps):
+            after = times[j + 1] if j + 1 < steps else math.inf
+            if after > start and times[j] < end and not ok[j]:
+                fits = False
+                break
+        if fits:
+            return start
+    return math.inf

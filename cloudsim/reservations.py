@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from cloudsim.kernels import earliest_fit, step_profile
+
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
     from cloudsim.record import GroupTable
@@ -124,8 +126,17 @@ class Timeline:
         if free_now is None and not held:  # the machine as it is: its profile is kept until it changes
             kept = self._profiles.get(machine)
             change = int(self._state.machine_change[machine])
-            if kept is not None and kept[0] == now and kept[1] == change:
-                return kept[2], kept[3]
+            if kept is not None and kept[1] == change:
+                if kept[0] == now:
+                    return kept[2], kept[3]
+                if kept[0] < now and (len(kept[2]) == 1 or kept[2][1] > now):
+                    # Time moved on and nothing changed in between (no change happened at an instant up to
+                    # now, or the machine's counter would have moved): the same changes come after now, in
+                    # the same order, so the same rows; only the first starts now.
+                    times = np.r_[now, kept[2][1:]]
+                    times.flags.writeable = False
+                    self._profiles[machine] = (now, change, times, kept[3])
+                    return times, kept[3]
             times, free = self._profile(machine, now, None, ())
             times.flags.writeable = free.flags.writeable = False
             self._profiles[machine] = (now, change, times, free)
@@ -156,15 +167,11 @@ class Timeline:
                     booked_delta += [-taken, taken]
         when = np.concatenate([np.asarray(plan_when, float), group_when, np.asarray(booked_when, float)])
         delta = np.concatenate([np.reshape(plan_delta, (-1, width)), group_delta, np.reshape(booked_delta, (-1, width))])
-        later = when > now
-        when, delta = when[later], delta[later]
-        times = np.unique(np.r_[now, when])
         now_free = self._state.free[machine] if free_now is None else free_now
-        free = np.repeat(now_free[None, :], len(times), axis=0)
-        # Each change, in the order above, from its instant on: the same floats as the engine's running totals.
-        for first, change in zip(np.searchsorted(times, when).tolist(), delta):
-            free[first:] += change
-        return times, free
+        # Each change after now, in the order above, from its instant on: the same floats as the engine's
+        # running totals.
+        return step_profile(float(now), np.ascontiguousarray(now_free, dtype=float), np.ascontiguousarray(when, dtype=float),
+                            np.ascontiguousarray(delta, dtype=float))
 
     def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float,
              free_now: np.ndarray | None = None, held: Sequence[tuple[float, float, np.ndarray]] = ()) -> bool:
@@ -191,16 +198,10 @@ class Timeline:
         if not self._state.up[machine]:
             return float("inf")
         times, free = self.free_profile(machine, now, free_now, held)
-        ok = np.all(free >= demand, axis=1)
-        after = np.append(times[1:], np.inf)
         # A start can only be a breakpoint, free rises only there; with a tick, the first tick from a
         # breakpoint on (a later tick in the same stretch would be a later start of the same kind).
-        for k in np.flatnonzero(ok):
-            start = times[k] if self.tick is None else next_tick(times[k], now, self.tick)
-            window = (after > start) & (times < self.released(start, start + duration))
-            if np.all(ok[window]):
-                return float(start)
-        return float("inf")
+        return float(earliest_fit(times, free, np.ascontiguousarray(demand, dtype=float), float(duration), float(now),
+                                  0.0 if self.tick is None else float(self.tick), TICKS_SLACK))
 
     # ------------------------------------------------------------- changes
     def add(self, reservation: Reservation) -> None:

@@ -68,6 +68,25 @@ def test_a_machine_profile_follows_every_start_and_reservation_of_its_instant():
     assert (profile_times.tolist(), free[:, 0].tolist()) == ([0.0, 4.0, 10.0, 15.0], [1.0, 2.0, 1.0, 4.0])
 
 
+def test_a_machine_profile_seen_at_a_later_instant_starts_then_and_keeps_what_comes_after():
+    """A profile is kept while its machine does not change, also when time moves on: at a later instant
+    it starts then, with the same steps after."""
+    sim = Simulation(ONE_MACHINE, [job("A", 2, 10.0), job("B", 3, 5.0), job("D", 3, 1.0, submit=3.0)])
+    view = reserved_b_then(sim)  # at 0: A runs 0-10, B is reserved for 10-15
+    assert view.free_profile(0)[0].tolist() == [0.0, 10.0, 15.0]
+    sim.apply(None)
+    view = sim.next_decision()  # D arrives at 3 and does not fit the 2 cpu free: the machine is as it was
+    assert view.time == 3.0 and view.num_tasks == 1
+    profile_times, free = view.free_profile(0)
+    assert (profile_times.tolist(), free[:, 0].tolist()) == ([3.0, 10.0, 15.0], [2.0, 1.0, 4.0])
+    assert view.earliest_start(0, 0) == 15.0  # 3 cpu for 1 s: only once B is done
+    sim.apply(None)
+    view = sim.next_decision()  # at 10 A ends and B starts
+    assert view.time == 10.0
+    profile_times, free = view.free_profile(0)
+    assert (profile_times.tolist(), free[:, 0].tolist()) == ([10.0, 15.0], [1.0, 4.0])
+
+
 def reserved_b_then(sim):
     """A (2 cpu) runs 0-10; B (3 cpu, 5 s) is reserved for 10-15; return the view after."""
     view = sim.next_decision()
