@@ -429,9 +429,8 @@ class CompiledState:
         rows = int(ints[GROUPS] + ints[NEED_GROUPS])
         if rows > len(self.group_ints):
             size = max(rows, 2 * len(self.group_ints))
-            self.group_ints = np.concatenate([self.group_ints, np.zeros((size - len(self.group_ints), GROUP_INTS),
-                                                                        np.int64)])
-            self.group_floats = np.concatenate([self.group_floats, np.zeros((size - len(self.group_floats), 3))])
+            self.group_ints = _grown_rows(self.group_ints, size)
+            self.group_floats = _grown_rows(self.group_floats, size)
         if pairs is not None:
             states, slots = int(pairs[P_STATES]), int(pairs[P_SLOTS])
             if pairs[P_HIGH] == states and pairs[P_SPARES] == 0:
@@ -484,6 +483,14 @@ class CompiledState:
         groups.skip_to(self.handed)
         self._add_groups(groups, self.handed - int(ints[GROUP_BASE]), int(ints[GROUPS]))
         return int(ints[DECISIONS])
+
+
+def _grown_rows(rows: np.ndarray, size: int) -> np.ndarray:
+    """``rows`` with room for ``size`` rows, the new ones zero. The new array is made zero by the operating
+    system, a page when first written: rows not used yet take no memory (a doubling leaves up to half)."""
+    grown = np.zeros((size, *rows.shape[1:]), dtype=rows.dtype)
+    grown[:len(rows)] = rows
+    return grown
 
 
 # ------------------------------------------------------------------------------- compiled helpers

@@ -102,7 +102,8 @@ class EpisodeResult:
         resources = record.cluster.resources
         tasks = task_frame(table, resources)
         jobs = job_frame(table)
-        groups = group_frame(record.groups.columns(), table)
+        # The episode is over: its group table does not grow again, and the frame takes its columns as they are.
+        groups = group_frame(record.groups.columns(), table, copy=False)
         result = cls({}, tasks, jobs, groups, capacity_frame(record), tuple(resources),
                      reservation_frame(record.reservations))
         # The summary's imbalance numbers are averages of the very series imbalance() returns.
@@ -167,9 +168,9 @@ class EpisodeResult:
             parts["time"].append(time)
             parts["change"].append(_changes(machine, spread))  # (a block begins with a machine's first row)
             parts["mean"].append(np.nanmean(util[has_capacity[machine]], axis=1))  # a kept machine has a resource
-        machine, time, change, mean = (np.concatenate(values) if values else np.empty(0, dtype) for values, dtype in
-                                       zip(parts.values(), (np.int64, float, float, float)))
-        del parts
+        # (each column's blocks let go once it is joined: the blocks and the columns are never all held)
+        machine, time, change, mean = (np.concatenate(parts.pop(name)) if parts[name] else np.empty(0, dtype)
+                                       for name, dtype in zip(list(parts), (np.int64, float, float, float)))
         times, instant = np.unique(time, return_inverse=True)
         between_resources = np.cumsum(np.bincount(instant, change, minlength=len(times)))
         del time, change
@@ -179,14 +180,22 @@ class EpisodeResult:
         # and are left out.
         counted = int(has_capacity.sum())
         keep = has_capacity[machine]
-        instant, column = instant[keep], (np.cumsum(has_capacity) - 1)[machine[keep]]  # (column: among the counted)
-        del machine, keep
+        # Each change's cell as one (column, instant) key, column among the counted machines, made in place:
+        # the arrays it is made of are not held beside it.
+        key = (np.cumsum(has_capacity) - 1)[machine]
+        del machine
+        key *= len(times)
+        key += instant
+        del instant
+        if not keep.all():
+            key = key[keep]
+        del keep
         # Sum of |x_a - x_b| over pairs of n values: with x sorted, the k-th (from 0) is the larger
         # one in k pairs and the smaller one in n - 1 - k pairs.
         weights = 2.0 * np.arange(counted) - counted + 1
         between_machines = np.zeros(len(times))
         if counted > 1:  # one machine has no pair: 0
-            for start, stop, u in _step_blocks(instant, column, mean, len(times), counted):
+            for start, stop, u in _step_blocks(key, mean, len(times), counted):
                 u.sort(axis=1)
                 between_machines[start:stop] = arithmetic.dot(u, weights)
         return pd.DataFrame(dict(zip(("time", *IMBALANCE_COLUMNS), (times, between_resources, between_machines))))
@@ -330,11 +339,12 @@ def job_frame(table: "TaskTable", stop: int | None = None) -> pd.DataFrame:
     return jobs
 
 
-def group_frame(columns: dict[str, np.ndarray], table: "TaskTable") -> pd.DataFrame:
+def group_frame(columns: dict[str, np.ndarray], table: "TaskTable", copy: bool = True) -> pd.DataFrame:
     """The ``groups`` frame of `EpisodeResult` from `GroupTable.columns`; every group's task
-    must still be in ``table``."""
+    must still be in ``table``. ``copy=False``: the frame holds the columns themselves (an episode's
+    table, which will not grow again)."""
     import pandas as pd
-    groups = pd.DataFrame(columns, columns=_GROUP_COLUMNS)  # the columns' own dtypes
+    groups = pd.DataFrame(columns, columns=_GROUP_COLUMNS, copy=copy)  # the columns' own dtypes
     rows = table.rows(groups.task.to_numpy())
     job_ids = table.job_ids
     groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[rows] - table.job_base], dtype=object))
@@ -362,9 +372,23 @@ def capacity_frame(record: "EpisodeRecord") -> pd.DataFrame:
 
 
 def used_resources(groups: pd.DataFrame, table: "TaskTable") -> np.ndarray:
-    """Resource x time the groups held: per resource, the sum of demand x instances x (end - start)."""
-    occupied = (groups.instances * (groups.end - groups.start)).to_numpy()
-    return (table.task_demand[table.rows(groups.task.to_numpy())] * occupied[:, None]).sum(axis=0)
+    """Resource x time the groups held: per resource, the sum of demand x instances x (end - start), in
+    group order."""
+    task, instances, start, end = (groups[name].to_numpy() for name in ("task", "instances", "start", "end"))
+    demand = table.task_demand
+    if demand.shape[1] < 2:  # (one column: numpy sums it pairwise, which blocks would not reproduce)
+        return (demand[table.rows(task)] * (instances * (end - start))[:, None]).sum(axis=0)
+    # numpy sums the (groups x resources) products along groups one after another (not pairwise: that
+    # is along the fast axis only), so the products can be made a block of groups at a time, the sum so
+    # far added to the block's first row: the same sums without the whole matrix of products.
+    total = np.zeros(demand.shape[1])
+    for first in range(0, len(task), _GROUPS_PER_BLOCK):
+        rows = slice(first, first + _GROUPS_PER_BLOCK)
+        products = demand[table.rows(task[rows])] * (instances[rows] * (end[rows] - start[rows]))[:, None]
+        if first:
+            products[0] = total + products[0]
+        total = products.sum(axis=0)
+    return total
 
 
 def task_numbers(tasks: pd.DataFrame) -> dict:
@@ -512,21 +536,21 @@ def _changes(machine: np.ndarray, value: np.ndarray) -> np.ndarray:
     return change
 
 
-def _step_blocks(row: np.ndarray, column: np.ndarray, value: np.ndarray, rows: int, columns: int) -> Iterator[tuple]:
+def _step_blocks(key: np.ndarray, value: np.ndarray, rows: int, columns: int) -> Iterator[tuple]:
     """A dense (rows x columns) matrix of step functions, one block of rows at a time.
 
-    From row[k] on, column[k] holds value[k] until that column's next change; every
-    column is 0 before its first change. The changes must be sorted by column, then
-    row, with at most one per cell. Yields (start, stop, block) for rows [start, stop),
-    the block (C order, shape (stop - start, columns)) being the caller's to overwrite;
-    about `_BLOCK_CELLS` cells per block keep memory bounded whatever the number of
-    rows, each column's last value carrying over to the next block.
+    Change k is at the cell ``key[k] = column * rows + row``: from that row on, its column
+    holds value[k] until the column's next change; every column is 0 before its first
+    change. The keys must be sorted (by column, then row), with at most one change per cell.
+    Yields (start, stop, block) for rows [start, stop), the block (C order, shape (stop -
+    start, columns)) being the caller's to overwrite; about `_BLOCK_CELLS` cells per block
+    keep memory bounded whatever the number of rows, each column's last value carrying over
+    to the next block.
     """
     height = max(1, _BLOCK_CELLS // max(columns, 1))
-    # The changes are sorted by column, then row: a block's changes of one column are one run of them,
-    # found by binary search on (column, row) keys; gathered column after column, they stay sorted
-    # by column, then row, without a sorted copy of every change (a long run has millions).
-    key = column * rows + row
+    # A block's changes of one column are one run of the sorted keys, found by binary search;
+    # gathered column after column, they stay sorted by column, then row, without a sorted copy of
+    # every change (a long run has millions).
     carried = np.zeros(columns)
     machines = np.arange(columns)
     for start in range(0, rows, height):
@@ -535,7 +559,8 @@ def _step_blocks(row: np.ndarray, column: np.ndarray, value: np.ndarray, rows: i
         counts = np.searchsorted(key, machines * rows + stop) - lo
         taken = np.cumsum(counts)
         picked = np.arange(taken[-1]) + np.repeat(lo - (taken - counts), counts)
-        r, c, v = row[picked] - start, column[picked], value[picked]
+        c = key[picked] // rows
+        r, v = key[picked] - c * rows - start, value[picked]
         # Lay out each column's values over the block as runs, column after column: the
         # value carried in from the previous block, then one run per change. np.repeat
         # writes them in one pass and copies values exactly (a running sum would not).
