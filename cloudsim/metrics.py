@@ -371,21 +371,25 @@ def capacity_frame(record: "EpisodeRecord") -> pd.DataFrame:
     return capacity
 
 
-def used_resources(groups: pd.DataFrame, table: "TaskTable") -> np.ndarray:
+def used_resources(groups: pd.DataFrame, table: "TaskTable", before: np.ndarray | None = None) -> np.ndarray:
     """Resource x time the groups held: per resource, the sum of demand x instances x (end - start), in
-    group order."""
+    group order; ``before``: the sum over the groups before these (a streamed run's), which it goes on from.
+
+    numpy sums the (groups x resources) products along groups one after another (not pairwise: that is
+    along the fast axis only), so the products are made a block of groups at a time, the sum so far added
+    to the block's first row: the same sums without the whole matrix of products, and the same for groups
+    handed over in parts, as a streamed run writes them. With one resource numpy sums pairwise: each part's
+    sum is added to the total."""
     task, instances, start, end = (groups[name].to_numpy() for name in ("task", "instances", "start", "end"))
     demand = table.task_demand
-    if demand.shape[1] < 2:  # (one column: numpy sums it pairwise, which blocks would not reproduce)
-        return (demand[table.rows(task)] * (instances * (end - start))[:, None]).sum(axis=0)
-    # numpy sums the (groups x resources) products along groups one after another (not pairwise: that
-    # is along the fast axis only), so the products can be made a block of groups at a time, the sum so
-    # far added to the block's first row: the same sums without the whole matrix of products.
-    total = np.zeros(demand.shape[1])
+    total = np.zeros(demand.shape[1]) if before is None else before
+    if demand.shape[1] < 2:
+        part = (demand[table.rows(task)] * (instances * (end - start))[:, None]).sum(axis=0)
+        return part if before is None else total + part
     for first in range(0, len(task), _GROUPS_PER_BLOCK):
         rows = slice(first, first + _GROUPS_PER_BLOCK)
         products = demand[table.rows(task[rows])] * (instances[rows] * (end[rows] - start[rows]))[:, None]
-        if first:
+        if first or before is not None:
             products[0] = total + products[0]
         total = products.sum(axis=0)
     return total

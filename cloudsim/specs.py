@@ -248,8 +248,9 @@ class JobBlock:
 
     A block holds the jobs `JobSpec` describes without the options: one duration per task (no per-instance
     durations), no estimates, devices or attribute constraints. Its tasks are rows, job after job in the
-    order of its jobs, each job's tasks in their order; a task's parents are earlier rows of its job, so the
-    rows are in topological order. The arrays are taken as given (not copied) and checked once, whole.
+    order of its jobs, each job's tasks in their order; a task's parents are other rows of its job, in any
+    order (a trace lists a DAG's tasks as it likes), without a cycle. The arrays are taken as given (not
+    copied) and checked once, whole.
 
     Attributes:
         ids: each job's id.
@@ -262,7 +263,7 @@ class JobBlock:
         demand: what one instance occupies, shape (rows, resources).
         duration: how long each instance runs, shape (rows,).
         parent_start: where each row's parents begin in ``parents``, shape (rows + 1,).
-        parents: the parents' rows, each earlier than its child and in the same job.
+        parents: the parents' rows, each in the same job as its child.
     """
 
     ids: tuple
@@ -314,15 +315,40 @@ class JobBlock:
         if parent_start[0] != 0 or parent_start[-1] != len(parents) or (np.diff(parent_start) < 0).any():
             raise ValueError("JobBlock: parent_start must begin at 0, not decrease and end at len(parents)")
         child = np.repeat(np.arange(rows), np.diff(parent_start))
-        wrong = (parents < 0) | (parents >= child) | (job_of[np.clip(parents, 0, max(rows - 1, 0))] != job_of[child])
+        wrong = (parents < 0) | (parents >= rows) | (job_of[np.clip(parents, 0, max(rows - 1, 0))] != job_of[child])
         if wrong.any():
             at = int(child[np.argmax(wrong)])
             raise ValueError(f"JobBlock: job {self.ids[job_of[at]]!r}, task {self.task_ids[at]!r}: a parent must "
-                             "be an earlier row of the same job (rows in topological order)")
+                             "be a row of the same job")
         for j in range(jobs):
             names = self.task_ids[start[j]:start[j + 1]]
             if len(set(names)) != len(names):
                 raise ValueError(f"JobBlock: job {self.ids[j]!r}: duplicate task ids")
+        levels, waiting = self._levels()
+        if waiting.any():
+            cyclic = np.flatnonzero(waiting)
+            j = int(job_of[cyclic[0]])
+            among = [self.task_ids[r] for r in cyclic[job_of[cyclic] == j].tolist()]
+            raise ValueError(f"JobBlock: job {self.ids[j]!r}: task dependencies form a cycle among {among!r}")
+        object.__setattr__(self, "_topological_levels", levels)
+
+    def _levels(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """The rows by level (Kahn's algorithm, a level at a time): first those without parents, then those
+        whose parents are all in earlier levels; and which rows never get there (they are on a cycle or
+        below one)."""
+        rows = len(self.task_ids)
+        pending = np.diff(self.parent_start)
+        child = np.repeat(np.arange(rows), pending)
+        by_parent = np.argsort(self.parents, kind="stable")
+        kids, kid_start = child[by_parent], np.searchsorted(self.parents[by_parent], np.arange(rows + 1))
+        pending = pending.copy()
+        levels, level = [], np.flatnonzero(pending == 0)
+        while len(level):
+            levels.append(level)
+            released = kids[_runs(kid_start, level)]
+            np.subtract.at(pending, released, 1)
+            level = np.unique(released[pending[released] == 0])
+        return levels, pending > 0
 
     def __len__(self) -> int:
         """The jobs the block holds."""
@@ -337,9 +363,17 @@ class JobBlock:
         added as `JobSpec.critical_path` adds them."""
         finish = 0.0 + self.duration  # (a task without parents starts at 0.0)
         parent_start, parents = self.parent_start, self.parents
-        for row in np.flatnonzero(np.diff(parent_start)).tolist():  # rows in topological order
-            finish[row] = finish[parents[parent_start[row]:parent_start[row + 1]]].max() + self.duration[row]
+        for level in self._topological_levels[1:]:  # each row has parents, all in earlier levels
+            counts = parent_start[level + 1] - parent_start[level]
+            latest = np.maximum.reduceat(finish[parents[_runs(parent_start, level)]], np.cumsum(counts) - counts)
+            finish[level] = latest + self.duration[level]
         return np.maximum.reduceat(finish, self.task_start[:-1])
+
+
+def _runs(start: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The positions ``start[r]`` to ``start[r + 1] - 1`` of each of ``rows``, one run after another."""
+    counts = start[rows + 1] - start[rows]
+    return np.repeat(start[rows] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
 
 
 @dataclass(frozen=True)

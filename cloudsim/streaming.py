@@ -138,7 +138,7 @@ class ResultWriter:
         a group kept, whose job and task ids must stay), if any."""
         table = self.record.tasks
         ended = group_frame(ended, table)
-        self.used += used_resources(ended, table)
+        self.used = used_resources(ended, table, self.used)
         self._append("groups", ended)
         jobs = table.finished_jobs()
         if kept_task is not None:

@@ -149,6 +149,43 @@ def test_v2018_builds_dags_converts_units_and_skips_incomplete_jobs(tmp_path, ca
     assert workload.skipped == {"status_Running": 1, "job_incomplete": 1}
 
 
+def test_v2018_as_a_block_holds_the_same_jobs_as_columns(tmp_path, cache):
+    """``as_blocks=True``: the jobs of the test above as one JobBlock, parents as rows of their job."""
+    tasks = write(tmp_path, "batch_task.csv", V2018_TASKS)
+    workload = load_alibaba_v2018(tasks, cache=cache, as_blocks=True)
+    [block] = workload.jobs
+    assert block.ids == ("j_2", "j_1") and block.submit.tolist() == [50.0, 100.0]
+    assert block.task_start.tolist() == [0, 1, 4] and block.task_ids == ("task_Nzg3ODAwNDgzMTAwNTIxNTM4NQ==", "1", "2", "3")
+    assert block.instances.tolist() == [3, 2, 1, 1] and block.duration.tolist() == [10.0, 10.0, 20.0, 5.0]
+    assert block.demand[:, 0].tolist() == [1.0, 1.0, 0.5, 2.0] and block.demand[1:3, 1].tolist() == [0.005, 0.01]
+    # "2" (row 2) after "1" (row 1); "3" (row 3) after "1" and "2"
+    assert block.parent_start.tolist() == [0, 0, 0, 1, 3] and block.parents.tolist() == [1, 1, 2]
+    assert block.critical_paths().tolist() == [10.0, 35.0]
+    assert (workload.skipped, workload.total_jobs) == ({"status_Running": 1, "job_incomplete": 1}, 2)
+    instances = write(tmp_path, "batch_instance.csv", "ins_1,M1,j_1,1,Terminated,101,104,m_1,1,1,0,0,0,0\n")
+    with pytest.raises(ValueError, match="as_blocks=True: a JobBlock holds one duration per task"):
+        load_alibaba_v2018(tasks, instances, cache=cache, as_blocks=True)
+
+
+@pytest.mark.parametrize("version", ["v2017", "v2018"])
+def test_a_real_sample_as_blocks_fills_the_task_table_as_its_jobs_do(cache, version):
+    """Every column the engine keeps of the tasks and jobs, from a block or from JobSpecs, for every job of the
+    sample (v2018's DAGs list children before parents at times)."""
+    import numpy as np
+
+    from cloudsim import ClusterSpec
+    from cloudsim.tasks import TaskTable
+    path = real(version, "batch_task.csv" if version == "v2017" else "selected_DAGs.csv")
+    load = load_alibaba_v2017 if version == "v2017" else load_alibaba_v2018
+    cluster = ClusterSpec.uniform(2, {"cpu": 96, "memory": 1})
+    by_specs, by_block = TaskTable(cluster, load(path, cache=cache).jobs), TaskTable(cluster)
+    by_block.extend(load(path, cache=cache, as_blocks=True).jobs[0])
+    for name in (*TaskTable._TASK_ARRAYS, *TaskTable._JOB_ARRAYS, "job_first_task"):
+        assert np.array_equal(getattr(by_block, name), getattr(by_specs, name), equal_nan=True), name
+    for name in ("task_ids", "children", "job_ids"):
+        assert getattr(by_block, name) == getattr(by_specs, name), name
+
+
 def test_v2018_instances_time_each_instance(tmp_path, cache):
     tasks = write(tmp_path, "batch_task.csv", V2018_TASKS)
     # instance_name, task_name, job_name, task_type, status, start, end, machine, seq_no, total_seq_no, 4 usage

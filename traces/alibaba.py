@@ -91,7 +91,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, MachineEvent, TaskSpec
+from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, MachineEvent, TaskSpec
 from traces.rawcsv import (
     BEYOND_EXACT,
     CacheError,
@@ -639,17 +639,47 @@ def _check_jobs_argument(jobs) -> tuple[int, int | None] | None:
     return start, stop
 
 
-def _build_jobs(rows: pa.Table, names: list[str], submit: np.ndarray, instances: pd.DataFrame | None,
-                policy: str, dag: bool, notes: Counter) -> list[JobSpec]:
-    """JobSpecs of the replayable jobs ``names`` (in this order) from all their task rows."""
+def _job_rows(rows: pa.Table, names: list[str], policy: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The kept task rows of jobs ``names`` as columns, job after job in this order, file order within a job;
+    and where each job's rows begin (``len(names) + 1`` bounds)."""
     code = _row_reasons(rows, policy)
     kept = rows.filter(pa.array(code == 0))
     position = np.asarray(pc.index_in(kept.column("job"), value_set=pa.array(names, STR)).to_numpy(
         zero_copy_only=False), dtype=np.int64)
     order = np.argsort(position, kind="stable")  # by job, file order within a job
-    columns = {c: kept.column(c).to_numpy(zero_copy_only=False)[order].tolist()
+    columns = {c: kept.column(c).to_numpy(zero_copy_only=False)[order]
                for c in ("task", "instances", "start", "end", "cpu", "memory")}
-    bounds = np.searchsorted(position[order], np.arange(len(names) + 1))
+    return columns, np.searchsorted(position[order], np.arange(len(names) + 1))
+
+
+def _build_block(rows: pa.Table, names: list[str], submit: np.ndarray, policy: str, dag: bool) -> JobBlock:
+    """The replayable jobs ``names`` (in this order) as one `JobBlock`: the jobs `_build_jobs` makes without
+    per-instance durations, as columns."""
+    columns, bounds = _job_rows(rows, names, policy)
+    task_ids, parents, parent_start = [], [], [0]
+    for j, job_id in enumerate(names):
+        first, last = int(bounds[j]), int(bounds[j + 1])
+        parsed = [parse_task_name(name) if dag else (name, (), False) for name in columns["task"][first:last].tolist()]
+        row_of = {task_id: first + r for r, (task_id, _, _) in enumerate(parsed)}
+        for task_id, of_task, _ in parsed:
+            try:
+                parents += [row_of[p] for p in of_task]
+            except KeyError as missing:
+                raise ValueError(f"job {job_id!r}, task {task_id!r}: unknown parent task {missing.args[0]!r}") from None
+            parent_start.append(len(parents))
+            task_ids.append(task_id)
+    return JobBlock(ids=names, submit=np.asarray(submit, dtype=np.float64), task_start=bounds.astype(np.int64),
+                    task_ids=task_ids, instances=columns["instances"].astype(np.int64), resources=("cpu", "memory"),
+                    demand=np.column_stack([columns["cpu"], columns["memory"]]).astype(np.float64),
+                    duration=(columns["end"] - columns["start"]).astype(np.float64),
+                    parent_start=np.array(parent_start, dtype=np.int64), parents=np.array(parents, dtype=np.int64))
+
+
+def _build_jobs(rows: pa.Table, names: list[str], submit: np.ndarray, instances: pd.DataFrame | None,
+                policy: str, dag: bool, notes: Counter) -> list[JobSpec]:
+    """JobSpecs of the replayable jobs ``names`` (in this order) from all their task rows."""
+    arrays, bounds = _job_rows(rows, names, policy)
+    columns = {c: values.tolist() for c, values in arrays.items()}
     durations = None
     if instances is not None and len(instances):
         valid = (instances.start > 0) & (instances.end >= instances.start)
@@ -679,7 +709,8 @@ def _build_jobs(rows: pa.Table, names: list[str], submit: np.ndarray, instances:
 
 def _load_once(batch_task: Path, batch_instance: Path | None, task_spec: TableSpec, instance_spec: TableSpec,
                task_names: dict, instance_names: dict, memory_scale: float, dag: bool, status_policy: str,
-               window: tuple[float, float] | None, jobs: tuple[int, int | None] | None, cache) -> Workload:
+               window: tuple[float, float] | None, jobs: tuple[int, int | None] | None, cache,
+               as_blocks: bool) -> Workload:
     target, _ = cached_parquet(
         batch_task, "tasks", {"spec": task_spec.name},
         _convert_tasks(batch_task, task_spec, task_names, 100.0, memory_scale), _TASK_SCHEMA, cache,
@@ -730,7 +761,10 @@ def _load_once(batch_task: Path, batch_instance: Path | None, task_spec: TableSp
     if batch_instance is not None:
         instances = _read_instances(batch_instance, instance_spec, instance_names, index, rows, names, notes, cache)
         source["batch_instance"] = str(batch_instance)
-    built = _build_jobs(rows, names, selected["submit"].to_numpy(), instances, status_policy, dag, notes)
+    if as_blocks:
+        built = [_build_block(rows, names, selected["submit"].to_numpy(), status_policy, dag)]
+    else:
+        built = _build_jobs(rows, names, selected["submit"].to_numpy(), instances, status_policy, dag, notes)
     return Workload(built, skipped, source, {k: v for k, v in notes.items() if v}, total_jobs=total)
 
 
@@ -771,16 +805,20 @@ def _load(
     window: tuple[float, float] | None,
     jobs: tuple[int, int | None] | None,
     cache: str | Path | None,
+    as_blocks: bool,
 ) -> Workload:
     if status_policy not in STATUS_POLICIES:
         raise ValueError(f"status_policy must be one of {STATUS_POLICIES}, got {status_policy!r}")
+    if as_blocks and batch_instance is not None:
+        raise ValueError("as_blocks=True: a JobBlock holds one duration per task, and batch_instance gives each "
+                         "instance its own; leave batch_instance out, or load JobSpecs (as_blocks=False)")
     jobs = _check_jobs_argument(jobs)
     batch_task = Path(batch_task)
     batch_instance = None if batch_instance is None else Path(batch_instance)
     for attempt in range(2):
         try:
             return _load_once(batch_task, batch_instance, task_spec, instance_spec, task_names, instance_names,
-                              memory_scale, dag, status_policy, window, jobs, cache)
+                              memory_scale, dag, status_policy, window, jobs, cache, as_blocks)
         except DamagedCacheEntry as damaged:
             if attempt:
                 raise CacheError(f"cache entry {damaged.path} is still unreadable after a rebuild "
@@ -797,6 +835,7 @@ def load_alibaba_v2017(
     window: tuple[float, float] | None = None,
     jobs: tuple[int, int | None] | None = None,
     cache: str | Path | None = None,
+    as_blocks: bool = False,
 ) -> Workload:
     """Jobs of the v2017 trace: batch_task.csv, and batch_instance.csv for per-instance durations.
 
@@ -808,13 +847,15 @@ def load_alibaba_v2017(
     times. ``window=(start, end)`` keeps the jobs submitted in [start, end)
     seconds of trace time, with all their tasks; ``jobs=(a, b)`` the
     replayable jobs a..b-1 in submit order, reading only their rows (see the
-    module docstring). Raises `EmptyWorkloadError` when no job is left.
+    module docstring). ``as_blocks=True``: the jobs as one `cloudsim.JobBlock` (columns, no object per job
+    or task: what a streamed simulation reads fastest), without ``batch_instance``. Raises
+    `EmptyWorkloadError` when no job is left.
     """
     names = {"job": "job_id", "task": "task_id", "instances": "instances", "start": "task_create_time",
              "end": "task_end_time"}
     instance_names = {"job": "job_id", "task": "task_id", "start": "start_timestamp", "end": "end_timestamp"}
     return _load(batch_task, batch_instance, V2017_BATCH_TASK, V2017_BATCH_INSTANCE, names, instance_names,
-                 1.0, False, status_policy, window, jobs, cache)
+                 1.0, False, status_policy, window, jobs, cache, as_blocks)
 
 
 def load_alibaba_v2018(
@@ -825,6 +866,7 @@ def load_alibaba_v2018(
     window: tuple[float, float] | None = None,
     jobs: tuple[int, int | None] | None = None,
     cache: str | Path | None = None,
+    as_blocks: bool = False,
 ) -> Workload:
     """Jobs of the v2018 trace, DAGs included: batch_task.csv, and batch_instance.csv if given.
 
@@ -838,13 +880,14 @@ def load_alibaba_v2018(
     ``window=(start, end)`` keeps the jobs submitted in [start, end) seconds of
     trace time, with all their tasks; ``jobs=(a, b)`` the replayable jobs
     a..b-1 in submit order, reading only their rows (see the module
-    docstring). Raises `EmptyWorkloadError` when no job is left.
+    docstring). ``as_blocks=True``: the jobs as one `cloudsim.JobBlock`, as for `load_alibaba_v2017`.
+    Raises `EmptyWorkloadError` when no job is left.
     """
     names = {"job": "job_name", "task": "task_name", "instances": "instance_num", "start": "start_time",
              "end": "end_time"}
     instance_names = {"job": "job_name", "task": "task_name", "start": "start_time", "end": "end_time"}
     return _load(batch_task, batch_instance, V2018_BATCH_TASK, V2018_BATCH_INSTANCE, names, instance_names,
-                 100.0, True, status_policy, window, jobs, cache)
+                 100.0, True, status_policy, window, jobs, cache, as_blocks)
 
 
 # ----------------------------------------------------------------------------- machines

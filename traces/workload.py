@@ -16,7 +16,8 @@ class Workload:
     """Jobs built from a trace, with what was skipped and why.
 
     Attributes:
-        jobs: the replayable jobs, sorted by submit time (stable).
+        jobs: the replayable jobs, sorted by submit time (stable); from a loader asked for ``as_blocks``,
+            one `cloudsim.JobBlock` holding them.
         skipped: tasks skipped, by reason (each loader documents its reasons).
         source: the files read.
         notes: counts of things kept but worth knowing (e.g. truncated DAG names).
@@ -68,8 +69,10 @@ class JobStream:
             yield job
 
 
-def read_in_blocks(load: Callable[..., Workload], start: int, stop: int, block: int) -> Iterator[JobSpec]:
+def read_in_blocks(load: Callable[..., Workload], start: int, stop: int,
+                   block: int) -> Iterator[JobSpec | JobBlock]:
     """The jobs ``load(jobs=(start, stop)).jobs`` would give, loaded ``block`` jobs at a time: a
-    loader that selects a submit-order range (`traces.load_alibaba_v2018`) reads only those rows."""
+    loader that selects a submit-order range (`traces.load_alibaba_v2018`) reads only those rows
+    (one `cloudsim.JobBlock` a time, where ``load`` makes them)."""
     for first in range(start, stop, block):
         yield from load(jobs=(first, min(first + block, stop))).jobs

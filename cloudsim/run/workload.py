@@ -220,7 +220,10 @@ def _streamed_trace(source: WorkloadConfig, load_trace) -> tuple[Workload, int]:
         start, stop = _check_range("--jobs", source.jobs, total, "in submit order", "jobs")
         if start:
             head = load(jobs=(start, start + 1))
-    stream = JobStream(stop - start, functools.partial(read_in_blocks, load, start, stop, TRACE_BLOCK),
+    # The stream reads its jobs as JobBlocks (columns, no object per job or task), but where per-instance
+    # durations (--instances) need JobSpecs.
+    blocks = functools.partial(load, as_blocks=source.instances is None)
+    stream = JobStream(stop - start, functools.partial(read_in_blocks, blocks, start, stop, TRACE_BLOCK),
                        origin=head.jobs[0].submit_time)
     notes = {k: v for k, v in head.notes.items() if k in STREAMED_NOTES}
     return Workload(stream, head.skipped, head.source, notes, total_jobs=total), start
