@@ -36,6 +36,11 @@ from cloudsim.specs import DEVICE_MILLI
 __all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round",
            "units_in_use"]
 
+KERNELS_CALLED = "07329a33f1ec8a3a"
+"""A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
+caches the kernels against this file alone, so a change there must change this file too, or they would stay
+built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
+
 DOT, SHARES, FITNESS = 0, 1, 2
 """The scores `state_round` computes: the sum over ``columns`` of free x demand (Tetris); of the shares of
 capacity, free / capacity x demand / capacity, 0 where the capacity is 0 (Packer); DeepJS's fitness."""

@@ -61,6 +61,11 @@ from cloudsim.record import GroupTable
 
 __all__ = ["CompiledState"]
 
+KERNELS_CALLED = "c37ef3948bb12109"
+"""A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
+caches the kernels against this file alone, so a change there must change this file too, or they would stay
+built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
+
 # ----------------------------------------------------------------------------------- the buffers' header
 # Scalars of the int buffer
 (MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS,
