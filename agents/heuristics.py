@@ -159,6 +159,9 @@ class RandomFit:
     def __init__(self, seed: int | None = 0) -> None:
         self.rng = np.random.default_rng(seed)
 
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound:
+        return CompiledRound("random", rng=self.rng)
+
     def decide(self, view: ClusterView) -> Decision | None:
         machines, tasks = view.fit_pairs
         if len(machines) == 0:

@@ -15,7 +15,7 @@ CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``; first-fi
 its broker):
 
 * ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, FCFS, SJF, HRRN, DRF, best-fit, least-load,
-  round-robin, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
+  round-robin, random, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
 * ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
 * ``deeprm-v2018``, ``deeprm-plus-v2018``: the DeepRM brokers with their shipped checkpoints (which take the
   Python path: they reserve starts ahead and wait a time step at a time), through ``cloudsim replay``, on jobs
@@ -123,6 +123,7 @@ CASES = {
     "best-fit-1000": (ALIBABA, "best-fit", 1000),
     "least-load-1000": (ALIBABA, "least-load", 1000),
     "round-robin-1000": (ALIBABA, "round-robin", 1000),
+    "random-1000": (ALIBABA, "random", 1000),
     "deepjs-1000": (ALIBABA, "deepjs", 1000),
     **{f"{broker}-v2018": (CLI, "replay", str(V2018 / "selected_DAGs.csv"), "--format", "alibaba-v2018",
                            "--jobs", "50:60", "--load", "1.1", "--machine-table", str(V2018 / "machine_meta.csv"),

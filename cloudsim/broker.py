@@ -132,7 +132,9 @@ class CompiledRound:
             smallest dominant share, on the first machine that fits it (`agents.heuristics.QueuePolicy`'s
             rounds); ``"round-robin"``: the waiting tasks in arrival order, one instance at a time, each on the
             first machine that fits it counting on cyclically from the machine after the previous start's
-            (``turn``: where it counts from at the start); ``"fitness"``: the pair score is ``network``'s output on the pair's six features (DeepJS's):
+            (``turn``: where it counts from at the start); ``"random"``: one instance of a fit pair drawn
+            uniformly with ``rng``, again and again until no pair fits (`agents.heuristics.RandomFit`);
+            ``"fitness"``: the pair score is ``network``'s output on the pair's six features (DeepJS's):
             the machine's free resources in the two ``columns`` (cpu, memory), the task's demand of both, its
             duration and its waiting instances, each as (x - mean) / std with ``feature_mean`` and
             ``feature_std``; a start changes the task's waiting count, so its score too.
@@ -143,6 +145,9 @@ class CompiledRound:
         turn: ``"round-robin"``'s next machine, the broker's own one-element int64 array: the engine reads it
             when the run starts and writes it back when the run ends or stops, so that the broker's next run
             goes on from there, as its own ``decide`` would.
+        rng: ``"random"``'s generator, the broker's own: the round draws from it as the broker's ``decide``
+            draws (``integers(pairs)`` over the fit (machine, task) pairs, machine-major, one instance a
+            draw), so that the broker's stream goes on from where the run left it.
     """
 
     rule: str
@@ -151,9 +156,10 @@ class CompiledRound:
     feature_mean: tuple[float, ...] = ()
     feature_std: tuple[float, ...] = ()
     turn: np.ndarray | None = field(default=None, compare=False)
+    rng: np.random.Generator | None = field(default=None, compare=False)
 
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
-             "round-robin")
+             "round-robin", "random")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
@@ -169,6 +175,10 @@ class CompiledRound:
                 isinstance(turn, np.ndarray) and turn.shape == (1,) and turn.dtype == np.int64):
             raise ValueError(f"CompiledRound: rule 'round-robin', and it alone, takes a turn: a one-element int64 "
                              f"array; got rule {self.rule!r} with turn {turn!r}")
+        if (self.rule == "random") != (self.rng is not None) or not (
+                self.rng is None or isinstance(self.rng, np.random.Generator)):
+            raise ValueError(f"CompiledRound: rule 'random', and it alone, takes an rng: a numpy Generator "
+                             f"(np.random.default_rng); got rule {self.rule!r} with rng {self.rng!r}")
         if self.rule != "fitness":
             if self.network is not None or self.feature_mean or self.feature_std:
                 raise ValueError(f"CompiledRound: only rule 'fitness' takes a network; got rule {self.rule!r}")

@@ -72,23 +72,26 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
  RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE, DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP,
  NEED_GROUPS) = range(22)
 # Offsets of the int regions
+# (FIT_COUNT: per machine, how many waiting tasks fit it; random's)
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
  NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
- TASK_SLOT, JOB_RUNNING) = range(22, 45)
+ TASK_SLOT, JOB_RUNNING, FIT_COUNT) = range(22, 46)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(45, 63)
-SCORE_NAN = 63  # (a scalar: a fitness came out NaN)
-TURN = 64  # (a scalar: round-robin's next machine)
-GROUP_BASE = 65  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(46, 64)
+SCORE_NAN = 64  # (a scalar: a fitness came out NaN)
+TURN = 65  # (a scalar: round-robin's next machine)
+GROUP_BASE = 66  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+FITS = 67  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
 INT_HEADER = 72
 # Scalars of the float buffer
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN = range(11)
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM = range(12)
 RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
-         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS, "round-robin": ROUND_ROBIN}
+         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS, "round-robin": ROUND_ROBIN,
+         "random": RANDOM}
 PAIR_RULES = (DOT, SHARES, FITNESS)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
@@ -107,12 +110,12 @@ PAIR_HEADER = 20
 # cluster (kept whole)
 _RUN_SCALARS = (GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE,
                 DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP, NEED_GROUPS, SCORE_NAN, TURN,
-                GROUP_BASE)
+                GROUP_BASE, FITS)
 _PER_TASK_INTS = (PENDING, WAITING, FINISHED, NEXT_FRESH, MARK, TASK_SLOT)
 _PER_JOB_INTS = (JOB_LEFT, JOB_RUNNING)
 _PER_TASK_FLOATS = (READY_TIME, START_TIME, FINISH_TIME)
 _PER_JOB_FLOATS = (JOB_ARRIVAL, JOB_FINISH, JOB_USAGE)  # (JOB_USAGE: a row of resources per job)
-_MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND)
+_MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND, FIT_COUNT)
 _MACHINE_FLOATS = (CAPACITY, FREE, MAX_FREE, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, TOTAL_CAPACITY, NETWORK)
 NO_FIT = -math.inf  # the score of a pair that does not fit (a pair that fits scores a finite number, or +inf)
 STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of a tree of up to 2**63 leaves
@@ -216,6 +219,7 @@ class CompiledState:
         self.broker = broker
         self.capacity, self.rule = capacity, rule
         self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
+        self.rng = rule.rng  # (random's, the broker's own generator: its draws move the broker's stream on)
         self.machines = machines
         kind = RULES[rule.rule]
         # The table's first rows (a streamed run moves them on: `restream`), and the first group not yet handed
@@ -268,7 +272,7 @@ class CompiledState:
                              (STACK, np.zeros(STACK_SIZE)), (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
                              (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
                              (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1)),
-                             (JOB_RUNNING, np.zeros(n_jobs))):
+                             (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines))):
             ints.add(slot, values)
         ints = ints.build()
         ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES]] = (
@@ -424,6 +428,9 @@ class CompiledState:
             self._entry = _pair_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
                              self.pair_floats)
+        elif self.ints[RULE] == RANDOM:
+            self._entry = _random_event
+            self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.rng)
         else:
             self._entry = _first_fit_event if self.ints[RULE] == FIRST_FIT else _queue_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
@@ -730,6 +737,16 @@ def _queue_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_ro
     if next_step != ROUND_NOW:
         return jobs, next_step, 0, 0.0, 0, 0
     return _outcome(ints, group_ints, group_floats, jobs, _queue_round(ints, floats, group_ints, group_floats, now))
+
+
+@numba.njit(cache=True)
+def _random_event(ints, floats, group_ints, group_floats, rng, kind, a, b, now, may_round):
+    """`_first_fit_event` with random's round, drawing from the broker's generator ``rng``."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs,
+                    _random_round(ints, floats, group_ints, group_floats, rng, now))
 
 
 @numba.njit(cache=True)
@@ -1071,6 +1088,91 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
             task = order[k] if k < len(order) else -1
         else:
             task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+    _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
+    ints[ROUND_FIRST] = first_group
+    return ints[DECISIONS] - first_decision
+
+
+@numba.njit(cache=True)
+def _fits(free, demand):
+    for r in range(len(free)):
+        if demand[r] > free[r]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _count_fits(ints, floats, machine, stack):
+    """How many waiting tasks fit the machine now: its FIT_COUNT, and FITS, counted anew."""
+    machines, resources, leaves = ints[MACHINES], ints[RESOURCES], ints[TASK_LEAVES]
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)[machine]
+    min_demand = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
+    fit_count = _ints(ints, FIT_COUNT, machines)
+    count = 0
+    task = _first_leaf(min_demand, leaves, free, 0, False, stack)
+    while task >= 0:
+        count += 1
+        task = _first_leaf(min_demand, leaves, free, task + 1, False, stack)
+    ints[FITS] += count - fit_count[machine]
+    fit_count[machine] = count
+
+
+@numba.njit(cache=True)
+def _random_round(ints, floats, group_ints, group_floats, rng, now):
+    """Random's round (`agents.heuristics.RandomFit`): again and again, one instance of a fit (machine, task)
+    pair drawn uniformly among them all, machine-major, tasks in arrival order, with the broker's generator
+    as its ``decide`` draws (``integers(pairs)``: numba's draws are numpy's, on the generator's own state);
+    until no pair fits. How many waiting tasks fit each machine is kept from round to round: a task new
+    since the last round is counted on every machine it fits, then a machine freed since is counted anew;
+    a start counts its machine anew and, where it leaves its task nothing waiting, uncounts the task on
+    every other machine it fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does."""
+    if group_ints.shape[0] - ints[GROUPS] < ints[WAITING_INSTANCES]:  # (at most one group per instance)
+        ints[NEED_GROUPS] = ints[WAITING_INSTANCES]
+        return NO_ROOM
+    n_tasks, machines, resources, task_leaves = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[TASK_LEAVES]
+    waiting = _ints(ints, WAITING, n_tasks)
+    is_dirty = _ints(ints, IS_DIRTY, machines)
+    dirty = _ints(ints, DIRTY_LIST, machines)
+    new = _ints(ints, NEW_LIST, n_tasks)
+    stack = _ints(ints, STACK, STACK_SIZE)
+    fit_count = _ints(ints, FIT_COUNT, machines)
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
+    gone = np.full(resources, np.inf)  # the min-demand leaf of a task with nothing left waiting
+    for i in range(ints[NEW]):
+        task = new[i]
+        for machine in range(machines):
+            if _fits(free[machine], demand[task]):
+                fit_count[machine] += 1
+                ints[FITS] += 1
+    ints[NEW] = 0
+    for i in range(ints[DIRTY]):
+        machine = dirty[i]
+        is_dirty[machine] = 0
+        _machine_changed(ints, floats, machine)
+        _count_fits(ints, floats, machine, stack)
+    ints[DIRTY] = 0
+    ints[ROUND_STAMP] += 1
+    first_group, first_decision = ints[GROUPS], ints[DECISIONS]
+    while ints[FITS] > 0:
+        k = rng.integers(0, ints[FITS])
+        machine = 0
+        while k >= fit_count[machine]:
+            k -= fit_count[machine]
+            machine += 1
+        task = _first_leaf(min_demand, task_leaves, free[machine], 0, False, stack)
+        for _ in range(k):
+            task = _first_leaf(min_demand, task_leaves, free[machine], task + 1, False, stack)
+        _start_one(ints, floats, group_ints, group_floats, task, machine, now)
+        if waiting[task] == 0:
+            for other in range(machines):
+                if other != machine and _fits(free[other], demand[task]):
+                    fit_count[other] -= 1
+                    ints[FITS] -= 1
+            _set_leaf(min_demand, task_leaves, task, gone, False)
+        _count_fits(ints, floats, machine, stack)
+        _machine_changed(ints, floats, machine)
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
     return ints[DECISIONS] - first_decision

@@ -71,7 +71,7 @@ def workloads(draw, min_resources=1):
 
 # The built-in brokers with a compiled round
 COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load", "round-robin",
-            "deepjs"]
+            "random", "deepjs"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -127,7 +127,7 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
             return super().decide(view)
 
     assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
-    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("random"))._compiled_refusal()
+    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("easy"))._compiled_refusal()
 
     class Scored(Tetris):  # its own score: Tetris's compiled round is not its round
         def score(self, view, machines, tasks):
@@ -220,6 +220,33 @@ def test_round_robin_goes_on_from_its_turn_in_its_next_run():
         broker = make_broker("round-robin")
         runs = [Simulation(cluster, jobs, broker, compiled=compiled).run().groups.machine.tolist() for _ in range(2)]
         assert runs == [[0, 1, 2], [3, 4, 0]] and broker.next_machine == 1
+
+
+def test_random_draws_from_its_own_generator_run_after_run():
+    """The compiled round draws from the broker's generator itself: a second run of the same broker goes on
+    with the stream where the first left it, as its decide does, and the draws after the runs are the same."""
+    cluster = ClusterSpec.uniform(6, {"cpu": 4.0, "memory": 1.0})
+    jobs = alibaba_like(20, seed=2, max_instances=12)
+    runs, after = {}, {}
+    for compiled in (False, True):
+        broker = make_broker("random")
+        runs[compiled] = [Simulation(cluster, jobs, broker, compiled=compiled).run().groups for _ in range(2)]
+        after[compiled] = broker.rng.integers(1 << 62, size=4).tolist()
+    for python, compiled in zip(runs[False], runs[True]):
+        pd.testing.assert_frame_equal(python, compiled, check_exact=True)
+    assert not runs[True][0].equals(runs[True][1])  # (the second run drew other pairs)
+    assert after[False] == after[True]
+
+
+@pytest.mark.parametrize("rule, rng, message", [
+    ("random", None, "rule 'random', and it alone, takes an rng"),
+    ("first-fit", np.random.default_rng(0), "rule 'random', and it alone, takes an rng"),
+    ("random", np.random.RandomState(0), "a numpy Generator"),
+])
+def test_a_compiled_round_takes_a_generator_for_random_alone(rule, rng, message):
+    from cloudsim.broker import CompiledRound
+    with pytest.raises(ValueError, match=message):
+        CompiledRound(rule, rng=rng)
 
 
 def test_a_policys_own_attribute_named_turn_is_its_own():
