@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from cloudsim.kernels import earliest_fit, step_profile
-
 if TYPE_CHECKING:
     from cloudsim.cluster import ClusterState
     from cloudsim.record import GroupTable
@@ -170,6 +168,7 @@ class Timeline:
         now_free = self._state.free[machine] if free_now is None else free_now
         # Each change after now, in the order above, from its instant on: the same floats as the engine's
         # running totals.
+        from cloudsim.kernels import step_profile  # (numba, imported on first use)
         return step_profile(float(now), np.ascontiguousarray(now_free, dtype=float), np.ascontiguousarray(when, dtype=float),
                             np.ascontiguousarray(delta, dtype=float))
 
@@ -197,6 +196,7 @@ class Timeline:
         not yet applied, as in `free_profile`. With a scheduler tick, the earliest such tick."""
         if not self._state.up[machine]:
             return float("inf")
+        from cloudsim.kernels import earliest_fit  # (numba, imported on first use)
         times, free = self.free_profile(machine, now, free_now, held)
         # A start can only be a breakpoint, free rises only there; with a tick, the first tick from a
         # breakpoint on (a later tick in the same stretch would be a later start of the same kind).
