@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["ResultWriter", "StreamedResult", "check_stream_folder"]
 
 _TABLES = ("tasks", "jobs", "groups")
+_GROUPS_PER_WRITE = 125_000
+"""Groups written out at a time (one Parquet row group each): the frame, its ids as text and its Arrow
+table are made for this many at most, whatever the number of groups that ended (a run's last write may
+hand over millions)."""
 
 
 def check_stream_folder(folder: str | Path) -> Path:
@@ -137,9 +141,12 @@ class ResultWriter:
         finished ones before the first unfinished, and before the job of ``kept_task`` (the earliest task of
         a group kept, whose job and task ids must stay), if any."""
         table = self.record.tasks
-        ended = group_frame(ended, table)
-        self.used = used_resources(ended, table, self.used)
-        self._append("groups", ended)
+        for first in range(0, len(ended["task"]), _GROUPS_PER_WRITE):
+            # (the columns are this writer's own: the frame takes slices of them as they are)
+            part = group_frame({name: values[first:first + _GROUPS_PER_WRITE] for name, values in ended.items()},
+                               table, copy=False)
+            self.used = used_resources(part, table, self.used)
+            self._append("groups", part)
         jobs = table.finished_jobs()
         if kept_task is not None:
             jobs = min(jobs, int(table.task_job[table.rows(kept_task)]) - table.job_base)

@@ -80,6 +80,21 @@ def test_the_streamed_files_are_the_files_to_parquet_writes(small_blocks, tmp_pa
     assert summary["jobs"] == 30 and summary["imbalance_machines"] is None
 
 
+def test_ended_groups_are_written_a_few_at_a_time_with_the_same_results(small_blocks, tmp_path, monkeypatch):
+    """However many groups end between two writes (a run's last write hands over all that are left), they are
+    written at most `_GROUPS_PER_WRITE` at a time: the same files and utilisation, in more row groups."""
+    import pyarrow.parquet as pq
+
+    import cloudsim.streaming
+    monkeypatch.setattr(cloudsim.streaming, "_GROUPS_PER_WRITE", 3)
+    jobs = alibaba_like(30, seed=0, max_instances=20)
+    in_memory, streamed = both(ClusterSpec.uniform(4, {"cpu": 96, "memory": 1}), jobs, "first-fit", tmp_path / "out")
+    assert_same_results(in_memory, streamed)
+    sizes = [pq.ParquetFile(tmp_path / "out" / "groups.parquet").metadata.row_group(g).num_rows
+             for g in range(pq.ParquetFile(tmp_path / "out" / "groups.parquet").num_row_groups)]
+    assert max(sizes) == 3 and sum(sizes) == len(in_memory.groups)
+
+
 def test_memory_follows_the_jobs_in_flight(small_blocks, tmp_path):
     # 400 single-task jobs, one every 10 s, each running 3 s on an idle machine: at most one
     # job is in flight, so the tables never hold more than about two blocks of 5 jobs.
