@@ -341,7 +341,6 @@ class JobBlock:
         child = np.repeat(np.arange(rows), pending)
         by_parent = np.argsort(self.parents, kind="stable")
         kids, kid_start = child[by_parent], np.searchsorted(self.parents[by_parent], np.arange(rows + 1))
-        pending = pending.copy()
         levels, level = [], np.flatnonzero(pending == 0)
         while len(level):
             levels.append(level)
