@@ -206,7 +206,7 @@ class PairScore(ABC):
         ``incremental_from`` machines or more, every pair scored on a smaller one."""
         # The kernel and the kept best pairs know resources only: a cluster with devices is scored pair by pair.
         compiled = self.compiled_round(view.resources) if not view.constrained else None
-        if compiled is not None:
+        if compiled is not None and compiled.rule in ("dot", "shares"):  # (Tetris*'s rounds: the engine's alone)
             kernels = _kernels()
             # With a window, a task that runs out lets a backlog task in: the plan stops there (not final).
             *plan, cut, nan = kernels.round_plan(view, kernels.SHARES if compiled.rule == "shares" else kernels.DOT,
@@ -340,6 +340,13 @@ class TetrisStar(PairScore):
     def score(self, view: ClusterView, machines: np.ndarray, tasks: np.ndarray) -> np.ndarray:
         terms = self.terms(view, machines, tasks)
         return self.combine(terms, terms.max(axis=0))
+
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """The engine's compiled round (rule ``"tetris-star"``), unless a subclass changes how pairs score."""
+        mine = (TetrisStar.score, TetrisStar.terms, TetrisStar.combine)
+        if not self.compiled_rounds or (type(self).score, type(self).terms, type(self).combine) != mine:
+            return None
+        return CompiledRound("tetris-star", tuple(range(len(resources))), knob=float(self.knob))
 
 
 def _scaled(values: np.ndarray, top: float) -> np.ndarray:

@@ -14,8 +14,8 @@ The cases (alibaba-like jobs of seed 0 on v2018's 4,034 machines of cpu 96 and m
 CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``; first-fit but where a case names
 its broker):
 
-* ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, FCFS, SJF, HRRN, DRF, best-fit, least-load,
-  round-robin, random, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
+* ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, Tetris*, FCFS, SJF, HRRN, DRF, best-fit, least-load,
+  round-robin, random, EASY, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
 * ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
 * ``deeprm-v2018``, ``deeprm-plus-v2018``: the DeepRM brokers with their shipped checkpoints (which take the
   Python path: they reserve starts ahead and wait a time step at a time), through ``cloudsim replay``, on jobs
@@ -116,6 +116,7 @@ CASES = {
     "tetris-1000": (ALIBABA, "tetris", 1000),
     "tetris-10000": (ALIBABA, "tetris", 10000),
     "packer-1000": (ALIBABA, "packer", 1000),
+    "tetris-star-1000": (ALIBABA, "tetris-star", 1000),
     "fcfs-1000": (ALIBABA, "fcfs", 1000),
     "sjf-1000": (ALIBABA, "sjf", 1000),
     "hrrn-1000": (ALIBABA, "hrrn", 1000),
@@ -124,6 +125,7 @@ CASES = {
     "least-load-1000": (ALIBABA, "least-load", 1000),
     "round-robin-1000": (ALIBABA, "round-robin", 1000),
     "random-1000": (ALIBABA, "random", 1000),
+    "easy-1000": (ALIBABA, "easy", 1000),
     "deepjs-1000": (ALIBABA, "deepjs", 1000),
     **{f"{broker}-v2018": (CLI, "replay", str(V2018 / "selected_DAGs.csv"), "--format", "alibaba-v2018",
                            "--jobs", "50:60", "--load", "1.1", "--machine-table", str(V2018 / "machine_meta.csv"),

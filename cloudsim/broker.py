@@ -137,7 +137,10 @@ class CompiledRound:
             ``"fitness"``: the pair score is ``network``'s output on the pair's six features (DeepJS's):
             the machine's free resources in the two ``columns`` (cpu, memory), the task's demand of both, its
             duration and its waiting instances, each as (x - mean) / std with ``feature_mean`` and
-            ``feature_std``; a start changes the task's waiting count, so its score too.
+            ``feature_std``; a start changes the task's waiting count, so its score too; ``"tetris-star"``: the pair
+            score is ``knob`` x a / A + (1 - knob) x h / H, a being the pair's ``"shares"`` score, h its task's
+            1 / duration, A and H their maxima over every fit pair now (a value / an infinite maximum is 1 for an
+            infinite value and 0 otherwise, and 0 when the maximum is 0), as `agents.heuristics.TetrisStar`.
         columns: the resources the pair score reads, by position in ``resources`` (a pair score's only).
         network: ``"fitness"``'s network (`cloudsim.arithmetic.Network` with tanh between layers, 6 inputs, 1
             output; a snapshot: the engine copies its weights when the run starts).
@@ -148,6 +151,7 @@ class CompiledRound:
         rng: ``"random"``'s generator, the broker's own: the round draws from it as the broker's ``decide``
             draws (``integers(pairs)`` over the fit (machine, task) pairs, machine-major, one instance a
             draw), so that the broker's stream goes on from where the run left it.
+        knob: ``"tetris-star"``'s weight of packing against shortness, in [0, 1].
     """
 
     rule: str
@@ -157,16 +161,22 @@ class CompiledRound:
     feature_std: tuple[float, ...] = ()
     turn: np.ndarray | None = field(default=None, compare=False)
     rng: np.random.Generator | None = field(default=None, compare=False)
+    knob: float | None = None
 
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
-             "round-robin", "random")
+             "round-robin", "random", "tetris-star")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
             raise ValueError(f"CompiledRound: rule must be one of {self.RULES}, got {self.rule!r}")
-        if (self.rule in ("dot", "shares", "fitness")) != bool(self.columns):
-            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares', 'fitness') reads some columns, and the "
-                             f"other rules none; got rule {self.rule!r} with columns {self.columns!r}")
+        if (self.rule in ("dot", "shares", "fitness", "tetris-star")) != bool(self.columns):
+            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares', 'fitness', 'tetris-star') reads some "
+                             f"columns, and the other rules none; got rule {self.rule!r} with columns {self.columns!r}")
+        knob = self.knob
+        if (self.rule == "tetris-star") != (knob is not None) or knob is not None and not (
+                isinstance(knob, float) and 0.0 <= knob <= 1.0):
+            raise ValueError(f"CompiledRound: rule 'tetris-star', and it alone, takes a knob: a float in [0, 1]; got "
+                             f"rule {self.rule!r} with knob {knob!r}")
         if not all(isinstance(c, int) and c >= 0 for c in self.columns) or len(set(self.columns)) < len(
                 self.columns):
             raise ValueError(f"CompiledRound: columns must be distinct resource positions, got {self.columns!r}")

@@ -36,7 +36,10 @@ score (its lowest machine on ties) with its best task (the earliest on ties): th
 in machine-major order, with the same sums in the same order, so the same plan as the kernel's. DeepJS's
 ``"fitness"`` is such a score too, the network's output on the pair's features (`_fitness`, the same
 arithmetic as `cloudsim.kernels.mlp`); as it reads the task's waiting count, a start scores its task
-again on every state it fits.
+again on every state it fits. Tetris*'s score (``"tetris-star"``) scales Packer's alignment and the task's
+shortness by their maxima over every fit pair: the states keep their alignments, each state its highest and
+each task how many states it fits, so that the two maxima cost one pass over the states and one over the
+tasks per start; each state's best is found again only when a maximum moves.
 
 A streamed run (``stream_to``) keeps the buffers to the jobs in flight. When the simulation reads a block of
 jobs, the state hands over the groups ended before the first one still running (`CompiledState.hand_over`)
@@ -79,6 +82,7 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
  MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(46, 64)
+_INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, NETWORK + 1)
 SCORE_NAN = 64  # (a scalar: a fitness came out NaN)
 TURN = 65  # (a scalar: round-robin's next machine)
 GROUP_BASE = 66  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
@@ -88,11 +92,11 @@ INT_HEADER = 72
 LATEST_FINISH = 0
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM = range(12)
+FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR = range(13)
 RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
          "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS, "round-robin": ROUND_ROBIN,
-         "random": RANDOM}
-PAIR_RULES = (DOT, SHARES, FITNESS)
+         "random": RANDOM, "tetris-star": TETRIS_STAR}
+PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
@@ -100,11 +104,16 @@ GROUP_INTS = 6
 # floats (duration, start, end)
 G_DURATION, G_START, G_END = range(3)
 # A pair score's states and scores (`_pair_buffers`): the int buffer's scalars, then its region offsets and
-# those of the float buffer
-(P_STATES, P_SLOTS, P_WIDTH, P_HIGH, P_SPARES, P_SLOT_HIGH, P_FREE_SLOTS, P_HASH_SIZE, P_COLUMNS) = range(9)
-(P_MEMBERS, P_FIRST, P_BEST, P_SPARE, P_HASH, P_SLOT_TASK, P_FREE_SLOT, P_COLUMN_LIST, P_KEYS, P_BEST_SCORE,
- P_SCORES) = range(9, 20)
-PAIR_HEADER = 20
+# those of the float buffer (P_SCALED: the scores are Tetris*'s, scaled by maxima over every fit pair)
+(P_STATES, P_SLOTS, P_WIDTH, P_HIGH, P_SPARES, P_SLOT_HIGH, P_FREE_SLOTS, P_HASH_SIZE, P_COLUMNS, P_SCALED) = range(10)
+# (P_SLOT_FITS: per slot, how many states its task fits; P_BEST_ALIGNMENT: per state, the highest alignment of a
+# task that fits it; P_SHORTNESS: per slot, its task's 1 / duration; the three Tetris*'s alone)
+(P_MEMBERS, P_FIRST, P_BEST, P_SPARE, P_HASH, P_SLOT_TASK, P_FREE_SLOT, P_COLUMN_LIST, P_SLOT_FITS, P_KEYS,
+ P_BEST_SCORE, P_BEST_ALIGNMENT, P_SHORTNESS, P_SCORES) = range(10, 24)
+PAIR_HEADER = 24
+# Scalars of a pair score's float buffer (Tetris*'s: its knob and the two maxima its best scores were scaled by)
+P_KNOB, P_TOP_ALIGNMENT, P_TOP_SHORTNESS = range(3)
+PAIR_FLOAT_HEADER = 4
 # How a streamed run's `CompiledState.restream` carries each part over: the scalars of the run so far, the
 # regions of what happened per task and per job (the rows kept move up), and those of the machines and the
 # cluster (kept whole)
@@ -161,8 +170,8 @@ def _region(header: np.ndarray, buffer: np.ndarray, slot: int, length: int) -> n
 def _region_length(header: np.ndarray, buffer: np.ndarray, slot: int) -> int:
     """The length of the region ``slot`` of ``buffer``: up to the next region (`_Layout` lays them out in the
     order of their slots), or the buffer's end."""
-    last = slot in (JOB_RUNNING, NETWORK)
-    return (len(buffer) if last else int(header[slot + 1])) - int(header[slot])
+    regions = _INT_REGIONS if slot in _INT_REGIONS else _FLOAT_REGIONS
+    return (len(buffer) if slot == regions[-1] else int(header[slot + 1])) - int(header[slot])
 
 
 def _fill_tree(tree: np.ndarray, leaves: int, reduce) -> None:
@@ -239,11 +248,13 @@ class CompiledState:
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
         self.group_floats = np.zeros((1024, 3))
         # A pair score's states and scores, room for a few of each to begin with (grown as needed); a key is
-        # a state's free resources, then for "shares" its capacity.
-        width = resources * (2 if kind == SHARES else 1)
-        self.pair_ints, self.pair_floats = _pair_buffers(16, 64, width, np.array(rule.columns, dtype=np.int64)) \
-            if pairs else (None, None)
+        # a state's free resources, then for "shares" and Tetris*'s alignment its capacity.
+        width = resources * (2 if kind in (SHARES, TETRIS_STAR) else 1)
+        self.pair_ints, self.pair_floats = _pair_buffers(
+            16, 64, width, np.array(rule.columns, dtype=np.int64), int(kind == TETRIS_STAR)) if pairs else (None, None)
         if pairs:  # (their growth's kernel too, loaded before the clock starts)
+            if kind == TETRIS_STAR:
+                self.pair_floats[P_KNOB] = rule.knob
             self.pair_ints, self.pair_floats = _grown_pairs(self.pair_ints, self.pair_floats, 16, 64)
         self._bind()
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
@@ -1312,28 +1323,36 @@ def _order_ends(ints, floats, group_ints, group_floats, first, stop, now):
 
 # ------------------------------------------------------------------------------- a pair score's round
 @numba.njit(cache=True)
-def _pair_buffers(states, slots, width, columns):
+def _pair_buffers(states, slots, width, columns, scaled):
     """A pair score's buffers with room for ``states`` states and ``slots`` waiting tasks, none in use: the
     int buffer (the header, then each state's members, lowest machine, best task slot and the spare states,
-    the hash table of the states, each slot's task, the free slots and the scored ``columns``) and the float
-    buffer (each state's key of ``width`` numbers, its best score, its score per slot)."""
+    the hash table of the states, each slot's task, the free slots, the scored ``columns`` and how many states
+    each slot's task fits) and the float buffer (its scalars, then each state's key of ``width`` numbers, its
+    best score and its best alignment, each slot's shortness, each state's score per slot). ``scaled``: the
+    scores are Tetris*'s (its knob is set by the caller)."""
     table = 1
     while table < 2 * states:
         table *= 2
-    sizes = np.array([states, states, states, states, table, slots, slots, len(columns)])
+    sizes = np.array([states, states, states, states, table, slots, slots, len(columns), slots])
     pair_ints = np.zeros(PAIR_HEADER + sizes.sum(), dtype=np.int64)
     at = PAIR_HEADER
     for k in range(len(sizes)):
         pair_ints[P_MEMBERS + k] = at
         at += sizes[k]
     pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH] = states, slots, width
-    pair_ints[P_HASH_SIZE], pair_ints[P_COLUMNS] = table, len(columns)
+    pair_ints[P_HASH_SIZE], pair_ints[P_COLUMNS], pair_ints[P_SCALED] = table, len(columns), scaled
     pair_ints[pair_ints[P_BEST]:pair_ints[P_BEST] + states] = -1
     pair_ints[pair_ints[P_HASH]:pair_ints[P_HASH] + table] = -1
     pair_ints[pair_ints[P_SLOT_TASK]:pair_ints[P_SLOT_TASK] + slots] = -1
     pair_ints[pair_ints[P_COLUMN_LIST]:pair_ints[P_COLUMN_LIST] + len(columns)] = columns
-    pair_ints[P_KEYS], pair_ints[P_BEST_SCORE], pair_ints[P_SCORES] = 0, states * width, states * (width + 1)
-    pair_floats = np.full(states * (width + 1 + slots), NO_FIT)
+    at = PAIR_FLOAT_HEADER
+    for region, size in ((P_KEYS, states * width), (P_BEST_SCORE, states), (P_BEST_ALIGNMENT, states),
+                         (P_SHORTNESS, slots), (P_SCORES, states * slots)):
+        pair_ints[region] = at
+        at += size
+    pair_floats = np.full(at, NO_FIT)
+    # (no maxima yet: the first round scales every state's scores)
+    pair_floats[P_KNOB], pair_floats[P_TOP_ALIGNMENT], pair_floats[P_TOP_SHORTNESS] = 0.0, np.nan, np.nan
     return pair_ints, pair_floats
 
 
@@ -1342,17 +1361,18 @@ def _grown_pairs(pair_ints, pair_floats, states, slots):
     """The pair score's buffers with room for ``states`` states and ``slots`` slots, holding what they held."""
     old_states, old_slots, width = pair_ints[P_STATES], pair_ints[P_SLOTS], pair_ints[P_WIDTH]
     columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
-    new_ints, new_floats = _pair_buffers(states, slots, width, columns)
+    new_ints, new_floats = _pair_buffers(states, slots, width, columns, pair_ints[P_SCALED])
     for slot in (P_HIGH, P_SPARES, P_SLOT_HIGH, P_FREE_SLOTS):
         new_ints[slot] = pair_ints[slot]
+    new_floats[:PAIR_FLOAT_HEADER] = pair_floats[:PAIR_FLOAT_HEADER]
     for region in (P_MEMBERS, P_FIRST, P_BEST, P_SPARE):
         _ints(new_ints, region, old_states)[:] = _ints(pair_ints, region, old_states)
-    for region in (P_SLOT_TASK, P_FREE_SLOT):
+    for region in (P_SLOT_TASK, P_FREE_SLOT, P_SLOT_FITS):
         _ints(new_ints, region, old_slots)[:] = _ints(pair_ints, region, old_slots)
     _floats(new_ints, new_floats, P_KEYS, old_states * width)[:] = _floats(pair_ints, pair_floats, P_KEYS,
                                                                            old_states * width)
-    _floats(new_ints, new_floats, P_BEST_SCORE, old_states)[:] = _floats(pair_ints, pair_floats, P_BEST_SCORE,
-                                                                         old_states)
+    for region, size in ((P_BEST_SCORE, old_states), (P_BEST_ALIGNMENT, old_states), (P_SHORTNESS, old_slots)):
+        _floats(new_ints, new_floats, region, size)[:] = _floats(pair_ints, pair_floats, region, size)
     old = _floats(pair_ints, pair_floats, P_SCORES, old_states * old_slots).reshape(old_states, old_slots)
     new = _floats(new_ints, new_floats, P_SCORES, states * slots).reshape(states, slots)
     new[:old_states, :old_slots] = old
@@ -1472,7 +1492,8 @@ def _fitness(ints, floats, keys, s, t, columns):
 def _pair_score(ints, floats, keys, s, t, columns):
     """The score of (state ``s``, task ``t``), NO_FIT where the task's demand exceeds the state's free
     resources: Tetris's sum over ``columns`` of free x demand, Packer's of the shares of capacity (0 for a
-    resource the machine lacks), summed as `agents.kernels.state_round` sums them, or DeepJS's `_fitness`."""
+    resource the machine lacks; Tetris*'s alignment, before it is scaled: `_ranked`), summed as
+    `agents.kernels.state_round` sums them, or DeepJS's `_fitness`."""
     n_tasks, resources = ints[TASKS], ints[RESOURCES]
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     for r in range(resources):
@@ -1480,7 +1501,7 @@ def _pair_score(ints, floats, keys, s, t, columns):
             return NO_FIT
     if ints[RULE] == FITNESS:
         return _fitness(ints, floats, keys, s, t, columns)
-    return pair_score(keys, s, demand, t, columns, ints[RULE] == SHARES)
+    return pair_score(keys, s, demand, t, columns, ints[RULE] == SHARES or ints[RULE] == TETRIS_STAR)
 
 
 @numba.njit(cache=True, inline="always")
@@ -1489,19 +1510,46 @@ def _better(score, task, best_score, best_task):
     return best_task < 0 or score > best_score or (score == best_score and task < best_task)
 
 
+@numba.njit(cache=True, inline="always")
+def _scaled(value, top):
+    """``value / top``, ``top`` being the maximum of such values; an infinite value as 1 and the rest as 0 when
+    it is infinite, 0 when it is not above 0 (`agents.heuristics._scaled`, for one value)."""
+    if math.isinf(top):
+        return 1.0 if math.isinf(value) else 0.0
+    return value / top if top > 0 else 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def _ranked(pair_floats, score, shortness):
+    """Tetris*'s score of a pair, from its alignment ``score`` and its task's ``shortness``: knob x scaled
+    alignment + (1 - knob) x scaled shortness, each scaled by its maximum over every fit pair (those the
+    float header holds), as `agents.heuristics.TetrisStar.combine` computes it (the same operations in the
+    same order)."""
+    knob = pair_floats[P_KNOB]
+    return knob * _scaled(score, pair_floats[P_TOP_ALIGNMENT]) + (1.0 - knob) * _scaled(
+        shortness, pair_floats[P_TOP_SHORTNESS])
+
+
 @numba.njit(cache=True)
 def _rescan(pair_ints, pair_floats, s):
-    """State ``s``'s best slot and score, from its scores."""
-    slots = pair_ints[P_SLOTS]
+    """State ``s``'s best slot and score, from its scores (Tetris*'s: scaled, and its best alignment too)."""
+    slots, scaled = pair_ints[P_SLOTS], pair_ints[P_SCALED]
     slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
+    shortness = _floats(pair_ints, pair_floats, P_SHORTNESS, slots)
     scores = _floats(pair_ints, pair_floats, P_SCORES, pair_ints[P_STATES] * slots)[s * slots:(s + 1) * slots]
-    best, best_score, best_task = -1, NO_FIT, -1
+    best, best_score, best_task, top = -1, NO_FIT, -1, NO_FIT
     for slot in range(pair_ints[P_SLOT_HIGH]):
         score = scores[slot]
-        if score != NO_FIT and _better(score, slot_task[slot], best_score, best_task):
+        if score == NO_FIT:
+            continue
+        if scaled:
+            top = max(top, score)
+            score = _ranked(pair_floats, score, shortness[slot])
+        if _better(score, slot_task[slot], best_score, best_task):
             best, best_score, best_task = slot, score, slot_task[slot]
     _ints(pair_ints, P_BEST, pair_ints[P_STATES])[s] = best
     _floats(pair_ints, pair_floats, P_BEST_SCORE, pair_ints[P_STATES])[s] = best_score
+    _floats(pair_ints, pair_floats, P_BEST_ALIGNMENT, pair_ints[P_STATES])[s] = top
 
 
 @numba.njit(cache=True)
@@ -1531,9 +1579,12 @@ def _enter(ints, floats, pair_ints, pair_floats, machine, key):
         columns = _ints(pair_ints, P_COLUMN_LIST, pair_ints[P_COLUMNS])
         slot_task = _ints(pair_ints, P_SLOT_TASK, slots)
         scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots)[s * slots:(s + 1) * slots]
+        slot_fits = _ints(pair_ints, P_SLOT_FITS, slots)
         for slot in range(pair_ints[P_SLOT_HIGH]):
             t = slot_task[slot]
             scores[slot] = _pair_score(ints, floats, keys, s, t, columns) if t >= 0 else NO_FIT
+            if scores[slot] != NO_FIT and pair_ints[P_SCALED]:
+                slot_fits[slot] += 1
         _rescan(pair_ints, pair_floats, s)
     _ints(ints, STATE_OF, ints[MACHINES])[machine] = s
     members[s] += 1
@@ -1555,6 +1606,13 @@ def _leave(ints, pair_ints, pair_floats, machine):
     if members[s] == 0:
         keys = _floats(pair_ints, pair_floats, P_KEYS, states * width).reshape(states, width)
         _hash_remove(pair_ints, keys, s)
+        if pair_ints[P_SCALED]:  # (the tasks that fit it fit one state fewer)
+            slots = pair_ints[P_SLOTS]
+            scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots)[s * slots:(s + 1) * slots]
+            slot_fits = _ints(pair_ints, P_SLOT_FITS, slots)
+            for slot in range(pair_ints[P_SLOT_HIGH]):
+                if scores[slot] != NO_FIT:
+                    slot_fits[slot] -= 1
         _ints(pair_ints, P_SPARE, states)[pair_ints[P_SPARES]] = s
         pair_ints[P_SPARES] += 1
     elif first[s] == machine:
@@ -1585,13 +1643,26 @@ def _add_task(ints, floats, pair_ints, pair_floats, task):
     _ints(pair_ints, P_SLOT_TASK, pair_ints[P_SLOTS])[slot] = task
     _ints(ints, TASK_SLOT, n_tasks)[task] = slot
     keys, members, best, best_score, slot_task, scores, columns = _state_views(pair_ints, pair_floats)
+    scaled, fits = pair_ints[P_SCALED], 0
+    best_alignment = _floats(pair_ints, pair_floats, P_BEST_ALIGNMENT, pair_ints[P_STATES])
+    # Tetris*'s shortness (a zero duration is infinitely short, as the broker's numpy division makes it)
+    duration = _floats(ints, floats, DURATION, n_tasks)[task]
+    shortness = 1.0 / duration if duration != 0 else math.copysign(math.inf, duration)
+    _floats(pair_ints, pair_floats, P_SHORTNESS, pair_ints[P_SLOTS])[slot] = shortness
     for s in range(pair_ints[P_HIGH]):
         if members[s] == 0:
             continue
         score = _pair_score(ints, floats, keys, s, task, columns)
         scores[s, slot] = score
-        if score != NO_FIT and _better(score, task, best_score[s], slot_task[best[s]] if best[s] >= 0 else -1):
+        if score == NO_FIT:
+            continue
+        if scaled:
+            fits += 1
+            best_alignment[s] = max(best_alignment[s], score)
+            score = _ranked(pair_floats, score, shortness)
+        if _better(score, task, best_score[s], slot_task[best[s]] if best[s] >= 0 else -1):
             best[s], best_score[s] = slot, score
+    _ints(pair_ints, P_SLOT_FITS, pair_ints[P_SLOTS])[slot] = fits
 
 
 @numba.njit(cache=True)
@@ -1603,12 +1674,16 @@ def _drop_task(ints, pair_ints, pair_floats, task):
     members = _ints(pair_ints, P_MEMBERS, states)
     best = _ints(pair_ints, P_BEST, states)
     scores = _floats(pair_ints, pair_floats, P_SCORES, states * slots).reshape(states, slots)
+    best_alignment = _floats(pair_ints, pair_floats, P_BEST_ALIGNMENT, states)
+    scaled = pair_ints[P_SCALED]
     _ints(pair_ints, P_SLOT_TASK, slots)[slot] = -1
+    _ints(pair_ints, P_SLOT_FITS, slots)[slot] = 0
     for s in range(pair_ints[P_HIGH]):
         if members[s] == 0 or scores[s, slot] == NO_FIT:
             continue
+        was = scores[s, slot]
         scores[s, slot] = NO_FIT
-        if best[s] == slot:
+        if best[s] == slot or scaled and was == best_alignment[s]:
             _rescan(pair_ints, pair_floats, s)
     task_slot[task] = -1
     _ints(pair_ints, P_FREE_SLOT, slots)[pair_ints[P_FREE_SLOTS]] = slot
@@ -1635,6 +1710,30 @@ def _rescore(ints, floats, pair_ints, pair_floats, task):
                 _rescan(pair_ints, pair_floats, s)
         elif _better(score, task, best_score[s], slot_task[best[s]] if best[s] >= 0 else -1):
             best[s], best_score[s] = slot, score
+
+
+@numba.njit(cache=True)
+def _scale(pair_ints, pair_floats):
+    """Tetris*'s maxima over every fit pair now: the highest alignment (of the states' best) and the highest
+    shortness of a task that fits some state. Where either moved, every state's best is found again."""
+    states, slots = pair_ints[P_STATES], pair_ints[P_SLOTS]
+    members = _ints(pair_ints, P_MEMBERS, states)
+    best_alignment = _floats(pair_ints, pair_floats, P_BEST_ALIGNMENT, states)
+    slot_fits = _ints(pair_ints, P_SLOT_FITS, slots)
+    shortness = _floats(pair_ints, pair_floats, P_SHORTNESS, slots)
+    top_alignment, top_shortness = NO_FIT, NO_FIT
+    for s in range(pair_ints[P_HIGH]):
+        if members[s] > 0:
+            top_alignment = max(top_alignment, best_alignment[s])
+    for slot in range(pair_ints[P_SLOT_HIGH]):
+        if slot_fits[slot] > 0:
+            top_shortness = max(top_shortness, shortness[slot])
+    if top_alignment == pair_floats[P_TOP_ALIGNMENT] and top_shortness == pair_floats[P_TOP_SHORTNESS]:
+        return
+    pair_floats[P_TOP_ALIGNMENT], pair_floats[P_TOP_SHORTNESS] = top_alignment, top_shortness
+    for s in range(pair_ints[P_HIGH]):
+        if members[s] > 0:
+            _rescan(pair_ints, pair_floats, s)
 
 
 @numba.njit(cache=True)
@@ -1690,6 +1789,8 @@ def _pair_round(ints, floats, group_ints, group_floats, pair_ints, pair_floats, 
         if ints[SCORE_NAN]:
             ints[IN_ROUND] = 0
             return SCORED_NAN
+        if pair_ints[P_SCALED]:
+            _scale(pair_ints, pair_floats)
         states, slots = pair_ints[P_STATES], pair_ints[P_SLOTS]
         members = _ints(pair_ints, P_MEMBERS, states)
         first = _ints(pair_ints, P_FIRST, states)

@@ -1,8 +1,8 @@
 """The engine's compiled path gives what its Python path gives, bit for bit, and is taken only where it applies.
 
 `Simulation.run` takes the compiled path (`cloudsim.compiled`) for a broker that declares a compiled
-round (first-fit, the pair scores Tetris and Packer, the queue policies FCFS, SJF, HRRN, DRF, best-fit and
-least-load); ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
+round (first-fit, random, the pair scores Tetris, Packer, Tetris* and DeepJS, the queue policies FCFS, SJF,
+HRRN, DRF, best-fit, least-load and round-robin); ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
 the engine checks and applies it. The two must leave the same task, job and group tables, the same
 summary and the same machine state, on every workload: ties of submit and end times, DAGs, tasks that
 fill machines exactly, zero durations, shares that do not add up exactly in floating point.
@@ -18,7 +18,7 @@ import cloudsim.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
 from agents.deepjs_config import DeepJSConfig
-from agents.heuristics import FirstFit, ShortestJobFirst, Tetris
+from agents.heuristics import FirstFit, ShortestJobFirst, Tetris, TetrisStar
 from cloudsim.compiled import CompiledState
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
@@ -70,8 +70,8 @@ def workloads(draw, min_resources=1):
 
 
 # The built-in brokers with a compiled round
-COMPILED = ["first-fit", "tetris", "packer", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load", "round-robin",
-            "random", "deepjs"]
+COMPILED = ["first-fit", "tetris", "packer", "tetris-star", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load",
+            "round-robin", "random", "deepjs"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -141,9 +141,15 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
 
     strict_sjf = ShortestJobFirst()
     strict_sjf.strict = True
-    for broker in (Scored(), one_at_a_time, make_broker("tetris-star"), Longest(), strict_sjf):
+
+    class LongestStar(TetrisStar):  # its own terms: Tetris*'s compiled round is not its round
+        def terms(self, view, machines, tasks):
+            return super().terms(view, machines, tasks)[:, ::-1]
+
+    for broker in (Scored(), one_at_a_time, LongestStar(), Longest(), strict_sjf):
         assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
     assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
+    assert Simulation(cluster, jobs, TetrisStar(knob=1))._compiled_refusal() is None
     failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
     for options, reason in (({"machine_events": failing}, "machine events"),
                             ({"faults": RandomFaults(mtbf=5.0, mttr=1.0, seed=0)}, "faults")):
@@ -236,6 +242,33 @@ def test_random_draws_from_its_own_generator_run_after_run():
         pd.testing.assert_frame_equal(python, compiled, check_exact=True)
     assert not runs[True][0].equals(runs[True][1])  # (the second run drew other pairs)
     assert after[False] == after[True]
+
+
+@pytest.mark.parametrize("knob, first, starts", [(0.5, "b", [0.0, 1.0]), (0.9, "a", [0.0, 10.0])])
+def test_a_worked_example_of_tetris_star_by_hand(knob, first, starts):
+    """One machine of 4 cpu; at t=0 task a (1 instance of 4 cpu for 10) and b (1 of 1 cpu for 1). Alignments
+    (free/4 x demand/4): a 1, b 0.25, the maximum 1; shortness (1 / duration): a 0.1, b 1, the maximum 1. With
+    knob 0.5: a 0.5 x 1 + 0.5 x 0.1 = 0.55 against b 0.5 x 0.25 + 0.5 x 1 = 0.625: b first (Packer would take a),
+    a fits no more and starts when b ends at 1. With knob 0.9: a 0.91 against b 0.325: a first, b at 10."""
+    cluster = ClusterSpec.uniform(1, {"cpu": 4.0})
+    jobs = [JobSpec(0, 0.0, (TaskSpec("a", 1, {"cpu": 4.0}, 10.0), TaskSpec("b", 1, {"cpu": 1.0}, 1.0)))]
+    sims = [Simulation(cluster, jobs, TetrisStar(knob=knob), compiled=compiled) for compiled in (True, False)]
+    runs = [(sim, sim.run()) for sim in sims]
+    groups = runs[0][1].groups
+    assert groups["task_id"].tolist()[0] == first and groups["start"].tolist() == starts
+    assert_same_run(runs[1], runs[0])
+
+
+@pytest.mark.parametrize("rule, knob, message", [
+    ("tetris-star", None, "rule 'tetris-star', and it alone, takes a knob"),
+    ("shares", 0.5, "rule 'tetris-star', and it alone, takes a knob"),
+    ("tetris-star", 1.5, "a float in \\[0, 1\\]"),
+    ("tetris-star", 1, "a float in \\[0, 1\\]"),
+])
+def test_a_compiled_round_takes_a_knob_for_tetris_star_alone(rule, knob, message):
+    from cloudsim.broker import CompiledRound
+    with pytest.raises(ValueError, match=message):
+        CompiledRound(rule, (0,), knob=knob)
 
 
 @pytest.mark.parametrize("rule, rng, message", [
@@ -336,6 +369,25 @@ def assert_same_files(python, compiled):
     summary = [pd.Series({k: v for k, v in r.summary.items() if "wall" not in k}, dtype=object)
                for r in (python, compiled)]
     assert summary[0].equals(summary[1]), pd.concat(summary, axis=1)[summary[0].ne(summary[1]) & summary[0].notna()]
+
+
+def test_the_buffers_regions_cover_them_with_the_lengths_laid_out():
+    """A streamed run lays the buffers out again and copies each machine's region by its length: each region's
+    length must be what was laid out (the machines' regions one per machine, the last ones up to the buffer's
+    end), and the regions must tile the buffers after their headers."""
+    from cloudsim import compiled as c
+    cluster = ClusterSpec.uniform(7, {"cpu": 8.0, "memory": 1.0})
+    for broker in ("random", "tetris", "deepjs"):
+        sim = Simulation(cluster, alibaba_like(5, seed=1), make_broker(broker))
+        assert sim._compiled_refusal() is None
+        state = CompiledState(sim.state.capacity, sim.tasks, sim._compiled_rule)
+        for slot in ("ON_MACHINE", "IS_DIRTY", "STATE_OF", "LAST_ROUND", "FIT_COUNT", "LOAD"):
+            buffer = state.ints if getattr(c, slot) < c.CAPACITY else state.floats
+            assert c._region_length(state.ints, buffer, getattr(c, slot)) == 7, slot
+        for buffer, header, regions in ((state.ints, c.INT_HEADER, c._INT_REGIONS),
+                                        (state.floats, c.FLOAT_HEADER, c._FLOAT_REGIONS)):
+            lengths = [c._region_length(state.ints, buffer, slot) for slot in regions]
+            assert min(lengths) >= 0 and header + sum(lengths) == len(buffer)
 
 
 @pytest.fixture
