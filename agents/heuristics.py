@@ -323,7 +323,7 @@ class TetrisStar(PairScore):
     def __init__(self, knob: float = 0.5) -> None:
         if not 0.0 <= knob <= 1.0:
             raise ValueError(f"Tetris* knob must be in [0, 1] (1 = Packer, 0 = shortest first), got {knob!r}")
-        self.knob = knob
+        self.knob = float(knob)  # (a float64: the scores' arithmetic is the same whatever number type was given)
 
     scaled = True
 
