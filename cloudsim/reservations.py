@@ -144,7 +144,7 @@ class Timeline:
     def _profile(self, machine: int, now: float, free_now: np.ndarray | None,
                  held: Sequence[tuple[float, float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         width = self._state.free.shape[1]
-        # The changes in the order the free vector takes them: the plan's holdings, the running groups', the
+        # The changes in this order: the plan's holdings, the running groups' (in the order they were made), the
         # reservations' (a start takes, a release gives back).
         plan_when, plan_delta = [], []
         for start, end, taken in held:
@@ -153,7 +153,9 @@ class Timeline:
                 plan_delta.append(-taken)
             plan_when.append(self.released(start, end))
             plan_delta.append(taken)
-        task, instances, start, duration = self._groups.holdings(np.fromiter(self._running_on[machine], np.int64))
+        # (the running groups in the order they were made, ids ascending: a set's own order is CPython's layout)
+        task, instances, start, duration = self._groups.holdings(np.sort(np.fromiter(self._running_on[machine],
+                                                                                     np.int64)))
         group_when = self.released(start, start + duration)
         group_delta = self._tasks.demand(task) * instances[:, None]
         booked_when, booked_delta = [], []

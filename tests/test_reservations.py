@@ -249,3 +249,22 @@ def test_work_conserving_brokers_never_see_a_reservation():
     sim.run()
     assert sim.record.cancelled_reservations == 0
     assert np.all(sim.tasks.task_reserved == 0)
+
+
+def test_a_profile_adds_the_running_groups_ends_in_the_order_they_were_made():
+    """Machine 0 runs group 1 (0.1 cpu) and group 8 (0.2 cpu), both ending at 10; its free cpu now is
+    (1 - 0.1) - 0.2 = 0.7. At 10 the profile adds group 1's 0.1, then group 8's 0.2: (0.7 + 0.1) + 0.2 = 1.0,
+    where the other order gives (0.7 + 0.2) + 0.1 = 0.9999999999999999. (A set holding 1 and 8 lists 8
+    first: the order must not be the set's.)"""
+    cluster = ClusterSpec(("cpu", "memory"), ((1.0, 100.0), (1.0, 100.0)))
+    cpu = [0.05, 0.1, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.2]
+    jobs = [JobSpec(f"J{k}", 0.0, (TaskSpec("t", 1, {"cpu": c, "memory": 0.0}, 10.0),)) for k, c in enumerate(cpu)]
+    sim = Simulation(cluster, jobs)
+    view = sim.next_decision()
+    sim.apply([Decision(0 if k in (1, 8) else 1, position(view, f"J{k}")) for k in range(9)])
+    view = sim.next_decision()
+    assert sim.record.groups.columns()["machine"].tolist() == [1, 0, 1, 1, 1, 1, 1, 1, 0]
+    profile_times, free = view.free_profile(0)
+    assert free[0, 0] == (1.0 - 0.1) - 0.2 == 0.7
+    assert profile_times.tolist() == [0.0, 10.0] and free[1, 0] == (0.7 + 0.1) + 0.2 == 1.0
+    assert (0.7 + 0.2) + 0.1 != 1.0
