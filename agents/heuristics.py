@@ -488,6 +488,10 @@ class EasyBackfilling:
             return None
         return plan_of(view, self.decide_one)
 
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound:
+        """The engine's compiled round (rule ``"easy"``)."""
+        return CompiledRound("easy")
+
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
         """The next decision on ``view``: the head now, its reservation, or a task backfilled around it."""
         if view.num_tasks == 0 or not (view.waiting > 0).any():

@@ -26,6 +26,8 @@ its broker):
   peak memory;
 * ``cloudsimpy-whole``: the whole ``cloudsim replay`` process, seconds and peak memory (base and compiled
   only: the command line has no switch for the Python path);
+* ``easy-cloudsimpy-0:200``: EASY on the same jobs, machines and tick, where the queue is long and reservations
+  are many: simulation time (base and compiled);
 * ``cloudsimpy-0:200``: jobs 0:200 on 5 machines, tick 1, simulation time, against CloudSimPy's own run of the
   same jobs (``peer``: ``../shared/peers/cloudsimpy_bench.py``, in this process's Python, so with the same
   pandas: its time moves about 2x with the pandas version);
@@ -110,6 +112,9 @@ CASES = {
     "cloudsimpy-0:200": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--jobs", "0:200",
                          "--machines", "5", "--capacity", "cpu=64,memory=1,disk=1", "--tick", "1",
                          "--broker", "first-fit", "--json"),
+    "easy-cloudsimpy-0:200": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--jobs", "0:200",
+                              "--machines", "5", "--capacity", "cpu=64,memory=1,disk=1", "--tick", "1",
+                              "--broker", "easy", "--json"),
     "floor": (FLOOR,),
     "first-fit-1000": (ALIBABA, "first-fit", 1000),
     "first-fit-10000": (ALIBABA, "first-fit", 10000),
@@ -134,7 +139,8 @@ CASES = {
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
 }
-HEADLINE = {"cloudsimpy-0:200": "simulation_s", "floor": "us_per_decision", "cloudsimpy-whole": "process_s",
+HEADLINE = {"cloudsimpy-0:200": "simulation_s", "easy-cloudsimpy-0:200": "simulation_s", "floor": "us_per_decision",
+            "cloudsimpy-whole": "process_s",
             "stream-100000": "process_s", "deeprm-v2018": "simulation_s", "deeprm-plus-v2018": "simulation_s",
             **{case: "decisions_per_s" if case.endswith("-1000") else "simulation_s"
                for case, (code, *_) in CASES.items() if code == ALIBABA}}

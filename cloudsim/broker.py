@@ -140,7 +140,10 @@ class CompiledRound:
             ``feature_std``; a start changes the task's waiting count, so its score too; ``"tetris-star"``: the pair
             score is ``knob`` x a / A + (1 - knob) x h / H, a being the pair's ``"shares"`` score, h its task's
             1 / duration, A and H their maxima over every fit pair now (a value / an infinite maximum is 1 for an
-            infinite value and 0 otherwise, and 0 when the maximum is 0), as `agents.heuristics.TetrisStar`.
+            infinite value and 0 otherwise, and 0 when the maximum is 0), as `agents.heuristics.TetrisStar`;
+            ``"easy"``: EASY backfilling (`agents.heuristics.EasyBackfilling`): the head of the
+            queue on the first machine that fits it, else a reservation of its earliest start, and while that is
+            pending one instance at a time of the first task that fits now without taking what it holds.
         columns: the resources the pair score reads, by position in ``resources`` (a pair score's only).
         network: ``"fitness"``'s network (`cloudsim.arithmetic.Network` with tanh between layers, 6 inputs, 1
             output; a snapshot: the engine copies its weights when the run starts).
@@ -164,7 +167,7 @@ class CompiledRound:
     knob: float | None = None
 
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
-             "round-robin", "random", "tetris-star")
+             "round-robin", "random", "tetris-star", "easy")
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:

@@ -41,6 +41,17 @@ shortness by their maxima over every fit pair: the states keep their alignments,
 each task how many states it fits, so that the two maxima cost one pass over the states and one over the
 tasks per start; each state's best is found again only when a maximum moves.
 
+EASY backfilling's round (``"easy"``) is its plan of one decision at a time: the head of the queue on the
+first machine that fits it (the max-free tree), else a reservation of one instance at its earliest start over
+the machines; while that is pending, the first task in arrival order that fits a machine now, the reserved
+machine only where it fits around the reservation. Earliest starts and that test read a machine's free
+profile, built as `cloudsim.reservations.Timeline` builds it, from the same changes in the same order (the
+round's plan so far, then the running groups in the order they were made, then the pending reservation) and
+summed by the same kernels (`cloudsim.kernels.step_profile`, `earliest_fit`). The reservation (one at a time)
+lives in the header; it starts in the round of its instant (with a tick, the tick nearest it), which a due
+reservation asks for even when nothing waits, and `CompiledState.reservation_news` tells the simulation what
+to record and when to wake.
+
 A streamed run (``stream_to``) keeps the buffers to the jobs in flight. When the simulation reads a block of
 jobs, the state hands over the groups ended before the first one still running (`CompiledState.hand_over`)
 and the tasks' progress (`CompiledState.write_progress`) for the writer, and once the task table has dropped
@@ -59,12 +70,13 @@ import math
 import numba
 import numpy as np
 
-from cloudsim.kernels import pair_score, tanh1
+from cloudsim.kernels import earliest_fit, pair_score, step_profile, tanh1
 from cloudsim.record import GroupTable
+from cloudsim.reservations import FIT_TOLERANCE, TICKS_SLACK
 
 __all__ = ["CompiledState"]
 
-KERNELS_CALLED = "c37ef3948bb12109"
+KERNELS_CALLED = "a81f5cf0c2cc3f2c"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
@@ -87,15 +99,21 @@ SCORE_NAN = 64  # (a scalar: a fitness came out NaN)
 TURN = 65  # (a scalar: round-robin's next machine)
 GROUP_BASE = 66  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
 FITS = 67  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
-INT_HEADER = 72
-# Scalars of the float buffer
-LATEST_FINISH = 0
+# EASY's pending reservation (one at a time): whether one is pending, its machine and task, what the latest
+# round did with reservations (RESERVATION_* added up), and the first group row that may still run
+RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(68, 73)
+RESERVATION_MADE, RESERVATION_STARTED, RESERVATION_CANCELLED = 1, 2, 4
+INT_HEADER = 80
+# Scalars of the float buffer (RES_START, RES_END: EASY's pending reservation holds its instance between them;
+# TICK: the scheduler's tick, 0 for none)
+LATEST_FINISH, RES_START, RES_END, TICK = range(4)
 FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
-FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR = range(13)
+(FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR,
+ EASY) = range(14)
 RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
          "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS, "round-robin": ROUND_ROBIN,
-         "random": RANDOM, "tetris-star": TETRIS_STAR}
+         "random": RANDOM, "tetris-star": TETRIS_STAR, "easy": EASY}
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
@@ -119,7 +137,7 @@ PAIR_FLOAT_HEADER = 4
 # cluster (kept whole)
 _RUN_SCALARS = (GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE,
                 DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP, NEED_GROUPS, SCORE_NAN, TURN,
-                GROUP_BASE, FITS)
+                GROUP_BASE, FITS, RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM)
 _PER_TASK_INTS = (PENDING, WAITING, FINISHED, NEXT_FRESH, MARK, TASK_SLOT)
 _PER_JOB_INTS = (JOB_LEFT, JOB_RUNNING)
 _PER_TASK_FLOATS = (READY_TIME, START_TIME, FINISH_TIME)
@@ -219,15 +237,17 @@ class CompiledState:
         tasks: the episode's `TaskTable` (read: the jobs, tasks, demands, durations and the DAG).
         rule: the broker's round (`cloudsim.broker.CompiledRound`).
         broker: the broker's name, for messages.
+        tick: the scheduler's tick (None: event-driven), which EASY's reservations follow.
     """
 
     ROUND_DUE = ROUND_DUE
 
-    def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "") -> None:
+    def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "", tick: float | None = None) -> None:
         machines, resources = capacity.shape
         self.broker = broker
         self.capacity, self.rule = capacity, rule
         self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
+        self.reserves = rule.rule == "easy"  # (its rounds make and start reservations: `reservation_news`)
         self.rng = rule.rng  # (random's, the broker's own generator: its draws move the broker's stream on)
         self.machines = machines
         kind = RULES[rule.rule]
@@ -245,6 +265,7 @@ class CompiledState:
             machines, resources, tasks.unfinished_jobs, kind, machines if every_machine_new else 0)
         # round-robin counts from the machine after its previous start, its previous run's included
         self.ints[TURN] = int(rule.turn[0]) if rule.turn is not None and 0 <= rule.turn[0] < machines else 0
+        self.floats[TICK] = 0.0 if tick is None else tick
         self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
         self.group_floats = np.zeros((1024, 3))
         # A pair score's states and scores, room for a few of each to begin with (grown as needed); a key is
@@ -344,6 +365,8 @@ class CompiledState:
         if self.pair_ints is not None:
             slot_task = _region(self.pair_ints, self.pair_ints, P_SLOT_TASK, int(self.pair_ints[P_SLOTS]))
             slot_task[slot_task >= 0] -= dropped_tasks
+        if ints[RES_PENDING]:  # (EASY's reserved task is not finished: it is kept)
+            ints[RES_TASK] -= dropped_tasks
         self.ints, self.floats = ints, floats
         self.task_base, self.job_base = tasks.task_base, tasks.job_base
         self._bind()
@@ -371,6 +394,7 @@ class CompiledState:
             self.group_ints[:n - cut, G_END_TIME] -= cut
             ints[GROUPS] -= cut
             ints[GROUP_BASE] += cut
+            ints[RUNNING_FROM] = max(0, int(ints[RUNNING_FROM]) - cut)
         return ended.columns(), running_task
 
     def _add_groups(self, groups, start: int, stop: int) -> None:
@@ -392,6 +416,20 @@ class CompiledState:
     def held(self) -> tuple[int, int, int]:
         """The task rows, job rows and group rows the buffers hold (a streamed run drops finished ones)."""
         return int(self.ints[TASKS]), int(self.ints[JOBS]), int(self.ints[GROUPS])
+
+    @property
+    def reservation_pending(self) -> bool:
+        """Whether EASY's reservation is pending (its instance held for a later start)."""
+        return bool(self.ints[RES_PENDING])
+
+    def reservation_news(self) -> tuple[str | None, tuple[int, int, float] | None]:
+        """What the latest round did with EASY's reservations: the outcome of the one due at its start
+        ("started", "cancelled" or None), and the one it made, as (machine, task row, start), or None."""
+        news = int(self.ints[RES_NEWS])
+        outcome = "started" if news & RESERVATION_STARTED else "cancelled" if news & RESERVATION_CANCELLED else None
+        made = (int(self.ints[RES_MACHINE]), int(self.ints[RES_TASK]), float(self.floats[RES_START])) \
+            if news & RESERVATION_MADE else None
+        return outcome, made
 
     @property
     def waiting_tasks(self) -> int:
@@ -443,7 +481,7 @@ class CompiledState:
             self._entry = _random_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.rng)
         else:
-            self._entry = _first_fit_event if self.ints[RULE] == FIRST_FIT else _queue_event
+            self._entry = {FIRST_FIT: _first_fit_event, EASY: _easy_event}.get(int(self.ints[RULE]), _queue_event)
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
 
     def _grow(self) -> None:
@@ -708,9 +746,23 @@ def _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
         _arrive(ints, floats, a, now)
     elif kind == END:
         jobs = _end(ints, floats, group_ints, group_floats, a, b, now)
-    if ints[WAITING_TASKS] == 0:
+    if ints[WAITING_TASKS] == 0 and not _reservation_due(ints, floats, now):
         return jobs, NOTHING_WAITS
     return jobs, ROUND_NOW if may_round else ROUND_DUE
+
+
+@numba.njit(cache=True)
+def _reservation_due(ints, floats, now):
+    """Whether EASY's pending reservation starts now (with a tick, at the tick nearest its start, as
+    `cloudsim.reservations.Timeline.pop_due` has it)."""
+    return ints[RES_PENDING] and floats[RES_START] <= (now if floats[TICK] == 0.0 else now + floats[TICK] / 2)
+
+
+@numba.njit(cache=True, inline="always")
+def _released(start, end, tick):
+    """When what is held from ``start`` to ``end`` can be used again (`cloudsim.reservations.Timeline.released`):
+    at ``end``, but with a tick (> 0) a stay of exactly one tick only at the tick after."""
+    return end + tick if tick > 0.0 and end == start + tick else end
 
 
 @numba.njit(cache=True)
@@ -1187,6 +1239,302 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
     return ints[DECISIONS] - first_decision
+
+
+# ----------------------------------------------------------------------------------- EASY backfilling
+@numba.njit(cache=True)
+def _start_count(ints, floats, group_ints, group_floats, task, machine, count, now, reserved):
+    """Start ``count`` instances of the task on the machine now (``count`` 0: as many of its waiting instances
+    as fit there one after another), one subtraction per instance; they join the machine's latest group of
+    this round when that holds the task's instances just before them, as the engine groups a round's starts,
+    else begin a group. ``reserved``: the instances were held by a reservation (they were waiting no more).
+    Returns the instances started."""
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    waiting = _ints(ints, WAITING, n_tasks)
+    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
+    last_group = _ints(ints, LAST_GROUP, machines)
+    last_round = _ints(ints, LAST_ROUND, machines)
+    if count == 0:
+        while count < waiting[task] and _fits(free[machine], demand[task]):
+            for r in range(resources):
+                free[machine, r] -= demand[task, r]
+            count += 1
+    else:
+        for _ in range(count):
+            for r in range(resources):
+                free[machine, r] -= demand[task, r]
+    gid = last_group[machine]
+    if last_round[machine] == ints[ROUND_STAMP] and group_ints[gid, G_TASK] == task and (
+            group_ints[gid, G_FIRST] + group_ints[gid, G_INSTANCES] == next_fresh[task]):
+        group_ints[gid, G_INSTANCES] += count
+    else:
+        gid = ints[GROUPS]
+        ints[GROUPS] += 1
+        group_ints[gid, G_TASK] = task
+        group_ints[gid, G_MACHINE] = machine
+        group_ints[gid, G_FIRST] = next_fresh[task]
+        group_ints[gid, G_INSTANCES] = count
+        group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
+        group_floats[gid, G_START] = now
+        group_floats[gid, G_END] = math.nan
+        last_group[machine], last_round[machine] = gid, ints[ROUND_STAMP]
+    start_time = _floats(ints, floats, START_TIME, n_tasks)
+    if math.isnan(start_time[task]):
+        start_time[task] = now
+    next_fresh[task] += count
+    _ints(ints, ON_MACHINE, machines)[machine] += count
+    ints[RUNNING] += count
+    if not reserved:
+        _wait_less(ints, floats, task, count)
+    return count
+
+
+@numba.njit(cache=True)
+def _wait_less(ints, floats, task, count):
+    """``count`` fewer instances of the task wait (negative: more); a task with none left leaves the waiting
+    set and the min-demand tree, one with some again rejoins them."""
+    n_tasks, resources, leaves = ints[TASKS], ints[RESOURCES], ints[TASK_LEAVES]
+    waiting = _ints(ints, WAITING, n_tasks)
+    was = waiting[task]
+    waiting[task] -= count
+    ints[WAITING_INSTANCES] -= count
+    tree = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
+    if was > 0 and waiting[task] == 0:
+        ints[WAITING_TASKS] -= 1
+        _set_leaf(tree, leaves, task, np.full(resources, np.inf), False)
+    elif was == 0 and waiting[task] > 0:
+        ints[WAITING_TASKS] += 1
+        _set_leaf(tree, leaves, task, _floats(ints, floats, DEMAND, n_tasks * resources).reshape(
+            n_tasks, resources)[task], False)
+
+
+@numba.njit(cache=True)
+def _free_profile(ints, floats, group_ints, group_floats, machine, now, plan, plan_at, planned, rows, row_count,
+                  kept_row, kept_instances, booked):
+    """The machine's free resources as a step function of time from now (`cloudsim.kernels.step_profile`), from
+    the changes `cloudsim.reservations.Timeline` lists in its order: the round's plan so far on the machine
+    (``plan`` rows (machine, task, count) and ``plan_at``, ``planned`` of them: a start now gives its
+    instances back at its end, a reservation holds them from its start to its end), the machine's running
+    groups in the order they were made (their rows, ``rows``; group ``kept_row`` as it was when the plan
+    began, ``kept_instances``), and the pending reservation (``booked``: when the plan did not make it)."""
+    n_tasks, machines, resources, tick = ints[TASKS], ints[MACHINES], ints[RESOURCES], floats[TICK]
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    duration = _floats(ints, floats, DURATION, n_tasks)
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    changes = row_count + 2 * int(booked)
+    for i in range(planned):
+        if plan[i, 0] == machine:
+            changes += 2 if plan_at[i] > now else 1
+    when = np.empty(changes)
+    delta = np.empty((changes, resources))
+    k = 0
+    for i in range(planned):
+        if plan[i, 0] != machine:
+            continue
+        task, count, start = plan[i, 1], plan[i, 2], plan_at[i]
+        if start > now:
+            when[k] = start
+            for r in range(resources):
+                delta[k, r] = -(demand[task, r] * count)
+            k += 1
+        when[k] = _released(start, start + duration[task], tick)
+        for r in range(resources):
+            delta[k, r] = demand[task, r] * count
+        k += 1
+    for i in range(row_count):
+        row = rows[i]
+        task = group_ints[row, G_TASK]
+        instances = kept_instances if row == kept_row else group_ints[row, G_INSTANCES]
+        when[k] = _released(group_floats[row, G_START], group_floats[row, G_START] + group_floats[row, G_DURATION],
+                            tick)
+        for r in range(resources):
+            delta[k, r] = demand[task, r] * instances
+        k += 1
+    if booked:
+        task = ints[RES_TASK]
+        when[k], when[k + 1] = floats[RES_START], _released(floats[RES_START], floats[RES_END], tick)
+        for r in range(resources):
+            delta[k, r] = -(demand[task, r] * 1)
+            delta[k + 1, r] = demand[task, r] * 1
+    return step_profile(now, free[machine].copy(), when, delta)
+
+
+@numba.njit(cache=True)
+def _running_rows(ints, group_ints, group_floats, stop):
+    """The running groups' rows before row ``stop``, bucketed by machine in the order they were made: (rows,
+    each machine's first position in them, with one past the last machine's end)."""
+    machines = ints[MACHINES]
+    start = ints[RUNNING_FROM]
+    while start < stop and not math.isnan(group_floats[start, G_END]):
+        start += 1
+    ints[RUNNING_FROM] = start
+    first = np.zeros(machines + 1, dtype=np.int64)
+    for row in range(start, stop):
+        if math.isnan(group_floats[row, G_END]):
+            first[group_ints[row, G_MACHINE] + 1] += 1
+    for m in range(machines):
+        first[m + 1] += first[m]
+    at = first[:machines].copy()
+    rows = np.empty(first[machines], dtype=np.int64)
+    for row in range(start, stop):
+        if math.isnan(group_floats[row, G_END]):
+            m = group_ints[row, G_MACHINE]
+            rows[at[m]] = row
+            at[m] += 1
+    return rows, first
+
+
+@numba.njit(cache=True)
+def _easy_round(ints, floats, group_ints, group_floats, now):
+    """EASY backfilling's round (`agents.heuristics.EasyBackfilling`), as its plan of one decision at a time
+    and the engine applying it: a reservation due now starts first (when its machine still holds it, with
+    `cloudsim.reservations.FIT_TOLERANCE`'s slack; else it is cancelled and its instance waits again). Then,
+    while no reservation is pending, the first waiting task in arrival order (the head) starts on the first
+    machine that fits it, as many instances as fit there; where none fits, one of its instances reserves its
+    earliest start over the machines (the first machine on ties), from each machine's free profile
+    (`_free_profile`; `cloudsim.kernels.earliest_fit`). While one is pending, one instance at a time of the
+    first waiting task, in arrival order, that fits some machine now starts on the first such machine, the
+    reserved machine only where it fits its free profile for its whole duration. Records the groups and
+    orders them by end time; returns the decisions made, or NO_ROOM as `_first_fit_round` does. The
+    reservation made or started is left in the header for `CompiledState.reservation_news`."""
+    if group_ints.shape[0] - ints[GROUPS] < ints[WAITING_INSTANCES] + 1:  # (one group per instance at most)
+        ints[NEED_GROUPS] = ints[WAITING_INSTANCES] + 1
+        return NO_ROOM
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    task_leaves, machine_leaves = ints[TASK_LEAVES], ints[MACHINE_LEAVES]
+    waiting = _ints(ints, WAITING, n_tasks)
+    is_dirty = _ints(ints, IS_DIRTY, machines)
+    dirty = _ints(ints, DIRTY_LIST, machines)
+    stack = _ints(ints, STACK, STACK_SIZE)
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    capacity = _floats(ints, floats, CAPACITY, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    duration = _floats(ints, floats, DURATION, n_tasks)
+    min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
+    max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves,
+                                                                                         resources)
+    any_demand = np.full(resources, np.finfo(np.float64).max)  # every waiting task's demand is at most this
+    for i in range(ints[DIRTY]):
+        machine = dirty[i]
+        is_dirty[machine] = 0
+        _machine_changed(ints, floats, machine)
+    ints[DIRTY] = 0
+    ints[NEW] = 0
+    ints[ROUND_STAMP] += 1
+    first_group, first_decision = ints[GROUPS], ints[DECISIONS]
+    ints[RES_NEWS] = 0
+    kept_row, kept_instances = -1, 0
+    if _reservation_due(ints, floats, now):
+        ints[RES_PENDING] = 0
+        machine, task = ints[RES_MACHINE], ints[RES_TASK]
+        holds = True
+        for r in range(resources):
+            if not free[machine, r] + FIT_TOLERANCE * capacity[machine, r] >= demand[task, r] * 1:
+                holds = False
+        if holds:
+            _start_count(ints, floats, group_ints, group_floats, task, machine, 1, now, True)
+            kept_row = _ints(ints, LAST_GROUP, machines)[machine]
+            kept_instances = group_ints[kept_row, G_INSTANCES]
+            _machine_changed(ints, floats, machine)
+            ints[RES_NEWS] = RESERVATION_STARTED
+        else:
+            _wait_less(ints, floats, task, -1)
+            ints[RES_NEWS] = RESERVATION_CANCELLED
+    plan_first = ints[GROUPS]
+    plan = np.empty((ints[WAITING_INSTANCES] + 1, 3), dtype=np.int64)  # (machine, task, count) per decision
+    plan_at = np.empty(len(plan))
+    planned = 0
+    reserved_in_plan = False
+    while ints[WAITING_INSTANCES] > 0:
+        if not ints[RES_PENDING]:  # the head now, or its reservation
+            head = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+            machine = _first_leaf(max_free, machine_leaves, demand[head], 0, True, stack)
+            if machine >= 0:
+                count = _start_count(ints, floats, group_ints, group_floats, head, machine, 0, now, False)
+                plan[planned, 0], plan[planned, 1], plan[planned, 2], plan_at[planned] = machine, head, count, now
+                planned += 1
+                ints[DECISIONS] += 1
+                _machine_changed(ints, floats, machine)
+                continue
+            rows, first = _running_rows(ints, group_ints, group_floats, plan_first)
+            best, best_at = -1, math.inf
+            for m in range(machines):
+                times, profile = _free_profile(ints, floats, group_ints, group_floats, m, now, plan, plan_at, planned,
+                                               rows[first[m]:first[m + 1]], first[m + 1] - first[m], kept_row,
+                                               kept_instances, False)
+                at = earliest_fit(times, profile, demand[head] * 1, duration[head], now, floats[TICK], TICKS_SLACK)
+                if at < best_at:
+                    best, best_at = m, at
+            if best < 0:
+                break  # no machine can ever hold it
+            ints[RES_PENDING], ints[RES_MACHINE], ints[RES_TASK] = 1, best, head
+            floats[RES_START], floats[RES_END] = best_at, best_at + duration[head]
+            _wait_less(ints, floats, head, 1)
+            plan[planned, 0], plan[planned, 1], plan[planned, 2], plan_at[planned] = best, head, 1, best_at
+            planned += 1
+            ints[DECISIONS] += 1
+            ints[RES_NEWS] += RESERVATION_MADE
+            reserved_in_plan = True
+            continue
+        # backfilling: the first waiting task, in arrival order, that fits some machine now, on the first
+        # machine it fits: any but the reserved one, and that one where it fits around the reservation
+        reserved = ints[RES_MACHINE]
+        chosen_task, chosen_machine = -1, -1
+        task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+        while task >= 0 and chosen_task < 0:
+            machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
+            while machine >= 0:
+                if machine != reserved or _fits_around(ints, floats, group_ints, group_floats, machine, task, now, plan,
+                                                        plan_at, planned, plan_first, kept_row, kept_instances,
+                                                        not reserved_in_plan):
+                    chosen_task, chosen_machine = task, machine
+                    break
+                machine = _first_leaf(max_free, machine_leaves, demand[task], machine + 1, True, stack)
+            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+        if chosen_task < 0:
+            break
+        _start_count(ints, floats, group_ints, group_floats, chosen_task, chosen_machine, 1, now, False)
+        plan[planned, 0], plan[planned, 1], plan[planned, 2] = chosen_machine, chosen_task, 1
+        plan_at[planned] = now
+        planned += 1
+        ints[DECISIONS] += 1
+        _machine_changed(ints, floats, chosen_machine)
+    _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
+    ints[ROUND_FIRST] = first_group
+    return ints[DECISIONS] - first_decision
+
+
+@numba.njit(cache=True)
+def _fits_around(ints, floats, group_ints, group_floats, machine, task, now, plan, plan_at, planned, plan_first,
+                 kept_row, kept_instances, booked):
+    """Whether one instance of the task, started now, fits the machine's free profile (`_free_profile`) for its
+    whole duration: every step that meets [now, now + duration) holds its demand (the step holding now, for
+    a duration of 0), as `cloudsim.reservations.Timeline.fits` tests it."""
+    n_tasks, resources = ints[TASKS], ints[RESOURCES]
+    rows, first = _running_rows(ints, group_ints, group_floats, plan_first)
+    times, profile = _free_profile(ints, floats, group_ints, group_floats, machine, now, plan, plan_at, planned,
+                                   rows[first[machine]:first[machine + 1]], first[machine + 1] - first[machine],
+                                   kept_row, kept_instances, booked)
+    need = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
+    end = _released(now, now + _floats(ints, floats, DURATION, n_tasks)[task], floats[TICK])
+    for k in range(len(times)):
+        after = times[k + 1] if k + 1 < len(times) else math.inf
+        if after > now and (times[k] < end if end > now else times[k] <= now):
+            for r in range(resources):
+                if not profile[k, r] >= need[r] * 1:
+                    return False
+    return True
+
+
+@numba.njit(cache=True)
+def _easy_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """`_first_fit_event` with EASY backfilling's round."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs, _easy_round(ints, floats, group_ints, group_floats, now))
 
 
 @numba.njit(cache=True)

@@ -597,7 +597,8 @@ class Simulation:
         """`run` on the compiled path: the same SimPy events, each callback one compiled call."""
         from cloudsim.compiled import CompiledState
 
-        self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule, self.record.broker)
+        self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule, self.record.broker,
+                                       self.tick)
         self._on_finish = self._compiled_finish  # (one bound method for every end event)
         self._start_episode()
         try:
@@ -700,6 +701,8 @@ class Simulation:
         end event per distinct end time of its groups (``delay``, ``first``, ``stop``: the first one's), as
         `_launch_started_groups` makes them."""
         self._rounds_opened += 1
+        if self._compiled.reserves:  # (before the end events, as `apply` makes a reservation's wake-up first)
+            self._compiled_reservations()
         if made:
             self._idle_rounds = 0
         else:
@@ -712,11 +715,27 @@ class Simulation:
             for delay, launched in self._compiled.end_times(first, end_times):
                 self.env.timeout(delay, value=launched).callbacks.append(self._on_finish)
 
+    def _compiled_reservations(self) -> None:
+        """After a compiled EASY round: the reservation it started (or cancelled) and the one it made, in the
+        episode's record (`_start_due_reservations`, `_reserve`), and the made one's wake-up at its start."""
+        outcome, made = self._compiled.reservation_news()
+        now = self.env.now
+        if outcome is not None:
+            self.record.reservations[-1][-1] = outcome  # (one pending at a time: the latest made)
+            if outcome == "cancelled":
+                self.record.cancelled_reservations += 1
+        if made is not None:
+            machine, task, at = made
+            self.record.reservations.append([now, machine, *self.tasks.task_key(task + self.tasks.task_base), 1,
+                                             at, ""])
+            if self.tick is None:  # (with a tick, the tick's round starts it)
+                self.env.timeout(at - now).callbacks.append(lambda _event: self._compiled_ask_round())
+
     def _compiled_count_idle(self, made: int) -> None:
-        """`_count_idle_round` on the compiled path (which runs without machine events or reservations)."""
+        """`_count_idle_round` on the compiled path (which runs without machine events)."""
         if made:
             self._idle_rounds = 0
-        elif self._arrivals_done and not self._compiled.running_instances:
+        elif self._arrivals_done and not self._compiled.running_instances and not self._compiled.reservation_pending:
             self._idle_rounds += 1
             if self._idle_rounds > self.max_idle_ticks:
                 self._compiled_write_back()

@@ -37,7 +37,7 @@ def both_paths(cluster, jobs, broker="first-fit", **options):
 
 def assert_same_run(python, compiled):
     (sim_p, p), (sim_c, c) = python, compiled
-    for table in ("tasks", "jobs", "groups"):
+    for table in ("tasks", "jobs", "groups", "reservations"):
         pd.testing.assert_frame_equal(getattr(p, table), getattr(c, table), check_exact=True)
     summary = [pd.Series({k: v for k, v in r.summary.items() if "wall" not in k}, dtype=object) for r in (p, c)]
     assert summary[0].equals(summary[1])  # (NaN where NaN)
@@ -71,7 +71,7 @@ def workloads(draw, min_resources=1):
 
 # The built-in brokers with a compiled round
 COMPILED = ["first-fit", "tetris", "packer", "tetris-star", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load",
-            "round-robin", "random", "deepjs"]
+            "round-robin", "random", "easy", "deepjs"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -127,7 +127,7 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
             return super().decide(view)
 
     assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
-    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("easy"))._compiled_refusal()
+    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("gpu-best-fit"))._compiled_refusal()
 
     class Scored(Tetris):  # its own score: Tetris's compiled round is not its round
         def score(self, view, machines, tasks):

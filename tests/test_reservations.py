@@ -216,8 +216,9 @@ def test_every_reservation_is_in_the_results_with_when_it_was_made_and_its_outco
     assert pd.read_parquet(tmp_path / "reservations.parquet").values.tolist() == expected
 
 
-def test_easy_backfilling_on_the_textbook_example():
-    # 4 cpu. J1 (2 cpu, 10 s) starts; the head J2 needs all 4: it is reserved for t = 10;
+@pytest.mark.parametrize("compiled", [False, True])
+def test_easy_backfilling_on_the_textbook_example(compiled):
+    # The Python path (each decision checked by the engine) and the compiled path alike. 4 cpu. J1 (2 cpu, 10 s) starts; the head J2 needs all 4: it is reserved for t = 10;
     # J3 (1 cpu, 5 s) ends before 10 and is backfilled now; J4 (1 cpu, 20 s) fits now
     # but would delay J2, so it waits until J2 is done at 15.
     jobs = [job("J1", 2, 10.0), job("J2", 4, 5.0), job("J3", 1, 5.0), job("J4", 1, 20.0)]
@@ -227,15 +228,19 @@ def test_easy_backfilling_on_the_textbook_example():
         "first-fit": [(0.0, 10.0), (20.0, 25.0), (0.0, 5.0), (0.0, 20.0)],  # J4 delays J2 to 20
     }
     for name, want in expected.items():
-        sim = Simulation(ONE_MACHINE, jobs, make_broker(name))
-        sim.run()
+        sim = Simulation(ONE_MACHINE, jobs, make_broker(name), compiled=compiled)
+        result = sim.run()
         assert times(sim) == want, name
+        # J2's, made at 0 for 10; then, J2 holding all 4 cpu, the head J4's, made at 10 for 15
+        reserved = [[0.0, 10.0, "started"], [10.0, 15.0, "started"]] if name == "easy" else []
+        assert result.reservations[["made", "start", "outcome"]].values.tolist() == reserved, name
 
 
-def test_easy_picks_the_machine_where_the_head_starts_first():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_easy_picks_the_machine_where_the_head_starts_first(compiled):
     cluster = ClusterSpec(("cpu", "memory"), ((4.0, 100.0), (4.0, 100.0)))
     jobs = [job("long", 3, 30.0), job("short", 3, 10.0), job("head", 2, 5.0)]
-    sim = Simulation(cluster, jobs, make_broker("easy"))
+    sim = Simulation(cluster, jobs, make_broker("easy"), compiled=compiled)
     result = sim.run()
     # long on machine 0 (free 1 till 30), short on machine 1 (free 1 till 10): head reserved on 1 at 10
     assert times(sim) == [(0.0, 30.0), (0.0, 10.0), (10.0, 15.0)]
