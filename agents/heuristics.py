@@ -343,8 +343,9 @@ class TetrisStar(PairScore):
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
         """The engine's compiled round (rule ``"tetris-star"``), unless a subclass changes how pairs score."""
-        mine = (TetrisStar.score, TetrisStar.terms, TetrisStar.combine)
-        if not self.compiled_rounds or (type(self).score, type(self).terms, type(self).combine) != mine:
+        mine = (TetrisStar.score, TetrisStar.terms, TetrisStar.combine, PairScore.decide_one)
+        if not self.compiled_rounds or (type(self).score, type(self).terms, type(self).combine,
+                                        type(self).decide_one) != mine:
             return None
         return CompiledRound("tetris-star", tuple(range(len(resources))), knob=float(self.knob))
 
@@ -488,9 +489,9 @@ class EasyBackfilling:
             return None
         return plan_of(view, self.decide_one)
 
-    def compiled_round(self, resources: Sequence[str]) -> CompiledRound:
-        """The engine's compiled round (rule ``"easy"``)."""
-        return CompiledRound("easy")
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """The engine's compiled round (rule ``"easy"``), unless a subclass changes how it decides."""
+        return CompiledRound("easy") if type(self).decide_one is EasyBackfilling.decide_one else None
 
     def decide_one(self, view: ClusterView | PlannedView) -> Decision | None:
         """The next decision on ``view``: the head now, its reservation, or a task backfilled around it."""

@@ -1447,6 +1447,7 @@ def _easy_round(ints, floats, group_ints, group_floats, now):
     plan_at = np.empty(len(plan))
     planned = 0
     reserved_in_plan = False
+    profile_made, times, profile = False, np.empty(0), np.empty((0, resources))  # (the reserved machine's)
     while ints[WAITING_INSTANCES] > 0:
         if not ints[RES_PENDING]:  # the head now, or its reservation
             head = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
@@ -1479,22 +1480,31 @@ def _easy_round(ints, floats, group_ints, group_floats, now):
             reserved_in_plan = True
             continue
         # backfilling: the first waiting task, in arrival order, that fits some machine now, on the first
-        # machine it fits: any but the reserved one, and that one where it fits around the reservation
+        # machine it fits: any but the reserved one, and that one where it fits around the reservation (its
+        # profile is the same for every task: made once, and again after a start there)
         reserved = ints[RES_MACHINE]
         chosen_task, chosen_machine = -1, -1
-        task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+        most = max_free[1]  # (the most free of each resource on any machine: a task needing more fits none)
+        task = _first_leaf(min_demand, task_leaves, most, 0, False, stack)
         while task >= 0 and chosen_task < 0:
             machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
             while machine >= 0:
-                if machine != reserved or _fits_around(ints, floats, group_ints, group_floats, machine, task, now, plan,
-                                                        plan_at, planned, plan_first, kept_row, kept_instances,
-                                                        not reserved_in_plan):
+                if machine == reserved and not profile_made:
+                    rows = _machine_rows(ints, group_ints, group_floats, reserved, plan_first)
+                    times, profile = _free_profile(ints, floats, group_ints, group_floats, reserved, now, plan,
+                                                   plan_at, planned, rows, len(rows), kept_row, kept_instances,
+                                                   not reserved_in_plan)
+                    profile_made = True
+                if machine != reserved or _fits_profile(times, profile, demand[task], now,
+                                                        _released(now, now + duration[task], floats[TICK])):
                     chosen_task, chosen_machine = task, machine
                     break
                 machine = _first_leaf(max_free, machine_leaves, demand[task], machine + 1, True, stack)
-            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+            task = _first_leaf(min_demand, task_leaves, most, task + 1, False, stack)
         if chosen_task < 0:
             break
+        if chosen_machine == reserved:
+            profile_made = False
         _start_count(ints, floats, group_ints, group_floats, chosen_task, chosen_machine, 1, now, False)
         plan[planned, 0], plan[planned, 1], plan[planned, 2] = chosen_machine, chosen_task, 1
         plan_at[planned] = now
@@ -1507,25 +1517,37 @@ def _easy_round(ints, floats, group_ints, group_floats, now):
 
 
 @numba.njit(cache=True)
-def _fits_around(ints, floats, group_ints, group_floats, machine, task, now, plan, plan_at, planned, plan_first,
-                 kept_row, kept_instances, booked):
-    """Whether one instance of the task, started now, fits the machine's free profile (`_free_profile`) for its
-    whole duration: every step that meets [now, now + duration) holds its demand (the step holding now, for
-    a duration of 0), as `cloudsim.reservations.Timeline.fits` tests it."""
-    n_tasks, resources = ints[TASKS], ints[RESOURCES]
-    rows, first = _running_rows(ints, group_ints, group_floats, plan_first)
-    times, profile = _free_profile(ints, floats, group_ints, group_floats, machine, now, plan, plan_at, planned,
-                                   rows[first[machine]:first[machine + 1]], first[machine + 1] - first[machine],
-                                   kept_row, kept_instances, booked)
-    need = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
-    end = _released(now, now + _floats(ints, floats, DURATION, n_tasks)[task], floats[TICK])
+def _fits_profile(times, profile, need, now, end):
+    """Whether ``need`` (one instance's demand), held from now until ``end`` (when it is released), fits the
+    free profile ``(times, profile)``: every step that meets [now, end) holds it (the step holding now, for
+    an instance released at once), as `cloudsim.reservations.Timeline.fits` tests it."""
     for k in range(len(times)):
         after = times[k + 1] if k + 1 < len(times) else math.inf
         if after > now and (times[k] < end if end > now else times[k] <= now):
-            for r in range(resources):
+            for r in range(len(need)):
                 if not profile[k, r] >= need[r] * 1:
                     return False
     return True
+
+
+@numba.njit(cache=True)
+def _machine_rows(ints, group_ints, group_floats, machine, stop):
+    """The rows of the machine's running groups before row ``stop``, in the order they were made."""
+    start = ints[RUNNING_FROM]
+    while start < stop and not math.isnan(group_floats[start, G_END]):
+        start += 1
+    ints[RUNNING_FROM] = start
+    count = 0
+    for row in range(start, stop):
+        if group_ints[row, G_MACHINE] == machine and math.isnan(group_floats[row, G_END]):
+            count += 1
+    rows = np.empty(count, dtype=np.int64)
+    count = 0
+    for row in range(start, stop):
+        if group_ints[row, G_MACHINE] == machine and math.isnan(group_floats[row, G_END]):
+            rows[count] = row
+            count += 1
+    return rows
 
 
 @numba.njit(cache=True)

@@ -18,7 +18,7 @@ import cloudsim.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
 from agents.deepjs_config import DeepJSConfig
-from agents.heuristics import FirstFit, ShortestJobFirst, Tetris, TetrisStar
+from agents.heuristics import EasyBackfilling, FirstFit, ShortestJobFirst, Tetris, TetrisStar
 from cloudsim.compiled import CompiledState
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
@@ -146,7 +146,11 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
         def terms(self, view, machines, tasks):
             return super().terms(view, machines, tasks)[:, ::-1]
 
-    for broker in (Scored(), one_at_a_time, LongestStar(), Longest(), strict_sjf):
+    class NoBackfill(EasyBackfilling):  # its own rule: EASY's compiled round is not its round
+        def decide_one(self, view):
+            return None if view.reservations else super().decide_one(view)
+
+    for broker in (Scored(), one_at_a_time, LongestStar(), Longest(), strict_sjf, NoBackfill()):
         assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
     assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
     assert Simulation(cluster, jobs, TetrisStar(knob=1))._compiled_refusal() is None
