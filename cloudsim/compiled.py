@@ -303,7 +303,7 @@ class CompiledState:
                              (NEW_LIST, np.zeros(n_tasks)), (HEAP, np.zeros(machines + n_tasks)),
                              (STACK, np.zeros(STACK_SIZE)), (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
                              (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
-                             (LAST_ROUND, np.zeros(machines)), (TASK_SLOT, np.full(n_tasks, -1)),
+                             (LAST_ROUND, np.full(machines, -1)), (TASK_SLOT, np.full(n_tasks, -1)),
                              (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines))):
             ints.add(slot, values)
         ints = ints.build()
@@ -824,76 +824,67 @@ def _pair_event(ints, floats, group_ints, group_floats, pair_ints, pair_floats, 
 
 @numba.njit(cache=True)
 def _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now):
-    """Start now on the machine as many of the task's waiting instances as fit there one after another (the
-    engine's arithmetic: one subtraction per instance), as one group; a task left with nothing waiting
-    leaves the min-demand tree. Returns the instances started (at least one: the machine fits the task)."""
-    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
-    waiting = _ints(ints, WAITING, n_tasks)
-    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
-    left = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)[machine]
-    need = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
-    count = 0
-    while count < waiting[task]:
-        fits = True
-        for r in range(resources):
-            if need[r] > left[r]:
-                fits = False
-                break
-        if not fits:
-            break
-        for r in range(resources):
-            left[r] -= need[r]
-        count += 1
-    gid = ints[GROUPS]
-    ints[GROUPS] += 1
-    group_ints[gid, G_TASK] = task
-    group_ints[gid, G_MACHINE] = machine
-    group_ints[gid, G_FIRST] = next_fresh[task]
-    group_ints[gid, G_INSTANCES] = count
-    group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
-    group_floats[gid, G_START] = now
-    group_floats[gid, G_END] = math.nan
-    start_time = _floats(ints, floats, START_TIME, n_tasks)
-    if math.isnan(start_time[task]):
-        start_time[task] = now
-    next_fresh[task] += count
-    waiting[task] -= count
-    ints[WAITING_INSTANCES] -= count
-    _ints(ints, ON_MACHINE, machines)[machine] += count
-    ints[RUNNING] += count
-    if waiting[task] == 0:
-        leaves = ints[TASK_LEAVES]
-        tree = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
-        _set_leaf(tree, leaves, task, np.full(resources, np.inf), False)
-        ints[WAITING_TASKS] -= 1
-    return count
+    """Start now on the machine as many of the task's waiting instances as fit there one after another
+    (`_start_count`). Returns the instances started (at least one: the machine fits the task)."""
+    return _start_count(ints, floats, group_ints, group_floats, task, machine, 0, now, False)
 
 
 @numba.njit(cache=True)
 def _start_one(ints, floats, group_ints, group_floats, task, machine, now):
-    """Start one waiting instance of the task on the machine now. It joins the machine's latest group of
-    this round when that holds the task's instances just before it (as the engine groups a plan's starts),
-    else begins a group; a task left with nothing waiting leaves the waiting count (the caller drops it
-    from its own structures)."""
+    """Start one waiting instance of the task on the machine now (`_start_count`), one decision."""
+    _start_count(ints, floats, group_ints, group_floats, task, machine, 1, now, False)
+    ints[DECISIONS] += 1
+    if ints[RULE] == DRF:
+        _job_runs(ints, floats, task, 1)
+
+
+@numba.njit(cache=True)
+def _start_count(ints, floats, group_ints, group_floats, task, machine, count, now, reserved):
+    """Start ``count`` instances of the task on the machine now (``count`` 0: as many of its waiting instances
+    as fit there one after another), with the engine's arithmetic (one subtraction per instance), recorded
+    as the engine records them (`_record_start`); a task left with nothing waiting leaves the waiting set
+    and the min-demand tree (`_wait_less`). ``reserved``: the instances were held by a reservation (they
+    were waiting no more). Returns the instances started."""
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
-    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
-    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    left = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)[machine]
+    need = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
+    if count == 0:
+        waiting = _ints(ints, WAITING, n_tasks)
+        while count < waiting[task] and _fits(left, need):
+            for r in range(resources):
+                left[r] -= need[r]
+            count += 1
+    else:
+        for _ in range(count):
+            for r in range(resources):
+                left[r] -= need[r]
+    _record_start(ints, floats, group_ints, group_floats, task, machine, count, now)
+    if not reserved:
+        _wait_less(ints, floats, task, count)
+    return count
+
+
+@numba.njit(cache=True)
+def _record_start(ints, floats, group_ints, group_floats, task, machine, count, now):
+    """``count`` instances of the task, their resources taken, start on the machine now, as the engine records
+    them: they join the machine's latest group of this round when that holds the task's instances just
+    before them (as it groups a round's starts), else begin a group; the task's first start time, its next
+    instance, and the machine's and the run's running counts follow."""
+    n_tasks, machines = ints[TASKS], ints[MACHINES]
     next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
     last_group = _ints(ints, LAST_GROUP, machines)
     last_round = _ints(ints, LAST_ROUND, machines)
-    for r in range(resources):
-        free[machine, r] -= demand[task, r]
     gid = last_group[machine]
     if last_round[machine] == ints[ROUND_STAMP] and group_ints[gid, G_TASK] == task and (
             group_ints[gid, G_FIRST] + group_ints[gid, G_INSTANCES] == next_fresh[task]):
-        group_ints[gid, G_INSTANCES] += 1
+        group_ints[gid, G_INSTANCES] += count
     else:
         gid = ints[GROUPS]
         ints[GROUPS] += 1
         group_ints[gid, G_TASK] = task
         group_ints[gid, G_MACHINE] = machine
         group_ints[gid, G_FIRST] = next_fresh[task]
-        group_ints[gid, G_INSTANCES] = 1
+        group_ints[gid, G_INSTANCES] = count
         group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
         group_floats[gid, G_START] = now
         group_floats[gid, G_END] = math.nan
@@ -901,17 +892,9 @@ def _start_one(ints, floats, group_ints, group_floats, task, machine, now):
     start_time = _floats(ints, floats, START_TIME, n_tasks)
     if math.isnan(start_time[task]):
         start_time[task] = now
-    next_fresh[task] += 1
-    waiting = _ints(ints, WAITING, n_tasks)
-    waiting[task] -= 1
-    ints[WAITING_INSTANCES] -= 1
-    _ints(ints, ON_MACHINE, machines)[machine] += 1
-    ints[RUNNING] += 1
-    ints[DECISIONS] += 1
-    if waiting[task] == 0:
-        ints[WAITING_TASKS] -= 1
-    if ints[RULE] == DRF:
-        _job_runs(ints, floats, task, 1)
+    next_fresh[task] += count
+    _ints(ints, ON_MACHINE, machines)[machine] += count
+    ints[RUNNING] += count
 
 
 @numba.njit(cache=True)
@@ -1032,7 +1015,6 @@ def _drf_starts(ints, floats, group_ints, group_floats, now, stack):
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
     max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves, resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)
-    gone = np.full(resources, np.inf)
     candidates = np.empty(ints[WAITING_TASKS], dtype=np.int64)  # the waiting tasks in arrival order
     count = 0
     task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
@@ -1064,9 +1046,22 @@ def _drf_starts(ints, floats, group_ints, group_floats, now, stack):
             candidates[at:count - 1] = candidates[at + 1:count]
             count -= 1
         _start_one(ints, floats, group_ints, group_floats, best, machine, now)
-        if waiting[best] == 0:
-            _set_leaf(min_demand, task_leaves, best, gone, False)
         _machine_changed(ints, floats, machine)
+
+
+@numba.njit(cache=True)
+def _begin_round(ints, floats):
+    """A queue policy's or EASY's round begins: the machines freed since the last one take their places in
+    the machine trees (`_machine_changed`), and the round gets a stamp of its own (`_record_start`)."""
+    machines = ints[MACHINES]
+    is_dirty = _ints(ints, IS_DIRTY, machines)
+    dirty = _ints(ints, DIRTY_LIST, machines)
+    for i in range(ints[DIRTY]):
+        is_dirty[dirty[i]] = 0
+        _machine_changed(ints, floats, dirty[i])
+    ints[DIRTY] = 0
+    ints[NEW] = 0
+    ints[ROUND_STAMP] += 1
 
 
 @numba.njit(cache=True)
@@ -1091,21 +1086,12 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     task_leaves = ints[TASK_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
-    is_dirty = _ints(ints, IS_DIRTY, machines)
-    dirty = _ints(ints, DIRTY_LIST, machines)
     stack = _ints(ints, STACK, STACK_SIZE)
     duration = _floats(ints, floats, DURATION, n_tasks)
     ready_time = _floats(ints, floats, READY_TIME, n_tasks)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)  # every waiting task's demand is at most this
-    gone = np.full(resources, np.inf)  # the min-demand leaf of a task with nothing left waiting
-    for i in range(ints[DIRTY]):
-        machine = dirty[i]
-        is_dirty[machine] = 0
-        _machine_changed(ints, floats, machine)
-    ints[DIRTY] = 0
-    ints[NEW] = 0
-    ints[ROUND_STAMP] += 1
+    _begin_round(ints, floats)
     first_group, first_decision = ints[GROUPS], ints[DECISIONS]
     in_order = rule == SJF or rule == HRRN
     order = np.empty(ints[WAITING_TASKS] if in_order else 0, dtype=np.int64)
@@ -1136,8 +1122,6 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
                 break
             if one_at_a_time:
                 _start_one(ints, floats, group_ints, group_floats, task, machine, now)
-                if waiting[task] == 0:
-                    _set_leaf(min_demand, task_leaves, task, gone, False)
                 if rule == ROUND_ROBIN:
                     ints[TURN] = (machine + 1) % machines
             else:
@@ -1202,7 +1186,6 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
-    gone = np.full(resources, np.inf)  # the min-demand leaf of a task with nothing left waiting
     for i in range(ints[NEW]):
         task = new[i]
         for machine in range(machines):
@@ -1233,7 +1216,6 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
                 if other != machine and _fits(free[other], demand[task]):
                     fit_count[other] -= 1
                     ints[FITS] -= 1
-            _set_leaf(min_demand, task_leaves, task, gone, False)
         _count_fits(ints, floats, machine, stack)
         _machine_changed(ints, floats, machine)
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
@@ -1242,55 +1224,6 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
 
 
 # ----------------------------------------------------------------------------------- EASY backfilling
-@numba.njit(cache=True)
-def _start_count(ints, floats, group_ints, group_floats, task, machine, count, now, reserved):
-    """Start ``count`` instances of the task on the machine now (``count`` 0: as many of its waiting instances
-    as fit there one after another), one subtraction per instance; they join the machine's latest group of
-    this round when that holds the task's instances just before them, as the engine groups a round's starts,
-    else begin a group. ``reserved``: the instances were held by a reservation (they were waiting no more).
-    Returns the instances started."""
-    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
-    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
-    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
-    waiting = _ints(ints, WAITING, n_tasks)
-    next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
-    last_group = _ints(ints, LAST_GROUP, machines)
-    last_round = _ints(ints, LAST_ROUND, machines)
-    if count == 0:
-        while count < waiting[task] and _fits(free[machine], demand[task]):
-            for r in range(resources):
-                free[machine, r] -= demand[task, r]
-            count += 1
-    else:
-        for _ in range(count):
-            for r in range(resources):
-                free[machine, r] -= demand[task, r]
-    gid = last_group[machine]
-    if last_round[machine] == ints[ROUND_STAMP] and group_ints[gid, G_TASK] == task and (
-            group_ints[gid, G_FIRST] + group_ints[gid, G_INSTANCES] == next_fresh[task]):
-        group_ints[gid, G_INSTANCES] += count
-    else:
-        gid = ints[GROUPS]
-        ints[GROUPS] += 1
-        group_ints[gid, G_TASK] = task
-        group_ints[gid, G_MACHINE] = machine
-        group_ints[gid, G_FIRST] = next_fresh[task]
-        group_ints[gid, G_INSTANCES] = count
-        group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
-        group_floats[gid, G_START] = now
-        group_floats[gid, G_END] = math.nan
-        last_group[machine], last_round[machine] = gid, ints[ROUND_STAMP]
-    start_time = _floats(ints, floats, START_TIME, n_tasks)
-    if math.isnan(start_time[task]):
-        start_time[task] = now
-    next_fresh[task] += count
-    _ints(ints, ON_MACHINE, machines)[machine] += count
-    ints[RUNNING] += count
-    if not reserved:
-        _wait_less(ints, floats, task, count)
-    return count
-
-
 @numba.njit(cache=True)
 def _wait_less(ints, floats, task, count):
     """``count`` fewer instances of the task wait (negative: more); a task with none left leaves the waiting
@@ -1405,8 +1338,6 @@ def _easy_round(ints, floats, group_ints, group_floats, now):
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     task_leaves, machine_leaves = ints[TASK_LEAVES], ints[MACHINE_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
-    is_dirty = _ints(ints, IS_DIRTY, machines)
-    dirty = _ints(ints, DIRTY_LIST, machines)
     stack = _ints(ints, STACK, STACK_SIZE)
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     capacity = _floats(ints, floats, CAPACITY, machines * resources).reshape(machines, resources)
@@ -1416,13 +1347,7 @@ def _easy_round(ints, floats, group_ints, group_floats, now):
     max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves,
                                                                                          resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)  # every waiting task's demand is at most this
-    for i in range(ints[DIRTY]):
-        machine = dirty[i]
-        is_dirty[machine] = 0
-        _machine_changed(ints, floats, machine)
-    ints[DIRTY] = 0
-    ints[NEW] = 0
-    ints[ROUND_STAMP] += 1
+    _begin_round(ints, floats)
     first_group, first_decision = ints[GROUPS], ints[DECISIONS]
     ints[RES_NEWS] = 0
     kept_row, kept_instances = -1, 0
@@ -1599,6 +1524,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
         if machine >= 0:
             size = _heap_push(heap, size, machine * key_base + task + 1)
     ints[NEW] = 0
+    ints[ROUND_STAMP] += 1
     first_group = ints[GROUPS]
     while size:
         key, size = _heap_pop(heap, size)
