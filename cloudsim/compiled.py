@@ -1337,7 +1337,6 @@ def _easy_round(ints, floats, group_ints, group_floats, now):
         return NO_ROOM
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     task_leaves, machine_leaves = ints[TASK_LEAVES], ints[MACHINE_LEAVES]
-    waiting = _ints(ints, WAITING, n_tasks)
     stack = _ints(ints, STACK, STACK_SIZE)
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     capacity = _floats(ints, floats, CAPACITY, machines * resources).reshape(machines, resources)
