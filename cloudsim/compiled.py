@@ -70,6 +70,7 @@ import math
 import numba
 import numpy as np
 
+from cloudsim.broker import CompiledRound
 from cloudsim.kernels import earliest_fit, pair_score, step_profile, tanh1
 from cloudsim.record import GroupTable
 from cloudsim.reservations import FIT_TOLERANCE, TICKS_SLACK
@@ -108,12 +109,11 @@ INT_HEADER = 80
 # TICK: the scheduler's tick, 0 for none)
 LATEST_FINISH, RES_START, RES_END, TICK = range(4)
 FLOAT_HEADER = 4
-# The rounds compiled (the header's RULE), by `cloudsim.broker.CompiledRound.rule`
+# The rounds compiled (the header's RULE): `cloudsim.broker.CompiledRound.RULES`, numbered in their order
+RULES = {rule: number for number, rule in enumerate(CompiledRound.RULES)}
 (FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR,
- EASY) = range(14)
-RULES = {"first-fit": FIRST_FIT, "dot": DOT, "shares": SHARES, "fcfs": FCFS, "sjf": SJF, "hrrn": HRRN,
-         "best-fit": BEST_FIT, "least-load": LEAST_LOAD, "drf": DRF, "fitness": FITNESS, "round-robin": ROUND_ROBIN,
-         "random": RANDOM, "tetris-star": TETRIS_STAR, "easy": EASY}
+ EASY) = (RULES[rule] for rule in ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load",
+                                   "drf", "fitness", "round-robin", "random", "tetris-star", "easy"))
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
@@ -1295,14 +1295,22 @@ def _free_profile(ints, floats, group_ints, group_floats, machine, now, plan, pl
 
 
 @numba.njit(cache=True)
-def _running_rows(ints, group_ints, group_floats, stop):
-    """The running groups' rows before row ``stop``, bucketed by machine in the order they were made: (rows,
-    each machine's first position in them, with one past the last machine's end)."""
-    machines = ints[MACHINES]
+def _first_running_row(ints, group_floats, stop):
+    """The first group row, before row ``stop``, that may still run (kept in RUNNING_FROM: rows before it have
+    all ended)."""
     start = ints[RUNNING_FROM]
     while start < stop and not math.isnan(group_floats[start, G_END]):
         start += 1
     ints[RUNNING_FROM] = start
+    return start
+
+
+@numba.njit(cache=True)
+def _running_rows(ints, group_ints, group_floats, stop):
+    """The running groups' rows before row ``stop``, bucketed by machine in the order they were made: (rows,
+    each machine's first position in them, with one past the last machine's end)."""
+    machines = ints[MACHINES]
+    start = _first_running_row(ints, group_floats, stop)
     first = np.zeros(machines + 1, dtype=np.int64)
     for row in range(start, stop):
         if math.isnan(group_floats[row, G_END]):
@@ -1457,10 +1465,7 @@ def _fits_profile(times, profile, need, now, end):
 @numba.njit(cache=True)
 def _machine_rows(ints, group_ints, group_floats, machine, stop):
     """The rows of the machine's running groups before row ``stop``, in the order they were made."""
-    start = ints[RUNNING_FROM]
-    while start < stop and not math.isnan(group_floats[start, G_END]):
-        start += 1
-    ints[RUNNING_FROM] = start
+    start = _first_running_row(ints, group_floats, stop)
     count = 0
     for row in range(start, stop):
         if group_ints[row, G_MACHINE] == machine and math.isnan(group_floats[row, G_END]):
