@@ -238,13 +238,19 @@ class CompiledState:
         rule: the broker's round (`cloudsim.broker.CompiledRound`).
         broker: the broker's name, for messages.
         tick: the scheduler's tick (None: event-driven), which EASY's reservations follow.
+        groups: the episode's `GroupTable` in a run held in memory (None in a streamed run, whose simulation
+            takes the ended groups with `hand_over`): when the group rows are full, the groups ended before
+            the first one still running move there first, and the rows grow only if that leaves too little
+            room, so that an episode's groups are not held twice.
     """
 
     ROUND_DUE = ROUND_DUE
 
-    def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "", tick: float | None = None) -> None:
+    def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "", tick: float | None = None,
+                 groups: GroupTable | None = None) -> None:
         machines, resources = capacity.shape
         self.broker = broker
+        self.collected = groups  # (an in-memory run's `GroupTable`: the group rows hand ended groups to it, `_grow`)
         self.capacity, self.rule = capacity, rule
         self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
         self.reserves = rule.rule == "easy"  # (its rounds make and start reservations: `reservation_news`)
@@ -376,13 +382,18 @@ class CompiledState:
         `cloudsim.record.GroupTable.columns` gives them; and the earliest task (its global number) of a group
         still running, or None. The buffers keep the rows from the round of the first group still running on
         (the end events to come count launched positions within those rounds)."""
+        ended = GroupTable()
+        running_task = self._move_ended(ended)
+        return ended.columns(), running_task
+
+    def _move_ended(self, groups: GroupTable) -> int | None:
+        """`hand_over`'s groups added to ``groups``; returns the earliest task of a group still running, or None."""
         ints = self.ints
         base, n = int(ints[GROUP_BASE]), int(ints[GROUPS])
         start = self.handed - base
         running = np.flatnonzero(np.isnan(self.group_floats[start:n, G_END]))
         first_running = start + int(running[0]) if len(running) else n
-        ended = GroupTable()
-        self._add_groups(ended, start, first_running)
+        self._add_groups(groups, start, first_running)
         running_task = int(self.group_ints[first_running:n, G_TASK].min()) + self.task_base if len(running) else None
         self.handed = base + first_running
         starts = self.group_floats[:n, G_START]
@@ -395,7 +406,7 @@ class CompiledState:
             ints[GROUPS] -= cut
             ints[GROUP_BASE] += cut
             ints[RUNNING_FROM] = max(0, int(ints[RUNNING_FROM]) - cut)
-        return ended.columns(), running_task
+        return running_task
 
     def _add_groups(self, groups, start: int, stop: int) -> None:
         """Rows ``start`` to ``stop - 1`` added to the `GroupTable` ``groups`` (running where they have no end)."""
@@ -488,7 +499,12 @@ class CompiledState:
         """Room for what the round needs next: group rows, a pair score's states or task slots."""
         ints, pairs = self.ints, self.pair_ints
         rows = int(ints[GROUPS] + ints[NEED_GROUPS])
-        if rows > len(self.group_ints):
+        grow = rows > len(self.group_ints)
+        if grow and self.collected is not None and not ints[IN_ROUND]:  # (a round that stopped names its rows)
+            self._move_ended(self.collected)  # (the ended groups' rows are room again)
+            rows = int(ints[GROUPS] + ints[NEED_GROUPS])
+            grow = 2 * rows > len(self.group_ints)  # (under half the rows free: grown too, so that a pass is worth it)
+        if grow:
             size = max(rows, 2 * len(self.group_ints))
             self.group_ints = _grown_rows(self.group_ints, size)
             self.group_floats = _grown_rows(self.group_floats, size)

@@ -60,8 +60,8 @@ _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", 
 _PERCENTILES = (50, 95, 99)
 IMBALANCE_COLUMNS = ("imbalance_resources", "imbalance_machines")
 # imbalance() holds (change instants x machines) matrices one block of instants at a time:
-# about this many cells per block (a few arrays of 2e6 float64 are tens of MB).
-_BLOCK_CELLS = 2_000_000
+# about this many cells per block (a few arrays of 5e5 float64 are a few MB each).
+_BLOCK_CELLS = 500_000
 # The machines' usage steps are taken a block of machines at a time, about this many groups per block: a
 # block's frame of changes (two rows a group) and its grouping take several times its 16 MB.
 _GROUPS_PER_BLOCK = 125_000
@@ -158,38 +158,39 @@ class EpisodeResult:
         # alone: add up every machine's changes per instant and accumulate over time. Eq. 8 needs
         # each machine's mean utilisation (eq. 5) at its changes. Both are taken from the machines'
         # steps a block of machines at a time: the utilisation rows of a long run are never all held.
-        parts: dict[str, list[np.ndarray]] = {"machine": [], "time": [], "change": [], "mean": []}
+        # The instants at which some machine's usage changes are found first: every start and end of a
+        # group (a running group's end is none yet).
+        start, end = self.groups.start.to_numpy(), self.groups.end.to_numpy()
+        times = np.union1d(np.unique(start), np.unique(end[~np.isnan(end)]))  # (each column's few distinct first)
+        del start, end
+        between_resources = np.zeros(len(times))
+        # Eq. 8 pairs every machine with every other at each instant, idle ones included, so it
+        # needs the whole U vector per instant: a dense (instants x machines) matrix, built and
+        # reduced one block of instants at a time. Machines without any capacity have no U_m
+        # and are left out: each change of a counted machine is one (column, instant) key, its column
+        # among the counted machines.
+        counted = int(has_capacity.sum())
+        column_of = np.cumsum(has_capacity) - 1
+        # (room for every group's two changes: the rows never filled are never touched, and take no memory)
+        key, mean = np.empty(2 * len(self.groups), dtype=np.int64), np.empty(2 * len(self.groups))
+        filled = 0
         for machine, time, util in self._machine_step_blocks():
             spread = np.zeros(len(util))
             for i in range(util.shape[1]):  # resource pairs: a handful, whatever the cluster size
                 for j in range(i + 1, util.shape[1]):
                     spread += np.nan_to_num(np.abs(util[:, i] - util[:, j]))  # a missing resource adds nothing
-            parts["machine"].append(machine)
-            parts["time"].append(time)
-            parts["change"].append(_changes(machine, spread))  # (a block begins with a machine's first row)
-            parts["mean"].append(np.nanmean(util[has_capacity[machine]], axis=1))  # a kept machine has a resource
-        # (each column's blocks let go once it is joined: the blocks and the columns are never all held)
-        machine, time, change, mean = (np.concatenate(parts.pop(name)) if parts[name] else np.empty(0, dtype)
-                                       for name, dtype in zip(list(parts), (np.int64, float, float, float)))
-        times, instant = np.unique(time, return_inverse=True)
-        between_resources = np.cumsum(np.bincount(instant, change, minlength=len(times)))
-        del time, change
-        # Eq. 8 pairs every machine with every other at each instant, idle ones included, so it
-        # needs the whole U vector per instant: a dense (instants x machines) matrix, built and
-        # reduced one block of instants at a time. Machines without any capacity have no U_m
-        # and are left out.
-        counted = int(has_capacity.sum())
-        keep = has_capacity[machine]
-        # Each change's cell as one (column, instant) key, column among the counted machines, made in place:
-        # the arrays it is made of are not held beside it.
-        key = (np.cumsum(has_capacity) - 1)[machine]
-        del machine
-        key *= len(times)
-        key += instant
-        del instant
-        if not keep.all():
-            key = key[keep]
-        del keep
+            instant = np.searchsorted(times, time)
+            # Eq. 7's changes added to their instants one at a time in row order (np.add.at), block after block:
+            # the sums one bincount over every row would make. (A block begins with a machine's first row.)
+            np.add.at(between_resources, instant, _changes(machine, spread))
+            kept = has_capacity[machine]
+            rows = slice(filled, filled + int(kept.sum()))
+            key[rows] = column_of[machine[kept]] * len(times) + instant[kept]
+            mean[rows] = np.nanmean(util[kept], axis=1)  # (a kept machine has a resource)
+            filled = rows.stop
+            del machine, time, util, spread, instant, kept
+        between_resources = np.cumsum(between_resources)
+        key, mean = key[:filled], mean[:filled]
         # Sum of |x_a - x_b| over pairs of n values: with x sorted, the k-th (from 0) is the larger
         # one in k pairs and the smaller one in n - 1 - k pairs.
         weights = 2.0 * np.arange(counted) - counted + 1
@@ -346,9 +347,11 @@ def group_frame(columns: dict[str, np.ndarray], table: "TaskTable", copy: bool =
     import pandas as pd
     groups = pd.DataFrame(columns, columns=_GROUP_COLUMNS, copy=copy)  # the columns' own dtypes
     rows = table.rows(groups.task.to_numpy())
-    job_ids = table.job_ids
-    groups.insert(0, "job_id", pd.Series([job_ids[j] for j in table.task_job[rows] - table.job_base], dtype=object))
-    groups.insert(1, "task_id", pd.Series([table.task_ids[r] for r in rows], dtype=object))
+    # Each group's ids picked from the table's ids as object arrays: no list of millions of names on the way.
+    task_ids = np.fromiter(table.task_ids, dtype=object, count=len(table.task_ids))
+    job_ids = np.fromiter(table.job_ids, dtype=object, count=len(table.job_ids))
+    groups.insert(0, "job_id", pd.Series(job_ids[table.task_job[rows] - table.job_base], dtype=object, copy=False))
+    groups.insert(1, "task_id", pd.Series(task_ids[rows], dtype=object, copy=False))
     return groups
 
 

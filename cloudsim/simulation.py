@@ -598,7 +598,7 @@ class Simulation:
         from cloudsim.compiled import CompiledState
 
         self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule, self.record.broker,
-                                       self.tick)
+                                       self.tick, groups=None if self._source is not None else self.record.groups)
         self._on_finish = self._compiled_finish  # (one bound method for every end event)
         self._start_episode()
         try:

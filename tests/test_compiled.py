@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import cloudsim.compiled
 import cloudsim.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
@@ -341,6 +342,23 @@ def test_a_nan_fitness_on_the_compiled_path_names_the_broker():
                      [JobSpec(1, 3.0, (TaskSpec(1, 1, {"cpu": 1, "memory": 1}, 1.0),))], deepjs, compiled=True)
     with pytest.raises(ValueError, match="broker 'deepjs' at t=3.0: a pair's score is NaN"):
         sim.run()
+
+
+@pytest.mark.parametrize("duration, grows", [(1.0, False), (10_000.0, True)])
+def test_an_in_memory_compiled_run_hands_ended_groups_to_its_table_as_its_rows_fill(monkeypatch, duration, grows):
+    """5,000 one-instance jobs one time unit apart on one machine of room for all. Each lasting one unit, every
+    group has ended when the next starts: the group rows (1,024 to begin with) hand the ended ones to the
+    episode's table as they fill and never grow. Each lasting long, none has ended: the rows grow. Both runs
+    are their Python path's, group for group."""
+    sizes = []
+    grown = cloudsim.compiled._grown_rows
+    monkeypatch.setattr(cloudsim.compiled, "_grown_rows", lambda rows, size: sizes.append(size) or grown(rows, size))
+    cluster = ClusterSpec.uniform(1, {"cpu": 5000})
+    jobs = [JobSpec(j, float(j), (TaskSpec(0, 1, {"cpu": 1.0}, duration),)) for j in range(5000)]
+    python, compiled = both_paths(cluster, jobs)
+    assert len(compiled[1].groups) == 5000 and compiled[1].groups.start.tolist() == list(range(5000))
+    assert sizes == ([2048, 2048, 4096, 4096, 8192, 8192] if grows else [])  # (the int rows and the float rows)
+    assert_same_run(python, compiled)
 
 
 def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
