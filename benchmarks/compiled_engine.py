@@ -21,6 +21,10 @@ its broker):
   Python path: they reserve starts ahead and wait a time step at a time), through ``cloudsim replay``, on jobs
   50:60 of v2018's DAG sample at an offered load of 1.1 on 2 machines drawn from its machine table (as the
   leaderboard's busiest v2018 chunk): seconds of simulation;
+* ``first-fit-openb``, ``least-load-openb``, ``random-openb``: the GPU trace's default pod list (openb, 8,152
+  pods of shares and whole GPUs, some asking for a GPU model) replayed at its creation times on its 1,213 GPU
+  nodes through `cloudsim.Simulation` (no sampling of the GPUs, which a command-line run adds), decisions per
+  second of simulation;
 * ``stream-100000``: first-fit streamed (``stream_to``, jobs from `traces.iter_alibaba_like`, in blocks of
   1,024 where it makes them, as a streamed replay reads it), 100,000 jobs: the whole process, seconds and
   peak memory;
@@ -103,8 +107,24 @@ assert s["decisions"] == n
 print(json.dumps({"makespan": s["makespan"], "us_per_decision": s["sim_wall_s"] / n * 1e6}))
 """
 
+GPU = r"""
+import inspect, json, sys
+broker, folder, compiled = sys.argv[1], sys.argv[2], sys.argv[3]
+from agents import make_broker
+from cloudsim import Simulation
+from traces.openb import load_openb, machines_openb
+options = {} if compiled == "default" else {"compiled": compiled == "on"}
+assert not options or "compiled" in inspect.signature(Simulation).parameters
+pods = load_openb(folder + "/openb_pod_list_default.csv").jobs
+s = Simulation(machines_openb(folder + "/openb_node_list_gpu_node.csv"), pods, make_broker(broker),
+               **options).run().summary
+print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simulation_s": s["sim_wall_s"],
+                  "decisions_per_s": s["decisions"] / s["sim_wall_s"]}))
+"""
+
 PEERS = ROOT.parent / "shared" / "peers"
 V2018 = ROOT.parent / "shared" / "data" / "alibaba" / "v2018"
+OPENB = ROOT.parent / "shared" / "data" / "alibaba" / "gpu-v2023"
 PEER = (str(PEERS / "cloudsimpy_bench.py"), str(PEERS / "CloudSimPy"), "--csv", str(CLOUDSIMPY_TRACE),
         "--algos", "first_fit", "--jobs", "0:200", "--machines", "5", "--timeout", "3600")
 
@@ -135,6 +155,7 @@ CASES = {
     **{f"{broker}-v2018": (CLI, "replay", str(V2018 / "selected_DAGs.csv"), "--format", "alibaba-v2018",
                            "--jobs", "50:60", "--load", "1.1", "--machine-table", str(V2018 / "machine_meta.csv"),
                            "--machines", "2", "--broker", broker, "--json") for broker in ("deeprm", "deeprm-plus")},
+    **{f"{broker}-openb": (GPU, broker, str(OPENB)) for broker in ("first-fit", "least-load", "random")},
     "stream-100000": (STREAM, 100_000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),
@@ -143,12 +164,13 @@ HEADLINE = {"cloudsimpy-0:200": "simulation_s", "easy-cloudsimpy-0:200": "simula
             "cloudsimpy-whole": "process_s",
             "stream-100000": "process_s", "deeprm-v2018": "simulation_s", "deeprm-plus-v2018": "simulation_s",
             **{case: "decisions_per_s" if case.endswith("-1000") else "simulation_s"
-               for case, (code, *_) in CASES.items() if code == ALIBABA}}
+               for case, (code, *_) in CASES.items() if code == ALIBABA},
+            **{case: "decisions_per_s" for case, (code, *_) in CASES.items() if code == GPU}}
 
 
 def run(checkout: Path, case: str, variant: str) -> dict:
     code, *argv = {"simpy": (SIMPY,), "peer": (None, *PEER)}.get(variant, CASES[case])
-    if code in (ALIBABA, FLOOR, STREAM):
+    if code in (ALIBABA, FLOOR, STREAM, GPU):
         argv.append({"base": "default", "python": "off", "compiled": "default"}[variant])
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     done = subprocess.run([sys.executable, *(("-c", code) if code else ()), *map(str, argv)], capture_output=True,
@@ -180,7 +202,8 @@ def main() -> None:
     saved = RESULTS / "compiled_engine.json"
     rows = json.loads(saved.read_text())["cases"] if saved.is_file() else {}
     for case in cases:
-        variants = {ALIBABA: ("base", "python", "compiled"), STREAM: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
+        variants = {ALIBABA: ("base", "python", "compiled"), STREAM: ("base", "python", "compiled"),
+                    GPU: ("base", "python", "compiled"), FLOOR: ("base", "python", "compiled", "simpy")}.get(
             CASES[case][0], ("base", "compiled"))
         if case == "cloudsimpy-0:200":
             variants = ("peer", "compiled")

@@ -168,6 +168,10 @@ class CompiledRound:
 
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
              "round-robin", "random", "tetris-star", "easy")
+    WITH_DEVICES = ("first-fit", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "round-robin", "random")
+    """The rounds the compiled path runs on a cluster with devices or machine attributes (a run held in memory):
+    a machine fits a task where it also has the task's devices with room and an accepted attribute value, and each
+    instance takes its devices by the engine's default rule (`cloudsim.devices`)."""
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:

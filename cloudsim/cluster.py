@@ -171,6 +171,17 @@ class ClusterState:
         self.running[:] = running
         self._changed_many(np.arange(self.machines))
 
+    def set_devices(self, free: np.ndarray, users: np.ndarray) -> None:
+        """Take every machine's devices' free milli-units and users by kind from an episode run on the engine's
+        compiled path (`cloudsim.compiled`); every machine counts as changed."""
+        if free.shape != self.device_free.shape or users.shape != self.device_users.shape:
+            raise ValueError(f"set_devices: free {free.shape} and users {users.shape} must be "
+                             f"{self.device_free.shape} and {self.device_users.shape}")
+        self.device_free[:] = free
+        self.device_users[:] = users
+        self.device_rank[:] = device_rank(self.device_free)
+        self._changed_many(np.arange(self.machines))
+
     def take_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int) -> None:
         """Instances starting on ``machine`` take ``milli`` of each of their devices (one tuple each)."""
         self._move_devices(machine, instances, milli, -1)

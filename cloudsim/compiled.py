@@ -52,6 +52,15 @@ lives in the header; it starts in the round of its instant (with a tick, the tic
 reservation asks for even when nothing waits, and `CompiledState.reservation_news` tells the simulation what
 to record and when to wake.
 
+On a cluster with devices (GPUs) or machine attributes, first-fit's, the queue policies' and random's rounds
+(`cloudsim.broker.CompiledRound.WITH_DEVICES`) ask of a machine that fits a task by its free resources (the
+trees) also what the engine's fit matrix asks (`_admits`): an accepted attribute value and the task's devices
+with room. Each instance takes its devices by the engine's default rule, and a log in the int buffer keeps
+which (`_take_devices`), so that its group gives them back when it ends and the episode's record names them.
+
+A run held in memory hands the groups ended before the first one still running to the episode's
+`GroupTable` when the group rows fill (`_grow`), so that its groups are not held twice.
+
 A streamed run (``stream_to``) keeps the buffers to the jobs in flight. When the simulation reads a block of
 jobs, the state hands over the groups ended before the first one still running (`CompiledState.hand_over`)
 and the tasks' progress (`CompiledState.write_progress`) for the writer, and once the task table has dropped
@@ -74,6 +83,7 @@ from cloudsim.broker import CompiledRound
 from cloudsim.kernels import earliest_fit, pair_score, step_profile, tanh1
 from cloudsim.record import GroupTable
 from cloudsim.reservations import FIT_TOLERANCE, TICKS_SLACK
+from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["CompiledState"]
 
@@ -88,23 +98,32 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
  RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE, DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP,
  NEED_GROUPS) = range(22)
 # Offsets of the int regions
-# (FIT_COUNT: per machine, how many waiting tasks fit it; random's)
+# (FIT_COUNT: per machine, how many waiting tasks fit it; random's. Devices and machine attributes: per task its
+# device request (count, milli) and its row of ACCEPTING (-1: any machine), a row per attribute constraint (1 where
+# a machine is accepted), per machine its devices' free milli-units (-1: no such device) and its instances holding
+# devices by kind (`cloudsim.cluster.ClusterState.device_users`), and the log of the devices each group's instances
+# took (`_take_devices`), the last region: it grows with the buffer.)
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
  NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
- TASK_SLOT, JOB_RUNNING, FIT_COUNT) = range(22, 46)
+ TASK_SLOT, JOB_RUNNING, FIT_COUNT, TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE, DEVICE_USERS,
+ DEVICE_LOG) = range(22, 52)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(46, 64)
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(52, 70)
 _INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, NETWORK + 1)
-SCORE_NAN = 64  # (a scalar: a fitness came out NaN)
-TURN = 65  # (a scalar: round-robin's next machine)
-GROUP_BASE = 66  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
-FITS = 67  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
+SCORE_NAN = 70  # (a scalar: a fitness came out NaN)
+TURN = 71  # (a scalar: round-robin's next machine)
+GROUP_BASE = 72  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+FITS = 73  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
 # EASY's pending reservation (one at a time): whether one is pending, its machine and task, what the latest
 # round did with reservations (RESERVATION_* added up), and the first group row that may still run
-RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(68, 73)
+RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(74, 79)
 RESERVATION_MADE, RESERVATION_STARTED, RESERVATION_CANCELLED = 1, 2, 4
-INT_HEADER = 80
+# Devices and attributes: whether the machines have either (CONSTRAINED), device slots per machine, the device
+# log's entries used, the entries the waiting instances may take (each its own chunk: 2 + its device count), and
+# the entries a round asked room for
+CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG = range(79, 84)
+INT_HEADER = 88
 # Scalars of the float buffer (RES_START, RES_END: EASY's pending reservation holds its instance between them;
 # TICK: the scheduler's tick, 0 for none)
 LATEST_FINISH, RES_START, RES_END, TICK = range(4)
@@ -119,6 +138,8 @@ PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # s-th end time of the latest round begins among its launched rows, at row first + s)
 G_TASK, G_MACHINE, G_FIRST, G_INSTANCES, G_LAUNCHED, G_END_TIME = range(6)
 GROUP_INTS = 6
+# (with devices: each group's first and last chunk in the device log, -1 for none)
+G_DEVICES_FIRST, G_DEVICES_LAST = 6, 7
 # floats (duration, start, end)
 G_DURATION, G_START, G_END = range(3)
 # A pair score's states and scores (`_pair_buffers`): the int buffer's scalars, then its region offsets and
@@ -137,12 +158,14 @@ PAIR_FLOAT_HEADER = 4
 # cluster (kept whole)
 _RUN_SCALARS = (GROUPS, DIRTY, NEW, WAITING_TASKS, UNFINISHED_JOBS, RUNNING, SEGMENTS, VISIT, WAITING_INSTANCES, RULE,
                 DECISIONS, ROUND_FIRST, ROUND_DECISIONS, IN_ROUND, ROUND_STAMP, NEED_GROUPS, SCORE_NAN, TURN,
-                GROUP_BASE, FITS, RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM)
+                GROUP_BASE, FITS, RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM, LOG_USED, LOG_WAITING,
+                NEED_LOG)
 _PER_TASK_INTS = (PENDING, WAITING, FINISHED, NEXT_FRESH, MARK, TASK_SLOT)
 _PER_JOB_INTS = (JOB_LEFT, JOB_RUNNING)
 _PER_TASK_FLOATS = (READY_TIME, START_TIME, FINISH_TIME)
 _PER_JOB_FLOATS = (JOB_ARRIVAL, JOB_FINISH, JOB_USAGE)  # (JOB_USAGE: a row of resources per job)
-_MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND, FIT_COUNT)
+_MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND, FIT_COUNT, DEVICE_FREE,
+                 DEVICE_USERS)
 _MACHINE_FLOATS = (CAPACITY, FREE, MAX_FREE, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, TOTAL_CAPACITY, NETWORK)
 NO_FIT = -math.inf  # the score of a pair that does not fit (a pair that fits scores a finite number, or +inf)
 STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of a tree of up to 2**63 leaves
@@ -238,6 +261,11 @@ class CompiledState:
         rule: the broker's round (`cloudsim.broker.CompiledRound`).
         broker: the broker's name, for messages.
         tick: the scheduler's tick (None: event-driven), which EASY's reservations follow.
+        machines_state: the episode's `cloudsim.cluster.ClusterState`, on a cluster with devices or machine
+            attributes (first-fit's and the queue policies' rounds take them): the devices' free milli-units and
+            users, and the machines each task's attribute constraint accepts; `write_back` hands the devices back.
+        group_devices: with ``machines_state``, the episode's record of the devices each group's instances took
+            (`cloudsim.record.EpisodeRecord.group_devices`), filled as the groups leave the buffers.
         groups: the episode's `GroupTable` in a run held in memory (None in a streamed run, whose simulation
             takes the ended groups with `hand_over`): when the group rows are full, the groups ended before
             the first one still running move there first, and the rows grow only if that leaves too little
@@ -247,9 +275,12 @@ class CompiledState:
     ROUND_DUE = ROUND_DUE
 
     def __init__(self, capacity: np.ndarray, tasks, rule, broker: str = "", tick: float | None = None,
-                 groups: GroupTable | None = None) -> None:
+                 groups: GroupTable | None = None, machines_state=None,
+                 group_devices: dict[int, list[tuple[int, ...]]] | None = None) -> None:
         machines, resources = capacity.shape
         self.broker = broker
+        self.machines_state = machines_state  # (its devices and attributes, read when the buffers are laid out)
+        self.group_devices = group_devices  # (the devices each group's instances took: `_add_groups` fills it)
         self.collected = groups  # (an in-memory run's `GroupTable`: the group rows hand ended groups to it, `_grow`)
         self.capacity, self.rule = capacity, rule
         self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
@@ -272,7 +303,7 @@ class CompiledState:
         # round-robin counts from the machine after its previous start, its previous run's included
         self.ints[TURN] = int(rule.turn[0]) if rule.turn is not None and 0 <= rule.turn[0] < machines else 0
         self.floats[TICK] = 0.0 if tick is None else tick
-        self.group_ints = np.zeros((1024, GROUP_INTS), dtype=np.int64)
+        self.group_ints = np.zeros((1024, GROUP_INTS + 2 * int(self.ints[CONSTRAINED])), dtype=np.int64)
         self.group_floats = np.zeros((1024, 3))
         # A pair score's states and scores, room for a few of each to begin with (grown as needed); a key is
         # a state's free resources, then for "shares" and Tetris*'s alignment its capacity.
@@ -310,11 +341,14 @@ class CompiledState:
                              (STACK, np.zeros(STACK_SIZE)), (MARK, np.zeros(n_tasks)), (TOUCHED, np.zeros(n_tasks)),
                              (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
                              (LAST_ROUND, np.full(machines, -1)), (TASK_SLOT, np.full(n_tasks, -1)),
-                             (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines))):
+                             (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines)),
+                             *self._device_regions(tasks)):
             ints.add(slot, values)
         ints = ints.build()
-        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES]] = (
-            machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves)
+        constrained = self.machines_state is not None and self.machines_state.constrained
+        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, CONSTRAINED, DEVICE_SLOTS]] = (
+            machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, int(constrained),
+            self.machines_state.device_free.shape[1] if constrained else 0)
         max_free = np.full((2 * machine_leaves, resources), -np.inf)
         max_free[machine_leaves:machine_leaves + machines] = capacity
         _fill_tree(max_free, machine_leaves, np.maximum)
@@ -333,6 +367,22 @@ class CompiledState:
                              (NETWORK, _flat_network(rule))):
             floats.add(slot, values)
         return ints, floats.build(header_of=ints)
+
+    def _device_regions(self, tasks) -> tuple[tuple[int, np.ndarray], ...]:
+        """The regions of devices and attributes, laid out for the task table ``tasks`` (empty on a cluster
+        without either): each task's request and constraint row, the constraints' rows of accepted machines, the
+        machines' devices, and room in the device log."""
+        state = self.machines_state
+        if state is None or not state.constrained:
+            return tuple((slot, np.zeros(0)) for slot in (TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE,
+                                                          DEVICE_USERS, DEVICE_LOG))
+        constraints: dict[tuple, int] = {}  # an attribute constraint -> its row (no constraint: -1, any machine)
+        accept = np.array([constraints.setdefault(a, len(constraints)) if a else -1 for a in tasks.task_accepts],
+                          dtype=np.int64)
+        accepting = np.array([state.accepting(a) for a in constraints], dtype=np.int64).reshape(-1, self.machines)
+        return ((TASK_DEVICES, np.stack([tasks.task_device_count, tasks.task_device_milli], axis=1)),
+                (TASK_ACCEPT, accept), (ACCEPTING, accepting), (DEVICE_FREE, state.device_free),
+                (DEVICE_USERS, state.device_users), (DEVICE_LOG, np.zeros(1024)))
 
     # ------------------------------------------------------------------ a streamed run
     def restream(self, tasks) -> None:
@@ -409,10 +459,27 @@ class CompiledState:
         return running_task
 
     def _add_groups(self, groups, start: int, stop: int) -> None:
-        """Rows ``start`` to ``stop - 1`` added to the `GroupTable` ``groups`` (running where they have no end)."""
+        """Rows ``start`` to ``stop - 1`` added to the `GroupTable` ``groups`` (running where they have no end),
+        and with devices the devices their instances took to ``group_devices``."""
         gi, gf = self.group_ints[start:stop], self.group_floats[start:stop]
         groups.add_rows(gi[:, G_TASK] + self.task_base, gi[:, G_MACHINE], gi[:, G_FIRST], gi[:, G_INSTANCES],
                         gf[:, G_DURATION], gf[:, G_START], gf[:, G_END])
+        if self.ints[CONSTRAINED]:
+            for row in (start + np.flatnonzero(gi[:, G_DEVICES_FIRST] >= 0)).tolist():
+                self.group_devices[int(self.ints[GROUP_BASE]) + row] = self._devices_taken(row)
+
+    def _devices_taken(self, row: int) -> list[tuple[int, ...]]:
+        """The devices each instance of the group in ``row`` took, in instance order (its chunks of the log)."""
+        ints = self.ints
+        log = _region(ints, ints, DEVICE_LOG, int(ints[LOG_USED]))
+        width = int(_region(ints, ints, TASK_DEVICES, 2 * int(ints[TASKS]))[2 * self.group_ints[row, G_TASK]])
+        taken, chunk = [], int(self.group_ints[row, G_DEVICES_FIRST])
+        while chunk >= 0:  # a chunk: the next chunk (-1: none), its instances, then each instance's devices
+            first = chunk + 2
+            taken += [tuple(log[at:at + width].tolist())
+                      for at in range(first, first + width * int(log[chunk + 1]), width)]
+            chunk = int(log[chunk])
+        return taken
 
     # ------------------------------------------------------------------ the counters
     @property
@@ -496,7 +563,7 @@ class CompiledState:
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
 
     def _grow(self) -> None:
-        """Room for what the round needs next: group rows, a pair score's states or task slots."""
+        """Room for what the round needs next: group rows, the device log, a pair score's states or task slots."""
         ints, pairs = self.ints, self.pair_ints
         rows = int(ints[GROUPS] + ints[NEED_GROUPS])
         grow = rows > len(self.group_ints)
@@ -508,6 +575,10 @@ class CompiledState:
             size = max(rows, 2 * len(self.group_ints))
             self.group_ints = _grown_rows(self.group_ints, size)
             self.group_floats = _grown_rows(self.group_floats, size)
+        room = _region_length(ints, ints, DEVICE_LOG) - int(ints[LOG_USED])
+        if ints[NEED_LOG] > room:  # (the device log is the int buffer's last region: it grows with the buffer)
+            ints = self.ints = np.concatenate([ints, np.zeros(max(int(ints[NEED_LOG]) - room, len(ints)), np.int64)])
+        ints[NEED_LOG] = 0
         if pairs is not None:
             states, slots = int(pairs[P_STATES]), int(pairs[P_SLOTS])
             if pairs[P_HIGH] == states and pairs[P_SPARES] == 0:
@@ -557,6 +628,10 @@ class CompiledState:
         ints, machines, resources = self.ints, self.machines, int(self.ints[RESOURCES])
         state.set_machines(_region(ints, self.floats, FREE, machines * resources).reshape(machines, resources),
                            _region(ints, ints, ON_MACHINE, machines))
+        if ints[CONSTRAINED]:
+            slots = int(ints[DEVICE_SLOTS])
+            state.set_devices(_region(ints, ints, DEVICE_FREE, machines * slots).reshape(machines, slots),
+                              _region(ints, ints, DEVICE_USERS, machines * (slots + 1)).reshape(machines, slots + 1))
         groups.skip_to(self.handed)
         self._add_groups(groups, self.handed - int(ints[GROUP_BASE]), int(ints[GROUPS]))
         return int(ints[DECISIONS])
@@ -669,6 +744,9 @@ def _release(ints, floats, task, now):
     ints[NEW] += 1
     ints[WAITING_TASKS] += 1
     ints[WAITING_INSTANCES] += _ints(ints, WAITING, n_tasks)[task]
+    if ints[CONSTRAINED]:  # (room its instances may take in the device log, one chunk each: `_take_devices`)
+        need = ints[ints[TASK_DEVICES] + 2 * task]
+        ints[LOG_WAITING] += _ints(ints, WAITING, n_tasks)[task] * (2 + need) if need else 0
     if ints[RULE] == DOT or ints[RULE] == SHARES:  # (a pair score gives the task a slot in its next round)
         return
     leaves = ints[TASK_LEAVES]
@@ -716,6 +794,8 @@ def _end(ints, floats, group_ints, group_floats, a, b, now):
         gid = group_ints[k, G_LAUNCHED]
         task, machine, n = group_ints[gid, G_TASK], group_ints[gid, G_MACHINE], group_ints[gid, G_INSTANCES]
         group_floats[gid, G_END] = now
+        if ints[CONSTRAINED]:
+            _give_devices(ints, group_ints, gid, task, machine)
         on_machine[machine] -= n
         if on_machine[machine] == 0:
             free[machine, :] = capacity[machine, :]
@@ -866,7 +946,8 @@ def _start_count(ints, floats, group_ints, group_floats, task, machine, count, n
     need = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
     if count == 0:
         waiting = _ints(ints, WAITING, n_tasks)
-        while count < waiting[task] and _fits(left, need):
+        most = min(waiting[task], _device_fit_count(ints, task, machine))
+        while count < most and _fits(left, need):
             for r in range(resources):
                 left[r] -= need[r]
             count += 1
@@ -874,7 +955,9 @@ def _start_count(ints, floats, group_ints, group_floats, task, machine, count, n
         for _ in range(count):
             for r in range(resources):
                 left[r] -= need[r]
-    _record_start(ints, floats, group_ints, group_floats, task, machine, count, now)
+    gid = _record_start(ints, floats, group_ints, group_floats, task, machine, count, now)
+    if ints[CONSTRAINED]:
+        _take_devices(ints, group_ints, task, machine, count, gid)
     if not reserved:
         _wait_less(ints, floats, task, count)
     return count
@@ -885,7 +968,7 @@ def _record_start(ints, floats, group_ints, group_floats, task, machine, count, 
     """``count`` instances of the task, their resources taken, start on the machine now, as the engine records
     them: they join the machine's latest group of this round when that holds the task's instances just
     before them (as it groups a round's starts), else begin a group; the task's first start time, its next
-    instance, and the machine's and the run's running counts follow."""
+    instance, and the machine's and the run's running counts follow. Returns the group's row."""
     n_tasks, machines = ints[TASKS], ints[MACHINES]
     next_fresh = _ints(ints, NEXT_FRESH, n_tasks)
     last_group = _ints(ints, LAST_GROUP, machines)
@@ -904,6 +987,8 @@ def _record_start(ints, floats, group_ints, group_floats, task, machine, count, 
         group_floats[gid, G_DURATION] = _floats(ints, floats, DURATION, n_tasks)[task]
         group_floats[gid, G_START] = now
         group_floats[gid, G_END] = math.nan
+        if ints[CONSTRAINED]:
+            group_ints[gid, G_DEVICES_FIRST] = group_ints[gid, G_DEVICES_LAST] = -1
         last_group[machine], last_round[machine] = gid, ints[ROUND_STAMP]
     start_time = _floats(ints, floats, START_TIME, n_tasks)
     if math.isnan(start_time[task]):
@@ -911,6 +996,128 @@ def _record_start(ints, floats, group_ints, group_floats, task, machine, count, 
     next_fresh[task] += count
     _ints(ints, ON_MACHINE, machines)[machine] += count
     ints[RUNNING] += count
+    return gid
+
+
+@numba.njit(cache=True)
+def _admits(ints, task, machine):
+    """Whether the machine takes an instance of the task beyond its resources (always, on a cluster without
+    devices or machine attributes): the task's attribute constraint accepts the machine, and ``count`` of its
+    devices have ``milli`` free (the task's device request), as the engine's fit matrix asks."""
+    if not ints[CONSTRAINED]:
+        return True
+    row = ints[ints[TASK_ACCEPT] + task]
+    if row >= 0 and ints[ints[ACCEPTING] + row * ints[MACHINES] + machine] == 0:
+        return False
+    count, milli = ints[ints[TASK_DEVICES] + 2 * task], ints[ints[TASK_DEVICES] + 2 * task + 1]
+    slots = ints[DEVICE_SLOTS]
+    free = ints[DEVICE_FREE] + machine * slots
+    room = 0
+    for d in range(slots):
+        if ints[free + d] >= milli:
+            room += 1
+    return room >= count
+
+
+@numba.njit(cache=True)
+def _device_fit_count(ints, task, machine):
+    """How many instances of the task the machine's devices hold one after another (`cloudsim.devices.
+    device_fit_count`); no bound for a task without devices."""
+    count = ints[ints[TASK_DEVICES] + 2 * task] if ints[CONSTRAINED] else 0
+    if count == 0:
+        return 1 << 62
+    milli, slots = ints[ints[TASK_DEVICES] + 2 * task + 1], ints[DEVICE_SLOTS]
+    free = ints[DEVICE_FREE] + machine * slots
+    held = 0
+    for d in range(slots):
+        if milli < DEVICE_MILLI:  # a share fits wherever milli is left on one device
+            held += max(ints[free + d], 0) // milli
+        elif ints[free + d] >= DEVICE_MILLI:
+            held += 1
+    return held if milli < DEVICE_MILLI else held // count
+
+
+@numba.njit(cache=True)
+def _take_devices(ints, group_ints, task, machine, count, gid):
+    """``count`` instances of the task, starting on the machine in group row ``gid``, take devices one after
+    another by the engine's default rule (`cloudsim.devices.default_devices`): a share the tightest device that
+    holds it (the first on ties), an exclusive instance the first whole free devices. The device log keeps
+    them: a chunk per start (the next chunk of its group, -1 for none; its instances; their devices), the
+    group's last chunk extended where nothing was logged after it."""
+    need, milli = ints[ints[TASK_DEVICES] + 2 * task], ints[ints[TASK_DEVICES] + 2 * task + 1]
+    if need == 0:
+        return
+    slots, log = ints[DEVICE_SLOTS], ints[DEVICE_LOG]
+    free, users = ints[DEVICE_FREE] + machine * slots, ints[DEVICE_USERS] + machine * (slots + 1)
+    last = group_ints[gid, G_DEVICES_LAST]
+    if last >= 0 and last + 2 + ints[log + last + 1] * need == ints[LOG_USED]:
+        chunk = last
+    else:
+        chunk = ints[LOG_USED]
+        ints[log + chunk], ints[log + chunk + 1] = -1, 0
+        ints[LOG_USED] += 2
+        if last >= 0:
+            ints[log + last] = chunk
+        else:
+            group_ints[gid, G_DEVICES_FIRST] = chunk
+        group_ints[gid, G_DEVICES_LAST] = chunk
+    for _ in range(count):
+        at = log + ints[LOG_USED]
+        if milli < DEVICE_MILLI:
+            best = -1
+            for d in range(slots):
+                if ints[free + d] >= milli and (best < 0 or ints[free + d] < ints[free + best]):
+                    best = d
+            ints[at] = best
+            ints[users] += 1  # (kind 0: a share)
+        else:
+            taken = 0
+            for d in range(slots):
+                if taken < need and ints[free + d] >= DEVICE_MILLI:
+                    ints[at + taken] = d
+                    taken += 1
+            ints[users + need] += 1  # (kind k: k whole devices)
+        for j in range(need):
+            ints[free + ints[at + j]] -= milli
+        ints[LOG_USED] += need
+        ints[log + chunk + 1] += 1
+    ints[LOG_WAITING] -= count * (2 + need)
+
+
+@numba.njit(cache=True)
+def _give_devices(ints, group_ints, gid, task, machine):
+    """The group's instances end: each gives back ``milli`` of each of its devices (from the device log)."""
+    chunk = group_ints[gid, G_DEVICES_FIRST]
+    need, milli = ints[ints[TASK_DEVICES] + 2 * task], ints[ints[TASK_DEVICES] + 2 * task + 1]
+    slots, log = ints[DEVICE_SLOTS], ints[DEVICE_LOG]
+    free, users = ints[DEVICE_FREE] + machine * slots, ints[DEVICE_USERS] + machine * (slots + 1)
+    while chunk >= 0:
+        for i in range(ints[log + chunk + 1]):
+            at = log + chunk + 2 + i * need
+            for j in range(need):
+                ints[free + ints[at + j]] += milli
+            ints[users + (0 if milli < DEVICE_MILLI else need)] -= 1
+        chunk = ints[log + chunk]
+
+
+@numba.njit(cache=True)
+def _first_machine(ints, max_free, leaves, demand, task, lo, stack):
+    """The first machine from ``lo`` on that fits an instance of the task (its demand ``demand``): its free
+    resources hold it (the max-free tree) and it `_admits` it; -1 if none."""
+    machine = _first_leaf(max_free, leaves, demand, lo, True, stack)
+    while machine >= 0 and not _admits(ints, task, machine):
+        machine = _first_leaf(max_free, leaves, demand, machine + 1, True, stack)
+    return machine
+
+
+@numba.njit(cache=True)
+def _first_task(ints, min_demand, leaves, left, machine, lo, stack):
+    """The first waiting task from ``lo`` on of which the machine fits an instance: free resources ``left`` hold
+    its demand (the min-demand tree) and the machine `_admits` it; -1 if none."""
+    task = _first_leaf(min_demand, leaves, left, lo, False, stack)
+    while task >= 0 and not _admits(ints, task, machine):
+        task = _first_leaf(min_demand, leaves, left, task + 1, False, stack)
+    return task
 
 
 @numba.njit(cache=True)
@@ -966,10 +1173,10 @@ def _placement(ints, floats, task, stack):
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)[task]
     max_free = _floats(ints, floats, MAX_FREE, 2 * leaves * resources).reshape(2 * leaves, resources)
     if rule == ROUND_ROBIN:  # the first that fits from the turn on, else from the first machine on
-        machine = _first_leaf(max_free, leaves, demand, ints[TURN], True, stack)
-        return machine if machine >= 0 else _first_leaf(max_free, leaves, demand, 0, True, stack)
+        machine = _first_machine(ints, max_free, leaves, demand, task, ints[TURN], stack)
+        return machine if machine >= 0 else _first_machine(ints, max_free, leaves, demand, task, 0, stack)
     if rule != LEAST_LOAD and rule != BEST_FIT:
-        return _first_leaf(max_free, leaves, demand, 0, True, stack)
+        return _first_machine(ints, max_free, leaves, demand, task, 0, stack)
     min_load = _floats(ints, floats, MIN_LOAD, 2 * leaves)
     min_free = _floats(ints, floats, MIN_FREE, 2 * leaves * resources).reshape(2 * leaves, resources)
     max_capacity = _floats(ints, floats, MAX_CAPACITY, 2 * leaves * resources).reshape(2 * leaves, resources)
@@ -999,6 +1206,8 @@ def _placement(ints, floats, task, stack):
             continue  # none here beats the best so far (a tie goes to the earlier machine)
         if node >= leaves:
             machine = node - leaves
+            if not _admits(ints, task, machine):
+                continue
             if rule == LEAST_LOAD:
                 value = bound
             else:
@@ -1056,13 +1265,24 @@ def _drf_starts(ints, floats, group_ints, group_floats, now, stack):
                     best, best_share, at = task, share, i
             if best < 0:
                 return
-            machine = _first_leaf(max_free, machine_leaves, demand[best], 0, True, stack)
+            machine = _first_machine(ints, max_free, machine_leaves, demand[best], best, 0, stack)
             if machine >= 0:
                 break
             candidates[at:count - 1] = candidates[at + 1:count]
             count -= 1
         _start_one(ints, floats, group_ints, group_floats, best, machine, now)
         _machine_changed(ints, floats, machine)
+
+
+@numba.njit(cache=True)
+def _no_room(ints, group_ints, groups):
+    """Whether a round that may make ``groups`` groups lacks room for them in the group rows, or for the devices
+    the waiting instances may take in the device log: then it asks for the room (NEED_GROUPS, NEED_LOG)."""
+    if group_ints.shape[0] - ints[GROUPS] < groups:
+        ints[NEED_GROUPS] = groups
+    if ints[CONSTRAINED] and ints.shape[0] - ints[DEVICE_LOG] - ints[LOG_USED] < ints[LOG_WAITING]:
+        ints[NEED_LOG] = ints[LOG_WAITING]
+    return ints[NEED_GROUPS] > 0 or ints[NEED_LOG] > 0
 
 
 @numba.njit(cache=True)
@@ -1094,10 +1314,8 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
     rule = ints[RULE]
     # at most one group per instance started, and but for single starts one per task and machine
     one_at_a_time = rule == LEAST_LOAD or rule == DRF or rule == ROUND_ROBIN
-    need = ints[WAITING_INSTANCES] if one_at_a_time else min(ints[WAITING_INSTANCES],
-                                                             ints[WAITING_TASKS] * ints[MACHINES])
-    if group_ints.shape[0] - ints[GROUPS] < need:
-        ints[NEED_GROUPS] = need
+    if _no_room(ints, group_ints, ints[WAITING_INSTANCES] if one_at_a_time else min(
+            ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])):
         return NO_ROOM
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     task_leaves = ints[TASK_LEAVES]
@@ -1172,10 +1390,10 @@ def _count_fits(ints, floats, machine, stack):
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * leaves * resources).reshape(2 * leaves, resources)
     fit_count = _ints(ints, FIT_COUNT, machines)
     count = 0
-    task = _first_leaf(min_demand, leaves, free, 0, False, stack)
+    task = _first_task(ints, min_demand, leaves, free, machine, 0, stack)
     while task >= 0:
         count += 1
-        task = _first_leaf(min_demand, leaves, free, task + 1, False, stack)
+        task = _first_task(ints, min_demand, leaves, free, machine, task + 1, stack)
     ints[FITS] += count - fit_count[machine]
     fit_count[machine] = count
 
@@ -1189,8 +1407,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     since the last round is counted on every machine it fits, then a machine freed since is counted anew;
     a start counts its machine anew and, where it leaves its task nothing waiting, uncounts the task on
     every other machine it fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does."""
-    if group_ints.shape[0] - ints[GROUPS] < ints[WAITING_INSTANCES]:  # (at most one group per instance)
-        ints[NEED_GROUPS] = ints[WAITING_INSTANCES]
+    if _no_room(ints, group_ints, ints[WAITING_INSTANCES]):  # (at most one group per instance)
         return NO_ROOM
     n_tasks, machines, resources, task_leaves = ints[TASKS], ints[MACHINES], ints[RESOURCES], ints[TASK_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
@@ -1205,7 +1422,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     for i in range(ints[NEW]):
         task = new[i]
         for machine in range(machines):
-            if _fits(free[machine], demand[task]):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 fit_count[machine] += 1
                 ints[FITS] += 1
     ints[NEW] = 0
@@ -1223,13 +1440,13 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
         while k >= fit_count[machine]:
             k -= fit_count[machine]
             machine += 1
-        task = _first_leaf(min_demand, task_leaves, free[machine], 0, False, stack)
+        task = _first_task(ints, min_demand, task_leaves, free[machine], machine, 0, stack)
         for _ in range(k):
-            task = _first_leaf(min_demand, task_leaves, free[machine], task + 1, False, stack)
+            task = _first_task(ints, min_demand, task_leaves, free[machine], machine, task + 1, stack)
         _start_one(ints, floats, group_ints, group_floats, task, machine, now)
         if waiting[task] == 0:
             for other in range(machines):
-                if other != machine and _fits(free[other], demand[task]):
+                if other != machine and _fits(free[other], demand[task]) and _admits(ints, task, other):
                     fit_count[other] -= 1
                     ints[FITS] -= 1
         _count_fits(ints, floats, machine, stack)
@@ -1511,9 +1728,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
     Records the groups (one per decision) and orders them by end time (`_order_ends`); returns the decisions
     made, or NO_ROOM (nothing done) when the group rows could not hold one per possible decision (at most one
     per waiting instance, and per waiting task and machine)."""
-    need = min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])
-    if group_ints.shape[0] - ints[GROUPS] < need:
-        ints[NEED_GROUPS] = need
+    if _no_room(ints, group_ints, min(ints[WAITING_INSTANCES], ints[WAITING_TASKS] * ints[MACHINES])):
         return NO_ROOM
     n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
     machine_leaves, task_leaves = ints[MACHINE_LEAVES], ints[TASK_LEAVES]
@@ -1540,7 +1755,7 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
     ints[DIRTY] = 0
     for i in range(ints[NEW]):
         task = new[i]
-        machine = _first_leaf(max_free, machine_leaves, demand[task], 0, True, stack)
+        machine = _first_machine(ints, max_free, machine_leaves, demand[task], task, 0, stack)
         if machine >= 0:
             size = _heap_push(heap, size, machine * key_base + task + 1)
     ints[NEW] = 0
@@ -1562,21 +1777,21 @@ def _first_fit_round(ints, floats, group_ints, group_floats, now):
                 break
             key, size = _heap_pop(heap, size)
         left = free[machine]
-        task = _first_leaf(min_demand, task_leaves, left, 0, False, stack)
+        task = _first_task(ints, min_demand, task_leaves, left, machine, 0, stack)
         while task >= 0:
             _start_what_fits(ints, floats, group_ints, group_floats, task, machine, now)
             if mark[task] != visit:
                 mark[task] = visit
                 touched[n_touched] = task
                 n_touched += 1
-            task = _first_leaf(min_demand, task_leaves, left, task + 1, False, stack)
+            task = _first_task(ints, min_demand, task_leaves, left, machine, task + 1, stack)
         _set_leaf(max_free, machine_leaves, machine, left, True)
         # Machines before the next one to visit fit none of these tasks, and keep their free resources until
         # they are visited: each task still waiting is next due at the first later machine that fits it.
         for i in range(n_touched):
             task = touched[i]
             if waiting[task] > 0:
-                later = _first_leaf(max_free, machine_leaves, demand[task], machine + 1, True, stack)
+                later = _first_machine(ints, max_free, machine_leaves, demand[task], task, machine + 1, stack)
                 if later >= 0:
                     size = _heap_push(heap, size, later * key_base + task + 1)
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)

@@ -142,8 +142,10 @@ class Simulation:
             default) where it applies, ``False`` never, ``True`` always (ValueError where it does not
             apply, saying why). It applies to a broker that declares a compiled round
             (``compiled_round``, as `agents.heuristics.FirstFit` does) in a run without machine events,
-            faults, devices, machine attributes or per-instance durations, streamed or not; it gives the
-            same results, bit for bit, many times faster (a streamed run's files and summary included).
+            faults or per-instance durations, streamed or not, and on a cluster with devices or machine
+            attributes to the rounds of `cloudsim.broker.CompiledRound.WITH_DEVICES` in a run held in memory;
+            it gives the same results, bit for bit, many times faster (a streamed run's files and summary
+            included, and the devices each group's instances took).
 
     Attributes:
         jobs: the jobs in arrival order (empty in a streamed simulation: ``tasks`` holds
@@ -573,7 +575,6 @@ class Simulation:
                     "would not be its decisions")
         reasons = [why for why, applies in (
             ("machine events or faults", bool(self.machine_events) or self.faults is not None),
-            ("devices or machine attributes", self.state.constrained),
             ("per-instance durations", any(d is not None for d in self.tasks.instance_durations)),
             ("a broker with wake_after", hasattr(broker, "wake_after")),
             ("a broker that asks for empty rounds", getattr(broker, "empty_rounds", True) is not False),
@@ -590,6 +591,10 @@ class Simulation:
             raise TypeError(f"broker {self.record.broker!r}: compiled_round(resources) must answer None or a "
                             f"cloudsim.broker.CompiledRound over the cluster's {len(self.cluster.resources)} "
                             f"resources, got {rule!r}")
+        if self.state.constrained and (rule.rule not in CompiledRound.WITH_DEVICES or self._source is not None):
+            return (f"it runs without devices or machine attributes: broker {self.record.broker!r}'s compiled round "
+                    f"({rule.rule!r}) takes them only in a run held in memory, and only the rounds "
+                    f"{', '.join(CompiledRound.WITH_DEVICES)} do")
         self._compiled_rule = rule
         return None
 
@@ -598,7 +603,8 @@ class Simulation:
         from cloudsim.compiled import CompiledState
 
         self._compiled = CompiledState(self.state.capacity, self.tasks, self._compiled_rule, self.record.broker,
-                                       self.tick, groups=None if self._source is not None else self.record.groups)
+                                       self.tick, groups=None if self._source is not None else self.record.groups,
+                                       machines_state=self.state, group_devices=self.record.group_devices)
         self._on_finish = self._compiled_finish  # (one bound method for every end event)
         self._start_episode()
         try:

@@ -20,7 +20,9 @@ from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
 from agents.deepjs_config import DeepJSConfig
 from agents.heuristics import EasyBackfilling, FirstFit, ShortestJobFirst, Tetris, TetrisStar
+from cloudsim.broker import CompiledRound
 from cloudsim.compiled import CompiledState
+from cloudsim.specs import DeviceRequest
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
@@ -104,6 +106,81 @@ def test_a_full_queue_on_few_machines_is_the_same_on_both_paths(broker):
     assert_same_run(python, compiled)
 
 
+@st.composite
+def device_workloads(draw):
+    """1-4 machines of cpu and memory with 0-4 GPUs each and a model attribute, 1-12 jobs of 1-3 tasks with DAGs:
+    CPU tasks, shares (100-700 milli of one GPU) and whole GPUs (1-3), some accepting one model only, and a
+    tick or none."""
+    machines = draw(st.integers(1, 4))
+    devices = tuple(draw(st.integers(0, 4)) for _ in range(machines))
+    models = tuple(draw(st.sampled_from(["A", "B"])) for _ in range(machines))
+    cpu = tuple(float(draw(st.sampled_from([2, 4, 8]))) for _ in range(machines))
+    cluster = ClusterSpec(("cpu", "memory"), tuple((c, 1.0) for c in cpu), devices=devices,
+                          attributes={"model": models})
+    jobs = []
+    for j in range(draw(st.integers(1, 12))):
+        tasks = []
+        for t in range(draw(st.integers(1, 3))):
+            # a task some machine can hold: its devices and model
+            m = draw(st.integers(0, machines - 1))
+            kind = draw(st.sampled_from(["none", "share", "whole"] if devices[m] else ["none"]))
+            request = None if kind == "none" else DeviceRequest(1, draw(st.sampled_from([100, 250, 500, 700]))) \
+                if kind == "share" else DeviceRequest(draw(st.integers(1, min(3, devices[m]))), 1000)
+            accepts = {"model": models[m]} if draw(st.booleans()) else ()
+            demand = {"cpu": cpu[m] * draw(st.sampled_from([0.25, 0.5, 1 / 3, 1.0])),
+                      "memory": draw(st.sampled_from([0.0, 0.1, 0.5]))}
+            parents = tuple(p for p in range(t) if draw(st.booleans()))
+            tasks.append(TaskSpec(t, draw(st.integers(1, 6)), demand, float(draw(st.sampled_from([0, 1, 2, 3, 0.5]))),
+                                  parents, devices=request, accepts=accepts))
+        jobs.append(JobSpec(j, float(draw(st.sampled_from([0, 0, 1, 2, 5]))), tuple(tasks)))
+    return cluster, sorted(jobs, key=lambda job: job.submit_time), draw(st.sampled_from([None, None, 1.0, 0.5]))
+
+
+def assert_same_devices(python, compiled):
+    """The devices each group's instances took and the machines' devices at the end, on both paths."""
+    (sim_p, _), (sim_c, _) = python, compiled
+    assert sim_p.record.group_devices == sim_c.record.group_devices
+    for name in ("device_free", "device_users", "device_rank"):
+        assert np.array_equal(getattr(sim_p.state, name), getattr(sim_c.state, name)), name
+
+
+@pytest.mark.parametrize("broker", CompiledRound.WITH_DEVICES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_compiled_round_with_devices_and_attributes_is_its_python_path(broker, data):
+    """GPUs shared and whole, machines without any, model constraints: the same groups, and the same devices per
+    instance (the engine's default rule), on both paths."""
+    cluster, jobs, tick = data.draw(device_workloads())
+    python, compiled = both_paths(cluster, jobs, broker, tick=tick)
+    assert compiled[0]._compiled_refusal() is None
+    assert_same_run(python, compiled)
+    assert_same_devices(python, compiled)
+
+
+@pytest.mark.parametrize("broker", CompiledRound.WITH_DEVICES)
+def test_devices_on_a_large_cluster_on_both_paths(broker):
+    """300 machines of 0, 2 or 8 GPUs and two models, 400 jobs of shares, whole GPUs and CPU tasks arriving
+    over time: thousands of groups, machines freed and filled by devices as much as by cpu, and a device log
+    that grows."""
+    rng = np.random.default_rng(5)
+    devices = tuple(int(d) for d in rng.choice([0, 2, 8], size=300))
+    models = tuple(str(m) for m in rng.choice(["A", "B"], size=300))
+    cluster = ClusterSpec(("cpu", "memory"), tuple((32.0, 1.0) for _ in range(300)), devices=devices,
+                          attributes={"model": models})
+    jobs = []
+    for j in range(400):
+        kind = rng.integers(3)
+        request = None if kind == 0 else DeviceRequest(1, int(rng.choice([200, 500]))) if kind == 1 else \
+            DeviceRequest(int(rng.integers(1, 3)), 1000)
+        accepts = {"model": str(rng.choice(["A", "B"]))} if rng.random() < 0.3 else ()
+        jobs.append(JobSpec(j, float(j // 4), (TaskSpec(0, int(rng.integers(1, 40)), {"cpu": 2.0, "memory": 0.01},
+                                                        float(rng.integers(1, 20)), devices=request, accepts=accepts),)))
+    python, compiled = both_paths(cluster, jobs, broker)
+    assert len(compiled[1].groups) > 1000 and len(compiled[0].record.group_devices) > 500
+    assert_same_run(python, compiled)
+    assert_same_devices(python, compiled)
+
+
 def test_machines_of_different_sizes_keep_their_pair_scores_apart():
     """Packer's states hold capacity beside free resources: two machines with the same free resources but
     different capacities score apart (shares), and Tetris on a chosen resource scores that one only."""
@@ -162,6 +239,13 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
         assert reason in refusal
         with pytest.raises(ValueError, match=f"compiled=True: the compiled path does not apply: .*{reason}"):
             Simulation(cluster, jobs, FirstFit(), compiled=True, **options).run()
+    gpus = ClusterSpec(("cpu",), ((4.0,), (4.0,)), devices=(2, 0))
+    shares = [JobSpec(0, 0.0, (TaskSpec(0, 3, {"cpu": 1.0}, 2.0, devices=DeviceRequest(1, 500)),))]
+    assert Simulation(gpus, shares, FirstFit())._compiled_refusal() is None
+    for broker, where in ((Tetris(), Simulation), (FirstFit(), "streamed")):
+        sim = Simulation(gpus, iter(shares), broker, stream_to="unused") if where == "streamed" else \
+            Simulation(gpus, shares, broker)
+        assert "devices or machine attributes" in sim._compiled_refusal()
     per_instance = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, (1.0, 2.0)),))]
     assert "per-instance durations" in Simulation(cluster, per_instance, FirstFit())._compiled_refusal()
     with pytest.raises(ValueError, match="compiled must be None"):
