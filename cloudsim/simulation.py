@@ -592,9 +592,9 @@ class Simulation:
                             f"cloudsim.broker.CompiledRound over the cluster's {len(self.cluster.resources)} "
                             f"resources, got {rule!r}")
         if self.state.constrained and (rule.rule not in CompiledRound.WITH_DEVICES or self._source is not None):
-            return (f"it runs without devices or machine attributes: broker {self.record.broker!r}'s compiled round "
-                    f"({rule.rule!r}) takes them only in a run held in memory, and only the rounds "
-                    f"{', '.join(CompiledRound.WITH_DEVICES)} do")
+            return (f"on a cluster with devices or machine attributes only the rounds "
+                    f"{', '.join(CompiledRound.WITH_DEVICES)} run compiled, in a run held in memory (broker "
+                    f"{self.record.broker!r}'s round is {rule.rule!r}{', streamed' if self._source is not None else ''})")
         self._compiled_rule = rule
         return None
 
