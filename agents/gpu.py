@@ -23,6 +23,8 @@ Machines are scored through the engine's view (``view.free``, ``view.device_free
 the engine applies its default device rule where a policy names no device. FGD keeps each machine's score
 per task shape and recomputes only the machines that changed since (``view.machines_changed_since``), in a
 compiled loop, so its cost per decision follows what the last decisions changed, not the cluster's size.
+The engine runs gpu-best-fit's, gpu-dot-product's, gpu-packing's and gpu-clustering's rounds compiled
+(`compiled_round`, `cloudsim.compiled`): the same placements, bit for bit.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision
+from typing import Sequence
+
+from cloudsim.broker import ClusterView, CompiledRound, Decision
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.specs import DEVICE_MILLI
 
@@ -65,6 +69,20 @@ class NodeScorer(ABC):
         self.rank[order] = np.arange(view.num_machines)
         self.cpu = view.resources.index("cpu") if "cpu" in view.resources else 0
         self._kept: dict[tuple, tuple] = {}  # task shape -> (scores, devices, the change count they follow)
+
+    compiled_rule: str | None = None
+    """The engine's compiled round of a built-in policy (`cloudsim.broker.CompiledRound.GPU_POLICIES`); None:
+    its rounds are not compiled."""
+
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """The engine runs a built-in policy's round compiled where it can (`cloudsim.compiled`): not a subclass
+        that changes how machines are scored or chosen, which its own ``decide`` then runs."""
+        owner = next((cls for cls in type(self).__mro__ if cls.__dict__.get("compiled_rule")), None)
+        if owner is None or any(getattr(type(self), name) is not getattr(owner, name) for name in (
+                "decide", "scores", "machine_scores", "finish", "_start", "_task", "_nodes")):
+            return None
+        return CompiledRound(owner.compiled_rule, columns=(resources.index("cpu") if "cpu" in resources else 0,),
+                             seed=int(self.seed))
 
     def decide(self, view: ClusterView) -> Decision | None:
         if view.episode != self._episode:
@@ -133,6 +151,8 @@ class NodeScorer(ABC):
 class GpuBestFit(NodeScorer):
     """The machine left with the least cpu and GPU (equal weights), scores min-max scaled."""
 
+    compiled_rule = "gpu-best-fit"
+
     name = "gpu-best-fit"
 
     def machine_scores(self, view, task, machines):
@@ -149,6 +169,8 @@ class GpuBestFit(NodeScorer):
 class GpuDotProduct(NodeScorer):
     """The smallest dot product of the machine's free (cpu, GPU) and the task's demand."""
 
+    compiled_rule = "gpu-dot-product"
+
     name = "gpu-dot-product"
 
     def machine_scores(self, view, task, machines):
@@ -160,6 +182,8 @@ class GpuDotProduct(NodeScorer):
 
 class GpuPacking(NodeScorer):
     """Partly used devices first, then machines with some devices used, then empty machines."""
+
+    compiled_rule = "gpu-packing"
 
     name = "gpu-packing"
     gpu_only = True
@@ -181,6 +205,8 @@ class GpuPacking(NodeScorer):
 
 class GpuClustering(NodeScorer):
     """Machines running GPU tasks of the task's kind only first, then of its kind among others, then none."""
+
+    compiled_rule = "gpu-clustering"
 
     name = "gpu-clustering"
     gpu_only = True

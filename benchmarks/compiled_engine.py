@@ -21,10 +21,10 @@ its broker):
   Python path: they reserve starts ahead and wait a time step at a time), through ``cloudsim replay``, on jobs
   50:60 of v2018's DAG sample at an offered load of 1.1 on 2 machines drawn from its machine table (as the
   leaderboard's busiest v2018 chunk): seconds of simulation;
-* ``first-fit-openb``, ``least-load-openb``, ``random-openb``: the GPU trace's default pod list (openb, 8,152
-  pods of shares and whole GPUs, some asking for a GPU model) replayed at its creation times on its 1,213 GPU
-  nodes through `cloudsim.Simulation` (no sampling of the GPUs, which a command-line run adds), decisions per
-  second of simulation;
+* ``first-fit-openb``, ``least-load-openb``, ``random-openb``, ``gpu-best-fit-openb``, ``gpu-packing-openb``
+  (seed 0): the GPU trace's default pod list (openb, 8,152 pods of shares and whole GPUs, some asking for a
+  GPU model) replayed at its creation times on its 1,213 GPU nodes through `cloudsim.Simulation` (no sampling
+  of the GPUs, which a command-line run adds), decisions per second of simulation;
 * ``stream-100000``: first-fit streamed (``stream_to``, jobs from `traces.iter_alibaba_like`, in blocks of
   1,024 where it makes them, as a streamed replay reads it), 100,000 jobs: the whole process, seconds and
   peak memory;
@@ -155,7 +155,8 @@ CASES = {
     **{f"{broker}-v2018": (CLI, "replay", str(V2018 / "selected_DAGs.csv"), "--format", "alibaba-v2018",
                            "--jobs", "50:60", "--load", "1.1", "--machine-table", str(V2018 / "machine_meta.csv"),
                            "--machines", "2", "--broker", broker, "--json") for broker in ("deeprm", "deeprm-plus")},
-    **{f"{broker}-openb": (GPU, broker, str(OPENB)) for broker in ("first-fit", "least-load", "random")},
+    **{f"{broker}-openb": (GPU, broker, str(OPENB)) for broker in ("first-fit", "least-load", "random",
+                                                                   "gpu-best-fit", "gpu-packing")},
     "stream-100000": (STREAM, 100_000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),

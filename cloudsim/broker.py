@@ -155,6 +155,10 @@ class CompiledRound:
             draws (``integers(pairs)`` over the fit (machine, task) pairs, machine-major, one instance a
             draw), so that the broker's stream goes on from where the run left it.
         knob: ``"tetris-star"``'s weight of packing against shortness, in [0, 1].
+        seed: a GPU policy's seed (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"``,
+            ``"gpu-clustering"``, `agents.gpu`'s placements, one instance of the first waiting task that fits
+            some machine at a time, on the best-scoring machine that fits it, the cpu in ``columns``): its ties
+            go to the first machine of the permutation ``numpy.random.default_rng(seed)`` draws first.
     """
 
     rule: str
@@ -166,9 +170,15 @@ class CompiledRound:
     rng: np.random.Generator | None = field(default=None, compare=False)
     knob: float | None = None
 
+    seed: int | None = None
+
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
-             "round-robin", "random", "tetris-star", "easy")
-    WITH_DEVICES = ("first-fit", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "round-robin", "random")
+             "round-robin", "random", "tetris-star", "easy", "gpu-best-fit", "gpu-dot-product", "gpu-packing",
+             "gpu-clustering")
+    PAIR_SCORES = ("dot", "shares", "fitness", "tetris-star")
+    GPU_POLICIES = ("gpu-best-fit", "gpu-dot-product", "gpu-packing", "gpu-clustering")
+    WITH_DEVICES = ("first-fit", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "round-robin", "random",
+                    *GPU_POLICIES)
     """The rounds the compiled path runs on a cluster with devices or machine attributes (a run held in memory):
     a machine fits a task where it also has the task's devices with room and an accepted attribute value, and each
     instance takes its devices by the engine's default rule (`cloudsim.devices`)."""
@@ -176,9 +186,16 @@ class CompiledRound:
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
             raise ValueError(f"CompiledRound: rule must be one of {self.RULES}, got {self.rule!r}")
-        if (self.rule in ("dot", "shares", "fitness", "tetris-star")) != bool(self.columns):
-            raise ValueError(f"CompiledRound: a pair score ('dot', 'shares', 'fitness', 'tetris-star') reads some "
-                             f"columns, and the other rules none; got rule {self.rule!r} with columns {self.columns!r}")
+        if (self.rule in self.PAIR_SCORES + self.GPU_POLICIES) != bool(self.columns) or (
+                self.rule in self.GPU_POLICIES and len(self.columns) != 1):
+            raise ValueError(f"CompiledRound: a pair score ({', '.join(self.PAIR_SCORES)}) reads some columns, a GPU "
+                             f"policy ({', '.join(self.GPU_POLICIES)}) one (its cpu), and the other rules none; got "
+                             f"rule {self.rule!r} with columns {self.columns!r}")
+        seed = self.seed
+        if (self.rule in self.GPU_POLICIES) != (seed is not None) or seed is not None and not (
+                isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+            raise ValueError(f"CompiledRound: a GPU policy's rule, and it alone, takes a seed (its ties' "
+                             f"permutation): an int >= 0; got rule {self.rule!r} with seed {seed!r}")
         knob = self.knob
         if (self.rule == "tetris-star") != (knob is not None) or knob is not None and not (
                 isinstance(knob, float) and 0.0 <= knob <= 1.0):

@@ -52,8 +52,14 @@ lives in the header; it starts in the round of its instant (with a tick, the tic
 reservation asks for even when nothing waits, and `CompiledState.reservation_news` tells the simulation what
 to record and when to wake.
 
-On a cluster with devices (GPUs) or machine attributes, first-fit's, the queue policies' and random's rounds
-(`cloudsim.broker.CompiledRound.WITH_DEVICES`) ask of a machine that fits a task by its free resources (the
+A GPU policy's round (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"``, ``"gpu-clustering"``,
+`agents.gpu`) is its plan of one decision at a time: the first waiting task that fits some machine, one instance
+on the best-scoring machine that fits it, by the policy's formula (`_node_score`, the same operations in the same
+order), ties to the first machine of its seeded permutation. A task found to fit no machine in a round fits none
+for the rest of it, and in the next round none but the machines freed since.
+
+On a cluster with devices (GPUs) or machine attributes, first-fit's, the queue policies', random's and the GPU
+policies' rounds (`cloudsim.broker.CompiledRound.WITH_DEVICES`) ask of a machine that fits a task by its free resources (the
 trees) also what the engine's fit matrix asks (`_admits`): an accepted attribute value and the task's devices
 with room. Each instance takes its devices by the engine's default rule, and a log in the int buffer keeps
 which (`_take_devices`), so that its group gives them back when it ends and the episode's record names them.
@@ -105,24 +111,25 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
 # took (`_take_devices`), the last region: it grows with the buffer.)
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
  NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
- TASK_SLOT, JOB_RUNNING, FIT_COUNT, TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE, DEVICE_USERS,
- DEVICE_LOG) = range(22, 52)
+ TASK_SLOT, JOB_RUNNING, FIT_COUNT, TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE, DEVICE_USERS, NODE_RANK,
+ DEVICE_LOG) = range(22, 53)
+# (NODE_RANK: per machine, its place in a GPU policy's seeded permutation, which breaks its ties)
 # Offsets of the float regions (kept in the int buffer's header too)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(52, 70)
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(53, 71)
 _INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, NETWORK + 1)
-SCORE_NAN = 70  # (a scalar: a fitness came out NaN)
-TURN = 71  # (a scalar: round-robin's next machine)
-GROUP_BASE = 72  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
-FITS = 73  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
+SCORE_NAN = 71  # (a scalar: a fitness came out NaN)
+TURN = 72  # (a scalar: round-robin's next machine)
+GROUP_BASE = 73  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+FITS = 74  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
 # EASY's pending reservation (one at a time): whether one is pending, its machine and task, what the latest
 # round did with reservations (RESERVATION_* added up), and the first group row that may still run
-RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(74, 79)
+RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(75, 80)
 RESERVATION_MADE, RESERVATION_STARTED, RESERVATION_CANCELLED = 1, 2, 4
 # Devices and attributes: whether the machines have either (CONSTRAINED), device slots per machine, the device
 # log's entries used, the entries the waiting instances may take (each its own chunk: 2 + its device count), and
-# the entries a round asked room for
-CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG = range(79, 84)
+# the entries a round asked room for; a GPU policy's cpu column (`_node_score`)
+CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN = range(80, 86)
 INT_HEADER = 88
 # Scalars of the float buffer (RES_START, RES_END: EASY's pending reservation holds its instance between them;
 # TICK: the scheduler's tick, 0 for none)
@@ -131,8 +138,12 @@ FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE): `cloudsim.broker.CompiledRound.RULES`, numbered in their order
 RULES = {rule: number for number, rule in enumerate(CompiledRound.RULES)}
 (FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR,
- EASY) = (RULES[rule] for rule in ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load",
-                                   "drf", "fitness", "round-robin", "random", "tetris-star", "easy"))
+ EASY, GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING) = (
+    RULES[rule] for rule in ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf",
+                             "fitness", "round-robin", "random", "tetris-star", "easy", "gpu-best-fit",
+                             "gpu-dot-product", "gpu-packing", "gpu-clustering"))
+NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING)
+CPU_SCALE, GPU_SCALE = 128_000, 8 * DEVICE_MILLI  # (the GPU policies' scales: `agents.gpu`)
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
@@ -165,7 +176,7 @@ _PER_JOB_INTS = (JOB_LEFT, JOB_RUNNING)
 _PER_TASK_FLOATS = (READY_TIME, START_TIME, FINISH_TIME)
 _PER_JOB_FLOATS = (JOB_ARRIVAL, JOB_FINISH, JOB_USAGE)  # (JOB_USAGE: a row of resources per job)
 _MACHINE_INTS = (ON_MACHINE, IS_DIRTY, DIRTY_LIST, STACK, STATE_OF, LAST_GROUP, LAST_ROUND, FIT_COUNT, DEVICE_FREE,
-                 DEVICE_USERS)
+                 DEVICE_USERS, NODE_RANK)
 _MACHINE_FLOATS = (CAPACITY, FREE, MAX_FREE, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, TOTAL_CAPACITY, NETWORK)
 NO_FIT = -math.inf  # the score of a pair that does not fit (a pair that fits scores a finite number, or +inf)
 STACK_SIZE = 3 * 140  # (node, left, width) per entry: two entries per level of a tree of up to 2**63 leaves
@@ -346,9 +357,9 @@ class CompiledState:
             ints.add(slot, values)
         ints = ints.build()
         constrained = self.machines_state is not None and self.machines_state.constrained
-        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, CONSTRAINED, DEVICE_SLOTS]] = (
+        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, CONSTRAINED, DEVICE_SLOTS, CPU_COLUMN]] = (
             machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, int(constrained),
-            self.machines_state.device_free.shape[1] if constrained else 0)
+            self.machines_state.device_free.shape[1] if constrained else 0, rule.columns[0] if rule.columns else 0)
         max_free = np.full((2 * machine_leaves, resources), -np.inf)
         max_free[machine_leaves:machine_leaves + machines] = capacity
         _fill_tree(max_free, machine_leaves, np.maximum)
@@ -375,14 +386,24 @@ class CompiledState:
         state = self.machines_state
         if state is None or not state.constrained:
             return tuple((slot, np.zeros(0)) for slot in (TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE,
-                                                          DEVICE_USERS, DEVICE_LOG))
+                                                          DEVICE_USERS)) + ((NODE_RANK, self._node_rank()),
+                                                                            (DEVICE_LOG, np.zeros(0)))
         constraints: dict[tuple, int] = {}  # an attribute constraint -> its row (no constraint: -1, any machine)
         accept = np.array([constraints.setdefault(a, len(constraints)) if a else -1 for a in tasks.task_accepts],
                           dtype=np.int64)
         accepting = np.array([state.accepting(a) for a in constraints], dtype=np.int64).reshape(-1, self.machines)
         return ((TASK_DEVICES, np.stack([tasks.task_device_count, tasks.task_device_milli], axis=1)),
                 (TASK_ACCEPT, accept), (ACCEPTING, accepting), (DEVICE_FREE, state.device_free),
-                (DEVICE_USERS, state.device_users), (DEVICE_LOG, np.zeros(1024)))
+                (DEVICE_USERS, state.device_users), (NODE_RANK, self._node_rank()), (DEVICE_LOG, np.zeros(1024)))
+
+    def _node_rank(self) -> np.ndarray:
+        """A GPU policy's ties: each machine's place in the permutation its seed draws first, as the policy's
+        ``decide`` draws it at an episode's start (`agents.gpu.NodeScorer`); empty for the other rounds."""
+        if RULES[self.rule.rule] not in NODE_RULES:
+            return np.zeros(0)
+        rank = np.empty(self.machines, dtype=np.int64)
+        rank[np.random.default_rng(self.rule.seed).permutation(self.machines)] = np.arange(self.machines)
+        return rank
 
     # ------------------------------------------------------------------ a streamed run
     def restream(self, tasks) -> None:
@@ -559,7 +580,8 @@ class CompiledState:
             self._entry = _random_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.rng)
         else:
-            self._entry = {FIRST_FIT: _first_fit_event, EASY: _easy_event}.get(int(self.ints[RULE]), _queue_event)
+            self._entry = {FIRST_FIT: _first_fit_event, EASY: _easy_event,
+                           **dict.fromkeys(NODE_RULES, _node_event)}.get(int(self.ints[RULE]), _queue_event)
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
 
     def _grow(self) -> None:
@@ -1454,6 +1476,149 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
     return ints[DECISIONS] - first_decision
+
+
+# ----------------------------------------------------------------------------------- the GPU policies
+@numba.njit(cache=True)
+def _node_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """`_first_fit_event` with a GPU policy's round."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs, _node_round(ints, floats, group_ints, group_floats, now))
+
+
+@numba.njit(cache=True)
+def _node_round(ints, floats, group_ints, group_floats, now):
+    """A GPU policy's round (`agents.gpu.NodeScorer`): one decision at a time, the first waiting task in arrival
+    order that fits some machine, one instance on the machine of the highest score among those that fit it
+    (`_node_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
+    default rule; until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
+
+    A round ends when no waiting task fits any machine, and within a round machines only fill: a task found to
+    fit none (MARK: the round's stamp) fits none for the rest of the round, and in the next round none but the
+    machines freed since (`_fits_some`)."""
+    if _no_room(ints, group_ints, ints[WAITING_INSTANCES]):  # (at most one group per instance)
+        return NO_ROOM
+    n_tasks, machines, resources = ints[TASKS], ints[MACHINES], ints[RESOURCES]
+    task_leaves = ints[TASK_LEAVES]
+    stack = _ints(ints, STACK, STACK_SIZE)
+    rank = _ints(ints, NODE_RANK, machines)
+    mark = _ints(ints, MARK, n_tasks)
+    new = _ints(ints, NEW_LIST, n_tasks)
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
+    min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
+    any_demand = np.full(resources, np.finfo(np.float64).max)
+    freed = _ints(ints, DIRTY_LIST, machines)[:ints[DIRTY]].copy()  # (the machines freed since the last round)
+    for i in range(ints[NEW]):
+        mark[new[i]] = -1  # (a task new since: every machine may fit it)
+    _begin_round(ints, floats)
+    stamp = ints[ROUND_STAMP]
+    fitting, scores = np.empty(machines, dtype=np.int64), np.empty(machines, dtype=np.int64)
+    scratch = np.empty(max(ints[DEVICE_SLOTS], 1), dtype=np.int64)  # (gpu-packing's devices in order)
+    first_group, first_decision = ints[GROUPS], ints[DECISIONS]
+    while True:
+        task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
+        while task >= 0 and not _fits_some(ints, free, demand, mark, freed, task, stamp):
+            task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
+        if task < 0:
+            break
+        n = 0
+        for machine in range(machines):  # every machine that fits the task, scored
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+                fitting[n], scores[n] = machine, _node_score(ints, floats, task, machine, scratch)
+                n += 1
+        if ints[RULE] == GPU_BEST_FIT:  # min-max scaled over the machines that fit
+            low, high = scores[:n].min(), scores[:n].max()
+            for i in range(n):
+                scores[i] = (scores[i] - low) * 100 // (high - low) if high > low else 0
+        best = 0
+        for i in range(1, n):
+            if scores[i] > scores[best] or scores[i] == scores[best] and rank[fitting[i]] < rank[fitting[best]]:
+                best = i
+        _start_one(ints, floats, group_ints, group_floats, task, fitting[best], now)
+        _machine_changed(ints, floats, fitting[best])
+    _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
+    ints[ROUND_FIRST] = first_group
+    return ints[DECISIONS] - first_decision
+
+
+@numba.njit(cache=True)
+def _fits_some(ints, free, demand, mark, freed, task, stamp):
+    """Whether some machine fits an instance of the task now, in round ``stamp``: none if it fitted none earlier
+    in this round; none but the machines ``freed`` since the last round if it fitted none at that round's end
+    (machines only fill in between); else any. A task that fits none is marked with the stamp."""
+    if mark[task] == stamp:
+        return False
+    if mark[task] == stamp - 1:
+        for machine in freed:
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+                return True
+    else:
+        for machine in range(free.shape[0]):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+                return True
+    mark[task] = stamp
+    return False
+
+
+@numba.njit(cache=True)
+def _node_score(ints, floats, task, machine, scratch):
+    """The GPU policy's whole-number score of the machine for the task (`agents.gpu`'s formulas, the same
+    operations in the same order; gpu-best-fit's before its min-max scaling): with cpu_left the machine's free
+    cpu, idle its free milli-GPU, held its GPUs, and the task's cpu, GPUs and milli per GPU. A CPU-only task
+    scores 0 under gpu-packing and gpu-clustering."""
+    resources, rule, cpu_column = ints[RESOURCES], ints[RULE], ints[CPU_COLUMN]
+    cpu = floats[ints[DEMAND] + task * resources + cpu_column]
+    cpu_left = floats[ints[FREE] + machine * resources + cpu_column]
+    count, milli, slots, idle, held = 0, 0, ints[DEVICE_SLOTS], 0, 0
+    if ints[CONSTRAINED]:
+        count, milli = ints[ints[TASK_DEVICES] + 2 * task], ints[ints[TASK_DEVICES] + 2 * task + 1]
+        for d in range(slots):
+            free = ints[ints[DEVICE_FREE] + machine * slots + d]
+            if free >= 0:
+                idle += free
+                held += 1
+    if rule == GPU_BEST_FIT:
+        s = 0.5 * (cpu_left - cpu) / CPU_SCALE + 0.5 * (idle - count * milli) / GPU_SCALE
+        return np.int64(100 * (1 - s))
+    if rule == GPU_DOT_PRODUCT:
+        dot = (cpu_left / CPU_SCALE) * (cpu / CPU_SCALE) + (idle / GPU_SCALE) * (count * milli / GPU_SCALE)
+        return np.int64(100 * (1 - dot / 2))
+    if count == 0:
+        return 0
+    if rule == GPU_PACKING:  # partly used devices first, then machines with some used, then empty ones
+        ordered = scratch[:slots]
+        ordered[:] = ints[ints[DEVICE_FREE] + machine * slots:ints[DEVICE_FREE] + (machine + 1) * slots]
+        for d in range(1, slots):  # (from the least free up: a few devices, an insertion sort)
+            value, at = ordered[d], d
+            while at > 0 and ordered[at - 1] > value:
+                ordered[at] = ordered[at - 1]
+                at -= 1
+            ordered[at] = value
+        empty, room, whole, percent = True, 0, 0, 0
+        for d in range(slots):
+            if ordered[d] != DEVICE_MILLI and ordered[d] >= 0:
+                empty = False
+            if ordered[d] >= milli:
+                room += 1
+                if room <= count:  # a device the task would use, scanning from the least free up
+                    if ordered[d] == DEVICE_MILLI:
+                        whole += 1
+                    percent += max(ordered[d], 0) * 100 // DEVICE_MILLI
+        if empty:
+            return max(33 - held, held)
+        return max(50 - whole, 33) if whole > 0 else max(100 - percent // 10, 50)
+    # gpu-clustering: machines running GPU tasks of the task's kind only, then of its kind among others, then none
+    users = ints[DEVICE_USERS] + machine * (slots + 1)
+    kind = 0 if milli < DEVICE_MILLI else count
+    total = 0
+    for k in range(slots + 1):
+        total += ints[users + k]
+    mine, others = ints[users + kind] > 0, total - ints[users + kind] > 0
+    bonus = 75 if mine and not others else 50 if mine else 25 if not others else 0
+    return 25 * (GPU_SCALE - idle) // GPU_SCALE + bonus
 
 
 # ----------------------------------------------------------------------------------- EASY backfilling

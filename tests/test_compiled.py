@@ -74,7 +74,8 @@ def workloads(draw, min_resources=1):
 
 # The built-in brokers with a compiled round
 COMPILED = ["first-fit", "tetris", "packer", "tetris-star", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load",
-            "round-robin", "random", "easy", "deepjs"]
+            "round-robin", "random", "easy", "deepjs", "gpu-best-fit", "gpu-dot-product", "gpu-packing",
+            "gpu-clustering"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -205,7 +206,12 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
             return super().decide(view)
 
     assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
-    assert "declares no compiled round" in Simulation(cluster, jobs, make_broker("gpu-best-fit"))._compiled_refusal()
+    class Plain:  # a broker of its own
+        def decide(self, view):
+            return None
+
+    assert "declares no compiled round" in Simulation(cluster, jobs, Plain())._compiled_refusal()
+    assert "has no compiled round here" in Simulation(cluster, jobs, make_broker("fgd"))._compiled_refusal()
 
     class Scored(Tetris):  # its own score: Tetris's compiled round is not its round
         def score(self, view, machines, tasks):
@@ -369,6 +375,39 @@ def test_a_compiled_round_takes_a_generator_for_random_alone(rule, rng, message)
     from cloudsim.broker import CompiledRound
     with pytest.raises(ValueError, match=message):
         CompiledRound(rule, rng=rng)
+
+
+@pytest.mark.parametrize("rule, columns, seed, message", [
+    ("gpu-packing", (0,), None, "a GPU policy's rule, and it alone, takes a seed"),
+    ("first-fit", (), 0, "a GPU policy's rule, and it alone, takes a seed"),
+    ("gpu-best-fit", (0,), -1, "an int >= 0"),
+    ("gpu-best-fit", (0,), True, "an int >= 0"),
+    ("gpu-clustering", (), 0, "a GPU policy .* one \\(its cpu\\)"),
+    ("gpu-clustering", (0, 1), 0, "a GPU policy .* one \\(its cpu\\)"),
+])
+def test_a_compiled_round_takes_a_seed_and_a_cpu_column_for_a_gpu_policy_alone(rule, columns, seed, message):
+    with pytest.raises(ValueError, match=message):
+        CompiledRound(rule, columns=columns, seed=seed)
+
+
+def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
+    """A built-in GPU policy takes the compiled path with its seed; a subclass that scores machines its own way,
+    FGD and gpu-random (not compiled) keep their own ``decide``."""
+    from agents.gpu import GpuBestFit, GpuPacking
+
+    class Mine(GpuPacking):
+        def machine_scores(self, view, task, machines):
+            scores, devices = super().machine_scores(view, task, machines)
+            return -scores, devices
+
+    cluster = ClusterSpec(("cpu",), ((4.0,), (4.0,)), devices=(2, 1))
+    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, 1.0, devices=DeviceRequest(1, 500)),))]
+    sim = Simulation(cluster, jobs, GpuBestFit(seed=7))
+    assert sim._compiled_refusal() is None and sim._compiled_rule == CompiledRound("gpu-best-fit", columns=(0,), seed=7)
+    for broker in (Mine(), make_broker("fgd"), make_broker("gpu-random")):
+        assert Simulation(cluster, jobs, broker)._compiled_refusal() is not None
+    python, compiled = both_paths(cluster, jobs, "gpu-packing")
+    assert_same_run(python, compiled)
 
 
 def test_a_policys_own_attribute_named_turn_is_its_own():
