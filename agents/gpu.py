@@ -81,8 +81,11 @@ class NodeScorer(ABC):
         if owner is None or any(getattr(type(self), name) is not getattr(owner, name) for name in (
                 "decide", "scores", "machine_scores", "finish", "_start", "_task", "_nodes")):
             return None
+        seed = self.seed
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            return None  # (a seed numpy's default_rng takes otherwise, or refuses: its own decide says which)
         return CompiledRound(owner.compiled_rule, columns=(resources.index("cpu") if "cpu" in resources else 0,),
-                             seed=int(self.seed))
+                             seed=int(seed))
 
     def decide(self, view: ClusterView) -> Decision | None:
         if view.episode != self._episode:

@@ -161,25 +161,21 @@ class ClusterState:
         self.free[machine] = instances_applied(self.free[machine], demand, count, op)
         self._changed(machine)
 
-    def set_machines(self, free: np.ndarray, running: np.ndarray) -> None:
-        """Take every machine's free resources and running instances from an episode run on the engine's
-        compiled path (`cloudsim.compiled`); every machine counts as changed."""
-        if free.shape != self.free.shape or running.shape != self.running.shape:
-            raise ValueError(f"set_machines: free {free.shape} and running {running.shape} must be "
-                             f"{self.free.shape} and {self.running.shape}")
-        self.free[:] = free
-        self.running[:] = running
-        self._changed_many(np.arange(self.machines))
-
-    def set_devices(self, free: np.ndarray, users: np.ndarray) -> None:
-        """Take every machine's devices' free milli-units and users by kind from an episode run on the engine's
-        compiled path (`cloudsim.compiled`); every machine counts as changed."""
-        if free.shape != self.device_free.shape or users.shape != self.device_users.shape:
-            raise ValueError(f"set_devices: free {free.shape} and users {users.shape} must be "
-                             f"{self.device_free.shape} and {self.device_users.shape}")
-        self.device_free[:] = free
-        self.device_users[:] = users
-        self.device_rank[:] = device_rank(self.device_free)
+    def set_machines(self, free: np.ndarray, running: np.ndarray, device_free: np.ndarray | None = None,
+                     device_users: np.ndarray | None = None) -> None:
+        """Take every machine's free resources and running instances, and on a cluster with devices its devices'
+        free milli-units and users by kind, from an episode run on the engine's compiled path
+        (`cloudsim.compiled`); every machine counts as changed."""
+        given = {"free": (free, self.free), "running": (running, self.running)}
+        if device_free is not None:
+            given.update(device_free=(device_free, self.device_free), device_users=(device_users, self.device_users))
+        wrong = [f"{name} {new.shape} (not {old.shape})" for name, (new, old) in given.items() if new.shape != old.shape]
+        if wrong:
+            raise ValueError(f"set_machines: {', '.join(wrong)}")
+        for new, old in given.values():
+            old[:] = new
+        if device_free is not None:
+            self.device_rank[:] = device_rank(self.device_free)
         self._changed_many(np.arange(self.machines))
 
     def take_devices(self, machine: int, instances: list[tuple[int, ...]], milli: int) -> None:

@@ -648,12 +648,12 @@ class CompiledState:
         self.keep_turn()
         self.write_progress(tasks)
         ints, machines, resources = self.ints, self.machines, int(self.ints[RESOURCES])
+        slots = int(ints[DEVICE_SLOTS])
+        devices = (_region(ints, ints, DEVICE_FREE, machines * slots).reshape(machines, slots),
+                   _region(ints, ints, DEVICE_USERS, machines * (slots + 1)).reshape(machines, slots + 1)) \
+            if ints[CONSTRAINED] else (None, None)
         state.set_machines(_region(ints, self.floats, FREE, machines * resources).reshape(machines, resources),
-                           _region(ints, ints, ON_MACHINE, machines))
-        if ints[CONSTRAINED]:
-            slots = int(ints[DEVICE_SLOTS])
-            state.set_devices(_region(ints, ints, DEVICE_FREE, machines * slots).reshape(machines, slots),
-                              _region(ints, ints, DEVICE_USERS, machines * (slots + 1)).reshape(machines, slots + 1))
+                           _region(ints, ints, ON_MACHINE, machines), *devices)
         groups.skip_to(self.handed)
         self._add_groups(groups, self.handed - int(ints[GROUP_BASE]), int(ints[GROUPS]))
         return int(ints[DECISIONS])

@@ -404,7 +404,7 @@ def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     jobs = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, 1.0, devices=DeviceRequest(1, 500)),))]
     sim = Simulation(cluster, jobs, GpuBestFit(seed=7))
     assert sim._compiled_refusal() is None and sim._compiled_rule == CompiledRound("gpu-best-fit", columns=(0,), seed=7)
-    for broker in (Mine(), make_broker("fgd"), make_broker("gpu-random")):
+    for broker in (Mine(), make_broker("fgd"), make_broker("gpu-random"), GpuBestFit(seed=-1)):
         assert Simulation(cluster, jobs, broker)._compiled_refusal() is not None
     python, compiled = both_paths(cluster, jobs, "gpu-packing")
     assert_same_run(python, compiled)
