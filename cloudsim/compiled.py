@@ -1041,6 +1041,13 @@ def _admits(ints, task, machine):
     return room >= count
 
 
+@numba.njit(cache=True, inline="always")
+def _holds(ints, free, demand, task, machine):
+    """Whether the machine fits an instance of the task now: its ``free`` resources hold the task's ``demand``
+    and it `_admits` the task."""
+    return _fits(free[machine], demand[task]) and _admits(ints, task, machine)
+
+
 @numba.njit(cache=True)
 def _device_fit_count(ints, task, machine):
     """How many instances of the task the machine's devices hold one after another (`cloudsim.devices.
@@ -1444,7 +1451,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     for i in range(ints[NEW]):
         task = new[i]
         for machine in range(machines):
-            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+            if _holds(ints, free, demand, task, machine):
                 fit_count[machine] += 1
                 ints[FITS] += 1
     ints[NEW] = 0
@@ -1468,7 +1475,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
         _start_one(ints, floats, group_ints, group_floats, task, machine, now)
         if waiting[task] == 0:
             for other in range(machines):
-                if other != machine and _fits(free[other], demand[task]) and _admits(ints, task, other):
+                if other != machine and _holds(ints, free, demand, task, other):
                     fit_count[other] -= 1
                     ints[FITS] -= 1
         _count_fits(ints, floats, machine, stack)
@@ -1526,7 +1533,7 @@ def _node_round(ints, floats, group_ints, group_floats, now):
             break
         n = 0
         for machine in range(machines):  # every machine that fits the task, scored
-            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+            if _holds(ints, free, demand, task, machine):
                 fitting[n], scores[n] = machine, _node_score(ints, floats, task, machine, scratch)
                 n += 1
         if ints[RULE] == GPU_BEST_FIT:  # min-max scaled over the machines that fit
@@ -1553,11 +1560,11 @@ def _fits_some(ints, free, demand, mark, freed, task, stamp):
         return False
     if mark[task] == stamp - 1:
         for machine in freed:
-            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+            if _holds(ints, free, demand, task, machine):
                 return True
     else:
         for machine in range(free.shape[0]):
-            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+            if _holds(ints, free, demand, task, machine):
                 return True
     mark[task] = stamp
     return False
