@@ -1253,54 +1253,100 @@ def _placement(ints, floats, task, stack):
 
 
 @numba.njit(cache=True)
-def _drf_starts(ints, floats, group_ints, group_floats, now, stack):
+def _drf_starts(ints, floats, group_ints, group_floats, now, stack, mark, freed, stamp):
     """DRF's starts of a round (`agents.heuristics.DominantResourceFairness`): one instance at a time of the
     waiting task whose job has the smallest dominant share (the largest over resources of its usage over the
     cluster's total capacity, 0 for a resource of total 0), the earliest on ties, among those that fit a
     machine, on the first machine that fits it. A task that fits no machine drops out for the round (free
-    resources only shrink)."""
-    n_tasks, n_jobs, resources = ints[TASKS], ints[JOBS], ints[RESOURCES]
+    resources only shrink; on a cluster with devices or attributes it is marked, as `_queue_round` marks it).
+
+    The waiting tasks wait in a heap by (share, task). A job's share only grows within a round, so a task whose
+    job started since it was filed comes out early: it is filed again by its share now."""
+    n_tasks, resources = ints[TASKS], ints[RESOURCES]
     task_leaves, machine_leaves = ints[TASK_LEAVES], ints[MACHINE_LEAVES]
     waiting = _ints(ints, WAITING, n_tasks)
     task_job = _ints(ints, TASK_JOB, n_tasks)
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
-    usage = _floats(ints, floats, JOB_USAGE, n_jobs * resources).reshape(n_jobs, resources)
+    free = _floats(ints, floats, FREE, ints[MACHINES] * resources).reshape(ints[MACHINES], resources)
+    usage = _floats(ints, floats, JOB_USAGE, ints[JOBS] * resources).reshape(ints[JOBS], resources)
     total = _floats(ints, floats, TOTAL_CAPACITY, resources)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
     max_free = _floats(ints, floats, MAX_FREE, 2 * machine_leaves * resources).reshape(2 * machine_leaves, resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)
-    candidates = np.empty(ints[WAITING_TASKS], dtype=np.int64)  # the waiting tasks in arrival order
-    count = 0
+    shares, tasks = np.empty(ints[WAITING_TASKS]), np.empty(ints[WAITING_TASKS], dtype=np.int64)
+    size = 0
     task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
     while task >= 0:
-        candidates[count] = task
-        count += 1
+        size = _share_push(shares, tasks, size, _dominant_share(usage, total, task_job[task]), task)
         task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
-    while True:
-        best, best_share, at = -1, 0.0, -1
-        while True:  # the candidate of the smallest share; one that fits no machine drops out
-            best, at = -1, -1
-            for i in range(count):
-                task = candidates[i]
-                if waiting[task] == 0:
-                    continue
-                job = task_job[task]
-                share = 0.0
-                for r in range(resources):
-                    part = usage[job, r] / total[r] if total[r] > 0 else 0.0
-                    if r == 0 or part > share:
-                        share = part
-                if best < 0 or share < best_share:
-                    best, best_share, at = task, share, i
-            if best < 0:
-                return
-            machine = _first_machine(ints, max_free, machine_leaves, demand[best], best, 0, stack)
-            if machine >= 0:
-                break
-            candidates[at:count - 1] = candidates[at + 1:count]
-            count -= 1
-        _start_one(ints, floats, group_ints, group_floats, best, machine, now)
+    while size > 0:
+        share, task = shares[0], tasks[0]
+        size = _share_pop(shares, tasks, size)
+        now_share = _dominant_share(usage, total, task_job[task])
+        if now_share != share:  # its job started since it was filed
+            size = _share_push(shares, tasks, size, now_share, task)
+            continue
+        if ints[CONSTRAINED] and not _may_fit(ints, free, demand, mark, freed, task, stamp):
+            continue
+        machine = _first_machine(ints, max_free, machine_leaves, demand[task], task, 0, stack)
+        if machine < 0:
+            mark[task] = stamp
+            continue  # it fits no machine: out for the round
+        _start_one(ints, floats, group_ints, group_floats, task, machine, now)
         _machine_changed(ints, floats, machine)
+        if waiting[task] > 0:
+            size = _share_push(shares, tasks, size, _dominant_share(usage, total, task_job[task]), task)
+
+
+@numba.njit(cache=True)
+def _dominant_share(usage, total, job):
+    """The job's dominant share: the largest over resources of its usage over the total capacity (0 where that
+    is 0)."""
+    share = 0.0
+    for r in range(usage.shape[1]):
+        part = usage[job, r] / total[r] if total[r] > 0 else 0.0
+        if r == 0 or part > share:
+            share = part
+    return share
+
+
+@numba.njit(cache=True, inline="always")
+def _share_before(share, task, other_share, other_task):
+    return share < other_share or (share == other_share and task < other_task)
+
+
+@numba.njit(cache=True)
+def _share_push(shares, tasks, size, share, task):
+    """Files (share, task) in the heap of ``size`` pairs; returns its new size."""
+    i = size
+    while i > 0:
+        parent = (i - 1) // 2
+        if not _share_before(share, task, shares[parent], tasks[parent]):
+            break
+        shares[i], tasks[i] = shares[parent], tasks[parent]
+        i = parent
+    shares[i], tasks[i] = share, task
+    return size + 1
+
+
+@numba.njit(cache=True)
+def _share_pop(shares, tasks, size):
+    """Takes the first pair (``shares[0]``, ``tasks[0]``) out of the heap; returns its new size."""
+    size -= 1
+    share, task = shares[size], tasks[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _share_before(shares[child + 1], tasks[child + 1], shares[child], tasks[child]):
+            child += 1
+        if not _share_before(shares[child], tasks[child], share, task):
+            break
+        shares[i], tasks[i] = shares[child], tasks[child]
+        i = child
+    shares[i], tasks[i] = share, task
+    return size
 
 
 @numba.njit(cache=True)
@@ -1354,7 +1400,19 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
     ready_time = _floats(ints, floats, READY_TIME, n_tasks)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)  # every waiting task's demand is at most this
+    # On a cluster with devices or attributes the machine trees cannot tell that a task fits nowhere: a task
+    # that fitted none is marked (MARK) and passed over as `_may_fit` says
+    constrained = ints[CONSTRAINED]
+    mark = _ints(ints, MARK, n_tasks)
+    freed = _ints(ints, DIRTY_LIST, machines)[:ints[DIRTY] if constrained else 0].copy()
+    if constrained:
+        new = _ints(ints, NEW_LIST, n_tasks)
+        for i in range(ints[NEW]):
+            mark[new[i]] = -1
     _begin_round(ints, floats)
+    stamp = ints[ROUND_STAMP]
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     first_group, first_decision = ints[GROUPS], ints[DECISIONS]
     in_order = rule == SJF or rule == HRRN
     order = np.empty(ints[WAITING_TASKS] if in_order else 0, dtype=np.int64)
@@ -1373,15 +1431,16 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
             task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
         order = order[np.argsort(key, kind="mergesort")]  # (stable: arrival order on ties)
     if rule == DRF:
-        _drf_starts(ints, floats, group_ints, group_floats, now, stack)
+        _drf_starts(ints, floats, group_ints, group_floats, now, stack, mark, freed, stamp)
         task = -1  # (done)
     k = 0
     if rule != DRF:
         task = order[0] if in_order else _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
     while task >= 0:
-        while waiting[task] > 0:
+        while waiting[task] > 0 and (not constrained or _may_fit(ints, free, demand, mark, freed, task, stamp)):
             machine = _placement(ints, floats, task, stack)
             if machine < 0:
+                mark[task] = stamp  # (it fits none for the rest of the round)
                 break
             if one_at_a_time:
                 _start_one(ints, floats, group_ints, group_floats, task, machine, now)
@@ -1549,6 +1608,22 @@ def _node_round(ints, floats, group_ints, group_floats, now):
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
     return ints[DECISIONS] - first_decision
+
+
+@numba.njit(cache=True)
+def _may_fit(ints, free, demand, mark, freed, task, stamp):
+    """False where the task surely fits no machine now, in round ``stamp``: it fitted none earlier in this round
+    (MARK holds the stamp), or none at the last round's end and none of the machines ``freed`` since holds it
+    (then it is marked with the stamp: machines only fill in between)."""
+    if mark[task] == stamp:
+        return False
+    if mark[task] == stamp - 1:
+        for machine in freed:
+            if _holds(ints, free, demand, task, machine):
+                return True
+        mark[task] = stamp
+        return False
+    return True
 
 
 @numba.njit(cache=True)

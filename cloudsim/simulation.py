@@ -340,7 +340,7 @@ class Simulation:
             raise RuntimeError("a Simulation runs once; build a new one for another episode")
         broker = self.broker
         if self.compiled is not False:
-            refusal = self._compiled_refusal()
+            refusal = self.compiled_refusal()
             if refusal is None:
                 return self._run_compiled()
             if self.compiled:
@@ -560,9 +560,12 @@ class Simulation:
         self._open_round()
 
     # ---------------------------------------------------- the compiled path
-    def _compiled_refusal(self) -> str | None:
-        """Why `run` cannot take the compiled path (`cloudsim.compiled`), or None where it can (the broker's
-        `CompiledRound` is then ``self._compiled_rule``)."""
+    def compiled_refusal(self) -> str | None:
+        """Why `run` would not take the compiled path (`cloudsim.compiled`), in one sentence; None where it
+        would. Raises as `run` does where the broker's ``compiled_round`` fails or answers something else than
+        None or a `CompiledRound`."""
+        if self.broker is None:
+            return "it has no broker (a simulation driven with next_decision() and apply() runs no round itself)"
         broker = self.broker
         owner = next((cls for cls in type(broker).__mro__ if "compiled_round" in vars(cls)), None)
         if owner is None:

@@ -153,7 +153,7 @@ def test_a_compiled_round_with_devices_and_attributes_is_its_python_path(broker,
     instance (the engine's default rule), on both paths."""
     cluster, jobs, tick = data.draw(device_workloads())
     python, compiled = both_paths(cluster, jobs, broker, tick=tick)
-    assert compiled[0]._compiled_refusal() is None
+    assert compiled[0].compiled_refusal() is None
     assert_same_run(python, compiled)
     assert_same_devices(python, compiled)
 
@@ -199,19 +199,20 @@ def test_machines_of_different_sizes_keep_their_pair_scores_apart():
 def test_run_takes_the_compiled_path_only_where_it_applies():
     cluster = ClusterSpec.uniform(2, {"cpu": 4})
     jobs = [JobSpec(0, 0.0, (TaskSpec(0, 3, {"cpu": 1.0}, 2.0),))]
-    assert Simulation(cluster, jobs, FirstFit())._compiled_refusal() is None
+    assert Simulation(cluster, jobs, FirstFit()).compiled_refusal() is None
+    assert "it has no broker" in Simulation(cluster, jobs).compiled_refusal()
 
     class Mine(FirstFit):  # decides otherwise: its decisions are not first-fit's round
         def decide(self, view):
             return super().decide(view)
 
-    assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine())._compiled_refusal()
+    assert "changes decide() of FirstFit" in Simulation(cluster, jobs, Mine()).compiled_refusal()
     class Plain:  # a broker of its own
         def decide(self, view):
             return None
 
-    assert "declares no compiled round" in Simulation(cluster, jobs, Plain())._compiled_refusal()
-    assert "has no compiled round here" in Simulation(cluster, jobs, make_broker("fgd"))._compiled_refusal()
+    assert "declares no compiled round" in Simulation(cluster, jobs, Plain()).compiled_refusal()
+    assert "has no compiled round here" in Simulation(cluster, jobs, make_broker("fgd")).compiled_refusal()
 
     class Scored(Tetris):  # its own score: Tetris's compiled round is not its round
         def score(self, view, machines, tasks):
@@ -235,25 +236,25 @@ def test_run_takes_the_compiled_path_only_where_it_applies():
             return None if view.reservations else super().decide_one(view)
 
     for broker in (Scored(), one_at_a_time, LongestStar(), Longest(), strict_sjf, NoBackfill()):
-        assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
-    assert Simulation(cluster, jobs, Tetris())._compiled_refusal() is None
-    assert Simulation(cluster, jobs, TetrisStar(knob=1))._compiled_refusal() is None
+        assert "has no compiled round here" in Simulation(cluster, jobs, broker).compiled_refusal()
+    assert Simulation(cluster, jobs, Tetris()).compiled_refusal() is None
+    assert Simulation(cluster, jobs, TetrisStar(knob=1)).compiled_refusal() is None
     failing = [MachineEvent(1.0, 0, "failed"), MachineEvent(2.0, 0, "up")]
     for options, reason in (({"machine_events": failing}, "machine events"),
                             ({"faults": RandomFaults(mtbf=5.0, mttr=1.0, seed=0)}, "faults")):
-        refusal = Simulation(cluster, jobs, FirstFit(), **options)._compiled_refusal()
+        refusal = Simulation(cluster, jobs, FirstFit(), **options).compiled_refusal()
         assert reason in refusal
         with pytest.raises(ValueError, match=f"compiled=True: the compiled path does not apply: .*{reason}"):
             Simulation(cluster, jobs, FirstFit(), compiled=True, **options).run()
     gpus = ClusterSpec(("cpu",), ((4.0,), (4.0,)), devices=(2, 0))
     shares = [JobSpec(0, 0.0, (TaskSpec(0, 3, {"cpu": 1.0}, 2.0, devices=DeviceRequest(1, 500)),))]
-    assert Simulation(gpus, shares, FirstFit())._compiled_refusal() is None
+    assert Simulation(gpus, shares, FirstFit()).compiled_refusal() is None
     for broker, where in ((Tetris(), Simulation), (FirstFit(), "streamed")):
         sim = Simulation(gpus, iter(shares), broker, stream_to="unused") if where == "streamed" else \
             Simulation(gpus, shares, broker)
-        assert "devices or machine attributes" in sim._compiled_refusal()
+        assert "devices or machine attributes" in sim.compiled_refusal()
     per_instance = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, (1.0, 2.0)),))]
-    assert "per-instance durations" in Simulation(cluster, per_instance, FirstFit())._compiled_refusal()
+    assert "per-instance durations" in Simulation(cluster, per_instance, FirstFit()).compiled_refusal()
     with pytest.raises(ValueError, match="compiled must be None"):
         Simulation(cluster, jobs, FirstFit(), compiled="yes")
 
@@ -403,9 +404,9 @@ def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     cluster = ClusterSpec(("cpu",), ((4.0,), (4.0,)), devices=(2, 1))
     jobs = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, 1.0, devices=DeviceRequest(1, 500)),))]
     sim = Simulation(cluster, jobs, GpuBestFit(seed=7))
-    assert sim._compiled_refusal() is None and sim._compiled_rule == CompiledRound("gpu-best-fit", columns=(0,), seed=7)
+    assert sim.compiled_refusal() is None and sim._compiled_rule == CompiledRound("gpu-best-fit", columns=(0,), seed=7)
     for broker in (Mine(), make_broker("fgd"), make_broker("gpu-random"), GpuBestFit(seed=-1)):
-        assert Simulation(cluster, jobs, broker)._compiled_refusal() is not None
+        assert Simulation(cluster, jobs, broker).compiled_refusal() is not None
     python, compiled = both_paths(cluster, jobs, "gpu-packing")
     assert_same_run(python, compiled)
 
@@ -446,14 +447,14 @@ def test_a_worked_example_of_deepjs_by_hand():
 def test_deepjs_runs_compiled_only_where_its_round_is_its_decisions():
     cluster = ClusterSpec.uniform(2, {"cpu": 4.0, "memory": 4.0})
     jobs = [JobSpec(0, 0.0, (TaskSpec(0, 3, {"cpu": 1.0, "memory": 1.0}, 2.0),))]
-    assert Simulation(cluster, jobs, make_broker("deepjs"))._compiled_refusal() is None
+    assert Simulation(cluster, jobs, make_broker("deepjs")).compiled_refusal() is None
     sampling = DeepJS(load_policy(), sample=True)
     unbounded = waiting_count_fitness(last_layer=np.inf)  # a fit pair could score -inf
     for broker in (sampling, unbounded):
-        assert "has no compiled round here" in Simulation(cluster, jobs, broker)._compiled_refusal()
-    assert "asks for empty rounds" in Simulation(cluster, jobs, DeepJS(load_policy(), record=True))._compiled_refusal()
+        assert "has no compiled round here" in Simulation(cluster, jobs, broker).compiled_refusal()
+    assert "asks for empty rounds" in Simulation(cluster, jobs, DeepJS(load_policy(), record=True)).compiled_refusal()
     assert Simulation(ClusterSpec.uniform(2, {"cpu": 4.0}), [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 1.0),))],
-                      make_broker("deepjs"))._compiled_refusal() is not None  # (no memory: its features need it)
+                      make_broker("deepjs")).compiled_refusal() is not None  # (no memory: its features need it)
 
 
 def test_a_nan_fitness_on_the_compiled_path_names_the_broker():
@@ -524,7 +525,7 @@ def test_the_buffers_regions_cover_them_with_the_lengths_laid_out():
     cluster = ClusterSpec.uniform(7, {"cpu": 8.0, "memory": 1.0})
     for broker in ("random", "tetris", "deepjs"):
         sim = Simulation(cluster, alibaba_like(5, seed=1), make_broker(broker))
-        assert sim._compiled_refusal() is None
+        assert sim.compiled_refusal() is None
         state = CompiledState(sim.state.capacity, sim.tasks, sim._compiled_rule)
         for slot in ("ON_MACHINE", "IS_DIRTY", "STATE_OF", "LAST_ROUND", "FIT_COUNT", "LOAD"):
             buffer = state.ints if getattr(c, slot) < c.CAPACITY else state.floats
