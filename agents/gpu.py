@@ -79,13 +79,17 @@ class NodeScorer(ABC):
         that changes how machines are scored or chosen, which its own ``decide`` then runs."""
         owner = next((cls for cls in type(self).__mro__ if cls.__dict__.get("compiled_rule")), None)
         if owner is None or any(getattr(type(self), name) is not getattr(owner, name) for name in (
-                "decide", "scores", "machine_scores", "finish", "_start", "_task", "_nodes")):
+                "decide", "scores", "machine_scores", "finish", "_start", "_task", "_nodes", "_round_options")):
             return None
         seed = self.seed
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
             return None  # (a seed numpy's default_rng takes otherwise, or refuses: its own decide says which)
         return CompiledRound(owner.compiled_rule, columns=(resources.index("cpu") if "cpu" in resources else 0,),
-                             seed=int(seed))
+                             seed=int(seed), **self._round_options())
+
+    def _round_options(self) -> dict:
+        """What the policy's compiled round takes besides its rule, cpu column and seed."""
+        return {}
 
     def decide(self, view: ClusterView) -> Decision | None:
         if view.episode != self._episode:
@@ -259,6 +263,19 @@ class FragmentationGradientDescent(NodeScorer):
         super().__init__(seed)
         self.target = target
         self.whole_scores = whole_scores
+
+    compiled_rule = "fgd"
+
+    def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
+        """FGD's round compiled (`NodeScorer.compiled_round`) where it has a target workload (without one, the
+        shapes seen waiting stand in for it, rebuilt as they come: its own ``decide`` then) and whole-number
+        scores."""
+        if self.target is None or not self.whole_scores:
+            return None
+        return super().compiled_round(resources)
+
+    def _round_options(self) -> dict:
+        return {"target": self.target}
 
     def _start(self, view: ClusterView) -> None:
         super()._start(view)

@@ -21,10 +21,11 @@ its broker):
   Python path: they reserve starts ahead and wait a time step at a time), through ``cloudsim replay``, on jobs
   50:60 of v2018's DAG sample at an offered load of 1.1 on 2 machines drawn from its machine table (as the
   leaderboard's busiest v2018 chunk): seconds of simulation;
-* ``first-fit-openb``, ``least-load-openb``, ``random-openb``, ``gpu-best-fit-openb``, ``gpu-packing-openb``
-  (seed 0): the GPU trace's default pod list (openb, 8,152 pods of shares and whole GPUs, some asking for a
-  GPU model) replayed at its creation times on its 1,213 GPU nodes through `cloudsim.Simulation` (no sampling
-  of the GPUs, which a command-line run adds), decisions per second of simulation;
+* ``first-fit-openb``, ``least-load-openb``, ``random-openb``, ``gpu-best-fit-openb``, ``gpu-packing-openb``,
+  ``fgd-openb`` (seed 0; FGD's target workload the pods'): the GPU trace's default pod list (openb, 8,152 pods of
+  shares and whole GPUs, some asking for a GPU model) replayed at its creation times on its 1,213 GPU nodes
+  through `cloudsim.Simulation` (no sampling of the GPUs, which a command-line run adds), decisions per second
+  of simulation;
 * ``stream-100000``: first-fit streamed (``stream_to``, jobs from `traces.iter_alibaba_like`, in blocks of
   1,024 where it makes them, as a streamed replay reads it), 100,000 jobs: the whole process, seconds and
   peak memory;
@@ -115,9 +116,11 @@ from cloudsim import Simulation
 from traces.openb import load_openb, machines_openb
 options = {} if compiled == "default" else {"compiled": compiled == "on"}
 assert not options or "compiled" in inspect.signature(Simulation).parameters
+from agents.gpu import target_options
+from cloudsim.fragmentation import TargetWorkload
 pods = load_openb(folder + "/openb_pod_list_default.csv").jobs
-s = Simulation(machines_openb(folder + "/openb_node_list_gpu_node.csv"), pods, make_broker(broker),
-               **options).run().summary
+policy = make_broker(broker, **target_options(broker, TargetWorkload.of(pods)))
+s = Simulation(machines_openb(folder + "/openb_node_list_gpu_node.csv"), pods, policy, **options).run().summary
 print(json.dumps({"decisions": s["decisions"], "makespan": s["makespan"], "simulation_s": s["sim_wall_s"],
                   "decisions_per_s": s["decisions"] / s["sim_wall_s"]}))
 """
@@ -156,7 +159,7 @@ CASES = {
                            "--jobs", "50:60", "--load", "1.1", "--machine-table", str(V2018 / "machine_meta.csv"),
                            "--machines", "2", "--broker", broker, "--json") for broker in ("deeprm", "deeprm-plus")},
     **{f"{broker}-openb": (GPU, broker, str(OPENB)) for broker in ("first-fit", "least-load", "random",
-                                                                   "gpu-best-fit", "gpu-packing")},
+                                                                   "gpu-best-fit", "gpu-packing", "fgd")},
     "stream-100000": (STREAM, 100_000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),

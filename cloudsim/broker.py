@@ -33,6 +33,7 @@ from cloudsim.devices import device_fit_count
 if TYPE_CHECKING:
     from cloudsim import arithmetic
     from cloudsim.cluster import ClusterState
+    from cloudsim.fragmentation import TargetWorkload
     from cloudsim.reservations import Reservation, Timeline
     from cloudsim.tasks import TaskTable
 
@@ -159,6 +160,12 @@ class CompiledRound:
             ``"gpu-clustering"``, `agents.gpu`'s placements, one instance of the first waiting task that fits
             some machine at a time, on the best-scoring machine that fits it, the cpu in ``columns``): its ties
             go to the first machine of the permutation ``numpy.random.default_rng(seed)`` draws first.
+            ``"fgd"`` is such a policy too, FGD's (`agents.gpu.FragmentationGradientDescent` with its scores
+            whole numbers): a machine scores int(100 / (1 + exp(-D / 1000))), D the largest decrease of its
+            fragmentation against ``target`` that a placement of the instance makes (D clipped to +-5e5), and a
+            share takes the device that makes it (the first on ties).
+        target: ``"fgd"``'s target workload (`cloudsim.fragmentation.TargetWorkload`), the shapes fragmentation
+            is measured against.
     """
 
     rule: str
@@ -171,12 +178,13 @@ class CompiledRound:
     knob: float | None = None
 
     seed: int | None = None
+    target: "TargetWorkload | None" = field(default=None, compare=False)
 
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
              "round-robin", "random", "tetris-star", "easy", "gpu-best-fit", "gpu-dot-product", "gpu-packing",
-             "gpu-clustering")
+             "gpu-clustering", "fgd")
     PAIR_SCORES = ("dot", "shares", "fitness", "tetris-star")
-    GPU_POLICIES = ("gpu-best-fit", "gpu-dot-product", "gpu-packing", "gpu-clustering")
+    GPU_POLICIES = ("gpu-best-fit", "gpu-dot-product", "gpu-packing", "gpu-clustering", "fgd")
     WITH_DEVICES = ("first-fit", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "round-robin", "random",
                     *GPU_POLICIES)
     """The rounds the compiled path runs on a cluster with devices or machine attributes (a run held in memory):
@@ -209,6 +217,10 @@ class CompiledRound:
                 isinstance(turn, np.ndarray) and turn.shape == (1,) and turn.dtype == np.int64):
             raise ValueError(f"CompiledRound: rule 'round-robin', and it alone, takes a turn: a one-element int64 "
                              f"array; got rule {self.rule!r} with turn {turn!r}")
+        if (self.rule == "fgd") != (self.target is not None) or self.target is not None and not all(
+                hasattr(self.target, name) for name in ("cpu", "milli", "count", "p", "accepted_by", "attribute")):
+            raise ValueError(f"CompiledRound: rule 'fgd', and it alone, takes a target: a cloudsim.fragmentation."
+                             f"TargetWorkload; got rule {self.rule!r} with target {self.target!r}")
         if (self.rule == "random") != (self.rng is not None) or not (
                 self.rng is None or isinstance(self.rng, np.random.Generator)):
             raise ValueError(f"CompiledRound: rule 'random', and it alone, takes an rng: a numpy Generator "

@@ -86,14 +86,14 @@ import numba
 import numpy as np
 
 from cloudsim.broker import CompiledRound
-from cloudsim.kernels import earliest_fit, pair_score, step_profile, tanh1
+from cloudsim.kernels import earliest_fit, exp1, pair_score, state_fragmentation, step_profile, tanh1
 from cloudsim.record import GroupTable
 from cloudsim.reservations import FIT_TOLERANCE, TICKS_SLACK
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["CompiledState"]
 
-KERNELS_CALLED = "a81f5cf0c2cc3f2c"
+KERNELS_CALLED = "696286b2ecb67166"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
@@ -112,25 +112,31 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
  NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
  TASK_SLOT, JOB_RUNNING, FIT_COUNT, TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE, DEVICE_USERS, NODE_RANK,
- DEVICE_LOG) = range(22, 53)
-# (NODE_RANK: per machine, its place in a GPU policy's seeded permutation, which breaks its ties)
-# Offsets of the float regions (kept in the int buffer's header too)
+ TASK_SHAPE, KEPT_SEEN, KEPT_SCORE, KEPT_DEVICE, MACHINE_VERSION, TARGET_INTS, TARGET_ACCEPTED, DEVICE_LOG) = range(22, 60)
+# (NODE_RANK: per machine, its place in a GPU policy's seeded permutation, which breaks its ties. A GPU policy's
+# kept scores (`_kept_score`): per task its shape (the cpu, devices and milli a machine's score reads), per shape
+# and machine the score, the device a share takes (FGD's; -1: the default rule's) and the machine's version it
+# was scored at, plus one (0: never), and per machine its version (`_machine_changed` counts it on). FGD's target
+# workload: per shape its milli, then per shape its device count; per machine and shape whether it accepts it.)
+# Offsets of the float regions (kept in the int buffer's header too; TARGET_FLOATS: per target shape its cpu, then
+# per shape its probability)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK) = range(53, 71)
-_INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, NETWORK + 1)
-SCORE_NAN = 71  # (a scalar: a fitness came out NaN)
-TURN = 72  # (a scalar: round-robin's next machine)
-GROUP_BASE = 73  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
-FITS = 74  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK, TARGET_FLOATS) = range(60, 79)
+_INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, TARGET_FLOATS + 1)
+SCORE_NAN = 79  # (a scalar: a fitness came out NaN)
+TURN = 80  # (a scalar: round-robin's next machine)
+GROUP_BASE = 81  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+FITS = 82  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
 # EASY's pending reservation (one at a time): whether one is pending, its machine and task, what the latest
 # round did with reservations (RESERVATION_* added up), and the first group row that may still run
-RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(75, 80)
+RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(83, 88)
 RESERVATION_MADE, RESERVATION_STARTED, RESERVATION_CANCELLED = 1, 2, 4
 # Devices and attributes: whether the machines have either (CONSTRAINED), device slots per machine, the device
 # log's entries used, the entries the waiting instances may take (each its own chunk: 2 + its device count), and
-# the entries a round asked room for; a GPU policy's cpu column (`_node_score`)
-CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN = range(80, 86)
-INT_HEADER = 88
+# the entries a round asked room for; a GPU policy's cpu column (`_node_score`), its task shapes kept (0: none
+# kept, `_kept_score`), FGD's target shapes, and the device the next share takes (-1: by the default rule)
+CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN, SHAPES, TARGET_SHAPES, CHOSEN_DEVICE = range(88, 97)
+INT_HEADER = 100
 # Scalars of the float buffer (RES_START, RES_END: EASY's pending reservation holds its instance between them;
 # TICK: the scheduler's tick, 0 for none)
 LATEST_FINISH, RES_START, RES_END, TICK = range(4)
@@ -138,11 +144,12 @@ FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE): `cloudsim.broker.CompiledRound.RULES`, numbered in their order
 RULES = {rule: number for number, rule in enumerate(CompiledRound.RULES)}
 (FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR,
- EASY, GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING) = (
+ EASY, GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD) = (
     RULES[rule] for rule in ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf",
                              "fitness", "round-robin", "random", "tetris-star", "easy", "gpu-best-fit",
-                             "gpu-dot-product", "gpu-packing", "gpu-clustering"))
-NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING)
+                             "gpu-dot-product", "gpu-packing", "gpu-clustering", "fgd"))
+NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD)
+KEPT_CELLS = 1 << 22  # a GPU policy keeps its scores where shapes x machines is at most this (`_kept_score`)
 CPU_SCALE, GPU_SCALE = 128_000, 8 * DEVICE_MILLI  # (the GPU policies' scales: `agents.gpu`)
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
@@ -353,13 +360,17 @@ class CompiledState:
                              (STATE_OF, np.full(machines, -1)), (LAST_GROUP, np.zeros(machines)),
                              (LAST_ROUND, np.full(machines, -1)), (TASK_SLOT, np.full(n_tasks, -1)),
                              (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines)),
-                             *self._device_regions(tasks)):
+                             *self._device_regions(tasks), *self._kept_regions(tasks),
+                             (DEVICE_LOG, np.zeros(1024 if self._constrained else 0))):
             ints.add(slot, values)
         ints = ints.build()
-        constrained = self.machines_state is not None and self.machines_state.constrained
-        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, CONSTRAINED, DEVICE_SLOTS, CPU_COLUMN]] = (
+        constrained = self._constrained
+        target = rule.target
+        ints[[MACHINES, RESOURCES, TASKS, JOBS, MACHINE_LEAVES, TASK_LEAVES, CONSTRAINED, DEVICE_SLOTS, CPU_COLUMN,
+              SHAPES, TARGET_SHAPES, CHOSEN_DEVICE]] = (
             machines, resources, n_tasks, n_jobs, machine_leaves, task_leaves, int(constrained),
-            self.machines_state.device_free.shape[1] if constrained else 0, rule.columns[0] if rule.columns else 0)
+            self.machines_state.device_free.shape[1] if constrained else 0, rule.columns[0] if rule.columns else 0,
+            self._shapes, 0 if target is None else len(target.p), -1)
         max_free = np.full((2 * machine_leaves, resources), -np.inf)
         max_free[machine_leaves:machine_leaves + machines] = capacity
         _fill_tree(max_free, machine_leaves, np.maximum)
@@ -375,26 +386,55 @@ class CompiledState:
                              (MAX_CAPACITY, max_capacity), (JOB_USAGE, np.zeros((n_jobs, resources))),
                              # DRF's dominant shares are of the cluster's total, summed as its Python rule sums it
                              (TOTAL_CAPACITY, capacity.sum(axis=0)),
-                             (NETWORK, _flat_network(rule))):
+                             (NETWORK, _flat_network(rule)),
+                             (TARGET_FLOATS, np.zeros(0) if rule.target is None else np.concatenate(
+                                 (rule.target.cpu, rule.target.p)))):
             floats.add(slot, values)
         return ints, floats.build(header_of=ints)
 
     def _device_regions(self, tasks) -> tuple[tuple[int, np.ndarray], ...]:
         """The regions of devices and attributes, laid out for the task table ``tasks`` (empty on a cluster
         without either): each task's request and constraint row, the constraints' rows of accepted machines, the
-        machines' devices, and room in the device log."""
+        machines' devices, and a GPU policy's ties (`_node_rank`)."""
         state = self.machines_state
-        if state is None or not state.constrained:
+        if not self._constrained:
             return tuple((slot, np.zeros(0)) for slot in (TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE,
-                                                          DEVICE_USERS)) + ((NODE_RANK, self._node_rank()),
-                                                                            (DEVICE_LOG, np.zeros(0)))
+                                                          DEVICE_USERS)) + ((NODE_RANK, self._node_rank()),)
         constraints: dict[tuple, int] = {}  # an attribute constraint -> its row (no constraint: -1, any machine)
         accept = np.array([constraints.setdefault(a, len(constraints)) if a else -1 for a in tasks.task_accepts],
                           dtype=np.int64)
         accepting = np.array([state.accepting(a) for a in constraints], dtype=np.int64).reshape(-1, self.machines)
         return ((TASK_DEVICES, np.stack([tasks.task_device_count, tasks.task_device_milli], axis=1)),
                 (TASK_ACCEPT, accept), (ACCEPTING, accepting), (DEVICE_FREE, state.device_free),
-                (DEVICE_USERS, state.device_users), (NODE_RANK, self._node_rank()), (DEVICE_LOG, np.zeros(1024)))
+                (DEVICE_USERS, state.device_users), (NODE_RANK, self._node_rank()))
+
+    @property
+    def _constrained(self) -> bool:
+        return self.machines_state is not None and self.machines_state.constrained
+
+    def _kept_regions(self, tasks) -> tuple[tuple[int, np.ndarray], ...]:
+        """A GPU policy's kept scores (`_kept_score`), in a run held in memory where shapes x machines is at most
+        KEPT_CELLS (else none are kept, ``_shapes`` 0): a task's shape is its cpu, device count and milli, what a
+        machine's score reads of it (as the policies' own `scores` key them); and FGD's target workload (its
+        shapes' milli and device counts, and whether each accepts each machine)."""
+        self._shapes, shape = 0, np.zeros(0)
+        if RULES[self.rule.rule] in NODE_RULES and self.collected is not None and len(tasks.task_job):
+            devices = (tasks.task_device_count, tasks.task_device_milli) if self._constrained else (
+                np.zeros(len(tasks.task_job)),) * 2
+            keys = np.column_stack((tasks.task_demand[:, self.rule.columns[0]], *devices))
+            kinds, shape = np.unique(keys, axis=0, return_inverse=True)
+            if len(kinds) * self.machines <= KEPT_CELLS:
+                self._shapes = len(kinds)
+            else:
+                shape = np.zeros(0)
+        cells = np.zeros(self._shapes * self.machines)
+        target = self.rule.target
+        accepted = np.zeros(0) if target is None else target.accepted_by(
+            self.machines_state.spec.attribute(target.attribute))
+        return ((TASK_SHAPE, shape.ravel()), (KEPT_SEEN, cells), (KEPT_SCORE, cells), (KEPT_DEVICE, cells),
+                (MACHINE_VERSION, np.zeros(self.machines if self._shapes else 0)),
+                (TARGET_INTS, np.zeros(0) if target is None else np.concatenate((target.milli, target.count))),
+                (TARGET_ACCEPTED, accepted))
 
     def _node_rank(self) -> np.ndarray:
         """A GPU policy's ties: each machine's place in the permutation its seed draws first, as the policy's
@@ -1070,7 +1110,8 @@ def _device_fit_count(ints, task, machine):
 def _take_devices(ints, group_ints, task, machine, count, gid):
     """``count`` instances of the task, starting on the machine in group row ``gid``, take devices one after
     another by the engine's default rule (`cloudsim.devices.default_devices`): a share the tightest device that
-    holds it (the first on ties), an exclusive instance the first whole free devices. The device log keeps
+    holds it (the first on ties; CHOSEN_DEVICE where that is set), an exclusive instance the first whole free
+    devices. The device log keeps
     them: a chunk per start (the next chunk of its group, -1 for none; its instances; their devices), the
     group's last chunk extended where nothing was logged after it."""
     need, milli = ints[ints[TASK_DEVICES] + 2 * task], ints[ints[TASK_DEVICES] + 2 * task + 1]
@@ -1093,8 +1134,8 @@ def _take_devices(ints, group_ints, task, machine, count, gid):
     for _ in range(count):
         at = log + ints[LOG_USED]
         if milli < DEVICE_MILLI:
-            best = -1
-            for d in range(slots):
+            best = ints[CHOSEN_DEVICE]  # (FGD's choice, else the default rule's)
+            for d in range(slots if best < 0 else 0):
                 if ints[free + d] >= milli and (best < 0 or ints[free + d] < ints[free + best]):
                     best = d
             ints[at] = best
@@ -1185,6 +1226,8 @@ def _machine_changed(ints, floats, machine):
     elif rule == BEST_FIT:
         _set_leaf(_floats(ints, floats, MIN_FREE, 2 * leaves * resources).reshape(2 * leaves, resources), leaves,
                   machine, free[machine], False)
+    if ints[SHAPES]:  # (a GPU policy's kept scores of the machine are stale)
+        ints[ints[MACHINE_VERSION] + machine] += 1
 
 
 @numba.njit(cache=True)
@@ -1558,8 +1601,8 @@ def _node_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_rou
 def _node_round(ints, floats, group_ints, group_floats, now):
     """A GPU policy's round (`agents.gpu.NodeScorer`): one decision at a time, the first waiting task in arrival
     order that fits some machine, one instance on the machine of the highest score among those that fit it
-    (`_node_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
-    default rule; until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
+    (`_kept_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
+    default rule (FGD's share: on the device its score chose); until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
 
     A round ends when no waiting task fits any machine, and within a round machines only fill: a task found to
     fit none (MARK: the round's stamp) fits none for the rest of the round, and in the next round none but the
@@ -1582,7 +1625,8 @@ def _node_round(ints, floats, group_ints, group_floats, now):
     _begin_round(ints, floats)
     stamp = ints[ROUND_STAMP]
     fitting, scores = np.empty(machines, dtype=np.int64), np.empty(machines, dtype=np.int64)
-    scratch = np.empty(max(ints[DEVICE_SLOTS], 1), dtype=np.int64)  # (gpu-packing's devices in order)
+    devices = np.empty(machines, dtype=np.int64)
+    scratch = np.empty(max(ints[DEVICE_SLOTS], 1), dtype=np.int64)  # (gpu-packing's devices in order; FGD's after)
     first_group, first_decision = ints[GROUPS], ints[DECISIONS]
     while True:
         task = _first_leaf(min_demand, task_leaves, any_demand, 0, False, stack)
@@ -1593,7 +1637,8 @@ def _node_round(ints, floats, group_ints, group_floats, now):
         n = 0
         for machine in range(machines):  # every machine that fits the task, scored
             if _holds(ints, free, demand, task, machine):
-                fitting[n], scores[n] = machine, _node_score(ints, floats, task, machine, scratch)
+                fitting[n] = machine
+                scores[n], devices[n] = _kept_score(ints, floats, task, machine, scratch)
                 n += 1
         if ints[RULE] == GPU_BEST_FIT:  # min-max scaled over the machines that fit
             low, high = scores[:n].min(), scores[:n].max()
@@ -1603,7 +1648,9 @@ def _node_round(ints, floats, group_ints, group_floats, now):
         for i in range(1, n):
             if scores[i] > scores[best] or scores[i] == scores[best] and rank[fitting[i]] < rank[fitting[best]]:
                 best = i
+        ints[CHOSEN_DEVICE] = devices[best]
         _start_one(ints, floats, group_ints, group_floats, task, fitting[best], now)
+        ints[CHOSEN_DEVICE] = -1
         _machine_changed(ints, floats, fitting[best])
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
@@ -1643,6 +1690,77 @@ def _fits_some(ints, free, demand, mark, freed, task, stamp):
                 return True
     mark[task] = stamp
     return False
+
+
+@numba.njit(cache=True)
+def _kept_score(ints, floats, task, machine, scratch):
+    """The GPU policy's score of the machine for the task (`_fgd_score`, `_node_score`) and the device a share
+    takes there (FGD's; else -1), kept per task shape and machine until the machine changes (`_machine_changed`),
+    as the policies' own `scores` keep them: a score reads nothing of the task but its shape."""
+    cell, version = -1, 0
+    if ints[SHAPES]:
+        cell = ints[ints[TASK_SHAPE] + task] * ints[MACHINES] + machine
+        version = ints[ints[MACHINE_VERSION] + machine] + 1
+        if ints[ints[KEPT_SEEN] + cell] == version:
+            return ints[ints[KEPT_SCORE] + cell], ints[ints[KEPT_DEVICE] + cell]
+    if ints[RULE] == FGD:
+        score, device = _fgd_score(ints, floats, task, machine, scratch)
+    else:
+        score, device = _node_score(ints, floats, task, machine, scratch), np.int64(-1)
+    if cell >= 0:
+        ints[ints[KEPT_SEEN] + cell] = version
+        ints[ints[KEPT_SCORE] + cell], ints[ints[KEPT_DEVICE] + cell] = score, device
+    return score, device
+
+
+@numba.njit(cache=True)
+def _fgd_score(ints, floats, task, machine, scratch):
+    """FGD's whole-number score of the machine for the task and, for a share, the device that makes it (else -1):
+    D the largest decrease of the machine's fragmentation against the target workload (`cloudsim.kernels.
+    state_fragmentation`) that one instance makes (a share on one of its devices with room, the first on ties;
+    whole devices by the default rule), int(100 / (1 + exp(-D / 1000))) with D clipped to +-5e5, the same
+    operations in the same order as `agents.kernels.fgd_deltas` and `agents.gpu.FragmentationGradientDescent`."""
+    resources, slots, column, shapes = ints[RESOURCES], ints[DEVICE_SLOTS], ints[CPU_COLUMN], ints[TARGET_SHAPES]
+    cpu = floats[ints[DEMAND] + task * resources + column]
+    free_cpu = floats[ints[FREE] + machine * resources + column]
+    count = ints[ints[TASK_DEVICES] + 2 * task] if ints[CONSTRAINED] else 0
+    milli = ints[ints[TASK_DEVICES] + 2 * task + 1] if ints[CONSTRAINED] else 0
+    target_ints = _ints(ints, TARGET_INTS, 2 * shapes)
+    target_floats = _floats(ints, floats, TARGET_FLOATS, 2 * shapes)
+    target_milli, target_count = target_ints[:shapes], target_ints[shapes:]
+    target_cpu, target_p = target_floats[:shapes], target_floats[shapes:]
+    accepted = _ints(ints, TARGET_ACCEPTED, ints[MACHINES] * shapes)[machine * shapes:(machine + 1) * shapes]
+    on = ints[DEVICE_FREE] + machine * slots
+    devices = ints[on:on + slots]
+    before = state_fragmentation(free_cpu, devices, accepted, target_cpu, target_milli, target_count, target_p)
+    after = scratch[:slots]
+    after[:] = devices
+    best, device = -math.inf, np.int64(-1)
+    if count > 0 and milli < DEVICE_MILLI:
+        device = np.int64(0)
+        for d in range(slots):
+            if devices[d] >= milli:
+                after[d] -= milli
+                delta = before - state_fragmentation(free_cpu - cpu, after, accepted, target_cpu, target_milli,
+                                                     target_count, target_p)
+                after[d] += milli
+                if delta > best:
+                    best, device = delta, np.int64(d)
+    else:
+        whole = 0
+        for d in range(slots):
+            if after[d] >= DEVICE_MILLI:
+                whole += 1
+        if whole >= count:
+            taken = 0
+            for d in range(slots):
+                if taken < count and after[d] >= DEVICE_MILLI:
+                    after[d] -= milli
+                    taken += 1
+        best = before - state_fragmentation(free_cpu - cpu, after, accepted, target_cpu, target_milli, target_count,
+                                            target_p)
+    clipped = min(max(best, -5e5), 5e5)
+    return np.int64(100 / (1 + exp1(-clipped / DEVICE_MILLI))), device
 
 
 @numba.njit(cache=True)

@@ -19,6 +19,7 @@ import cloudsim.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
 from agents.deepjs_config import DeepJSConfig
+from agents.gpu import target_options
 from agents.heuristics import EasyBackfilling, FirstFit, ShortestJobFirst, Tetris, TetrisStar
 from cloudsim.broker import CompiledRound
 from cloudsim.compiled import CompiledState
@@ -26,14 +27,20 @@ from cloudsim.specs import DeviceRequest
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
+from cloudsim.fragmentation import TargetWorkload
 from traces import alibaba_like, iter_alibaba_like
+
+
+def built(broker, jobs):
+    """The broker of that name; FGD's target workload the jobs' own (as a run from the command line gives it)."""
+    return make_broker(broker, **target_options(broker, TargetWorkload.of(jobs)))
 
 
 def both_paths(cluster, jobs, broker="first-fit", **options):
     """The run on the Python path and on the compiled path, with the simulations."""
     runs = []
     for compiled in (False, True):
-        sim = Simulation(cluster, jobs, make_broker(broker), compiled=compiled, **options)
+        sim = Simulation(cluster, jobs, built(broker, jobs), compiled=compiled, **options)
         runs.append((sim, sim.run()))
     return runs
 
@@ -75,7 +82,7 @@ def workloads(draw, min_resources=1):
 # The built-in brokers with a compiled round
 COMPILED = ["first-fit", "tetris", "packer", "tetris-star", "fcfs", "sjf", "hrrn", "drf", "best-fit", "least-load",
             "round-robin", "random", "easy", "deepjs", "gpu-best-fit", "gpu-dot-product", "gpu-packing",
-            "gpu-clustering"]
+            "gpu-clustering", "fgd"]
 
 
 @pytest.mark.parametrize("broker", COMPILED)
@@ -385,15 +392,22 @@ def test_a_compiled_round_takes_a_generator_for_random_alone(rule, rng, message)
     ("gpu-best-fit", (0,), True, "an int >= 0"),
     ("gpu-clustering", (), 0, "a GPU policy .* one \\(its cpu\\)"),
     ("gpu-clustering", (0, 1), 0, "a GPU policy .* one \\(its cpu\\)"),
+    ("fgd", (0,), 0, "rule 'fgd', and it alone, takes a target"),
 ])
 def test_a_compiled_round_takes_a_seed_and_a_cpu_column_for_a_gpu_policy_alone(rule, columns, seed, message):
     with pytest.raises(ValueError, match=message):
         CompiledRound(rule, columns=columns, seed=seed)
+    with pytest.raises(ValueError, match="rule 'fgd', and it alone, takes a target"):
+        CompiledRound("gpu-packing", columns=(0,), seed=0, target=TargetWorkload.of(
+            [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 1.0),))]))
+    with pytest.raises(ValueError, match="takes a target: a cloudsim.fragmentation.TargetWorkload"):
+        CompiledRound("fgd", columns=(0,), seed=0, target="the jobs")
 
 
 def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     """A built-in GPU policy takes the compiled path with its seed; a subclass that scores machines its own way,
-    FGD and gpu-random (not compiled) keep their own ``decide``."""
+    FGD without a target workload (it builds one from the pods it sees) or with its scores unrounded (fgd-exact),
+    and gpu-random (not compiled) keep their own ``decide``."""
     from agents.gpu import GpuBestFit, GpuPacking
 
     class Mine(GpuPacking):
@@ -405,10 +419,33 @@ def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     jobs = [JobSpec(0, 0.0, (TaskSpec(0, 2, {"cpu": 1.0}, 1.0, devices=DeviceRequest(1, 500)),))]
     sim = Simulation(cluster, jobs, GpuBestFit(seed=7))
     assert sim.compiled_refusal() is None and sim._compiled_rule == CompiledRound("gpu-best-fit", columns=(0,), seed=7)
-    for broker in (Mine(), make_broker("fgd"), make_broker("gpu-random"), GpuBestFit(seed=-1)):
+    target = TargetWorkload.of(jobs)
+    for broker in (Mine(), make_broker("fgd"), make_broker("fgd-exact", target=target), make_broker("gpu-random"),
+                   GpuBestFit(seed=-1)):
         assert Simulation(cluster, jobs, broker).compiled_refusal() is not None
+    assert Simulation(cluster, jobs, make_broker("fgd", target=target)).compiled_refusal() is None
     python, compiled = both_paths(cluster, jobs, "gpu-packing")
     assert_same_run(python, compiled)
+
+
+def test_fgd_compiled_puts_a_share_on_the_device_its_score_chose():
+    """One node of 8 cpu and two GPUs, the target a 500 share alone, and three long shares of 500, 400 and 100
+    at t=0. FGD (by hand, F the free milli of devices below 500 where some device has 500 free): A (500): either
+    device leaves F = 0 (Delta 0 both): the first, [500, 1000]. B (400): on device 0 [100, 1000] F = 100 (Delta
+    -100), on device 1 [500, 600] F = 0 (Delta 0): device 1, where the default rule (the tightest that holds it)
+    takes device 0. C (100): device 0 [400, 600] F = 400, device 1 [500, 500] F = 0: device 1 again. Scores
+    int(100 / (1 + exp(0))) = 50 on the one node."""
+    cluster = ClusterSpec(("cpu",), ((8.0,),), devices=(2,))
+    jobs = [JobSpec(name, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 10.0, devices=DeviceRequest(1, milli)),))
+            for name, milli in (("A", 500), ("B", 400), ("C", 100))]
+    target = TargetWorkload.of(jobs[:1])
+    runs = []
+    for compiled in (False, True):
+        sim = Simulation(cluster, jobs, make_broker("fgd", target=target), compiled=compiled)
+        runs.append((sim, sim.run()))
+        assert [sim.record.group_devices[g] for g in range(3)] == [[(0,)], [(1,)], [(1,)]]
+    assert runs[1][0].compiled_refusal() is None
+    assert_same_run(*runs)
 
 
 def test_a_policys_own_attribute_named_turn_is_its_own():
@@ -503,7 +540,7 @@ def test_groups_that_end_at_one_time_share_one_end_event_in_launch_order():
 # ------------------------------------------------------------------------------------------ streamed runs
 def streamed_on_both_paths(cluster, jobs, broker, folder, **options):
     """The streamed run (`stream_to`) on the Python path and on the compiled path."""
-    return [Simulation(cluster, iter(jobs), make_broker(broker), stream_to=folder / str(compiled), compiled=compiled,
+    return [Simulation(cluster, iter(jobs), built(broker, jobs), stream_to=folder / str(compiled), compiled=compiled,
                        **options).run() for compiled in (False, True)]
 
 
