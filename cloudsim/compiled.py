@@ -1081,13 +1081,6 @@ def _admits(ints, task, machine):
     return room >= count
 
 
-@numba.njit(cache=True, inline="always")
-def _holds(ints, free, demand, task, machine):
-    """Whether the machine fits an instance of the task now: its ``free`` resources hold the task's ``demand``
-    and it `_admits` the task."""
-    return _fits(free[machine], demand[task]) and _admits(ints, task, machine)
-
-
 @numba.njit(cache=True)
 def _device_fit_count(ints, task, machine):
     """How many instances of the task the machine's devices hold one after another (`cloudsim.devices.
@@ -1553,7 +1546,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     for i in range(ints[NEW]):
         task = new[i]
         for machine in range(machines):
-            if _holds(ints, free, demand, task, machine):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 fit_count[machine] += 1
                 ints[FITS] += 1
     ints[NEW] = 0
@@ -1577,7 +1570,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
         _start_one(ints, floats, group_ints, group_floats, task, machine, now)
         if waiting[task] == 0:
             for other in range(machines):
-                if other != machine and _holds(ints, free, demand, task, other):
+                if other != machine and _fits(free[other], demand[task]) and _admits(ints, task, other):
                     fit_count[other] -= 1
                     ints[FITS] -= 1
         _count_fits(ints, floats, machine, stack)
@@ -1636,7 +1629,7 @@ def _node_round(ints, floats, group_ints, group_floats, now):
             break
         n = 0
         for machine in range(machines):  # every machine that fits the task, scored
-            if _holds(ints, free, demand, task, machine):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 fitting[n] = machine
                 scores[n], devices[n] = _kept_score(ints, floats, task, machine, scratch)
                 n += 1
@@ -1666,7 +1659,7 @@ def _may_fit(ints, free, demand, mark, freed, task, stamp):
         return False
     if mark[task] == stamp - 1:
         for machine in freed:
-            if _holds(ints, free, demand, task, machine):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 return True
         mark[task] = stamp
         return False
@@ -1682,11 +1675,11 @@ def _fits_some(ints, free, demand, mark, freed, task, stamp):
         return False
     if mark[task] == stamp - 1:
         for machine in freed:
-            if _holds(ints, free, demand, task, machine):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 return True
     else:
         for machine in range(free.shape[0]):
-            if _holds(ints, free, demand, task, machine):
+            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 return True
     mark[task] = stamp
     return False
