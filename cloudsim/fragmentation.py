@@ -51,6 +51,28 @@ class TargetWorkload:
     p: np.ndarray
     attribute: str = "model"
 
+    def __post_init__(self) -> None:
+        cpu, p = (np.ascontiguousarray(v, dtype=np.float64).reshape(-1) for v in (self.cpu, self.p))
+        milli, count = (np.asarray(v).reshape(-1) for v in (self.milli, self.count))
+        whole = all(v.dtype.kind in "iu" or (v.dtype.kind == "f" and np.isfinite(v).all() and (v == np.round(v)).all())
+                    for v in (milli, count))
+        problems = [why for why, bad in (
+            ("it has no shape", len(p) == 0),
+            (f"cpu, milli, count, accepts and p must have one entry per shape (got {len(cpu)}, {len(milli)}, "
+             f"{len(count)}, {len(self.accepts)} and {len(p)})",
+             not len(cpu) == len(milli) == len(count) == len(self.accepts) == len(p)),
+            ("cpu must be finite and >= 0", not (np.isfinite(cpu) & (cpu >= 0)).all()),
+            (f"milli must be whole numbers in [0, {DEVICE_MILLI}] and count whole numbers >= 0",
+             not whole or not ((milli >= 0) & (milli <= DEVICE_MILLI)).all() or not (count >= 0).all()),
+            ("p must be finite and >= 0", not (np.isfinite(p) & (p >= 0)).all()),
+        ) if bad]
+        if problems:
+            raise ValueError(f"TargetWorkload: {'; '.join(problems)}; TargetWorkload.of(jobs) builds one from a "
+                             "workload")
+        for name, value in (("cpu", cpu), ("milli", milli.astype(np.int64)), ("count", count.astype(np.int64)),
+                            ("p", p)):
+            object.__setattr__(self, name, value)
+
     @classmethod
     def of(cls, jobs: Sequence[JobSpec], cpu: str = "cpu", attribute: str = "model",
            coverage: float = COVERAGE) -> "TargetWorkload":

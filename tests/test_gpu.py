@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -46,6 +47,21 @@ def test_the_target_workload_keeps_the_most_frequent_shapes_covering_95_percent(
     tied = TargetWorkload.of([pod("x", 1.0, 300), pod("y", 4.0, 300)])  # one pod each: the larger cpu first
     assert tied.cpu.tolist() == [4.0, 1.0]
 
+
+
+@pytest.mark.parametrize("cpu, milli, count, p, words", [
+    ([], [], [], [], "it has no shape"),
+    ([1.0], [500, 250], [1], [1.0], "one entry per shape (got 1, 2, 1, 1 and 1)"),
+    ([-1.0], [500], [1], [1.0], "cpu must be finite and >= 0"),
+    ([1.0], [1500], [1], [1.0], "milli must be whole numbers in [0, 1000]"),
+    ([1.0], [500.5], [1], [1.0], "milli must be whole numbers"),
+    ([1.0], [500], [-2], [1.0], "count whole numbers >= 0"),
+    ([1.0], [500], [1], [float("nan")], "p must be finite and >= 0"),
+])
+def test_a_target_workload_that_cannot_be_measured_against_is_refused(cpu, milli, count, p, words):
+    """Its arrays are read by compiled loops, shape by shape: lengths that differ would read past them."""
+    with pytest.raises(ValueError, match=r"TargetWorkload: .*" + re.escape(words) + r".*TargetWorkload\.of\(jobs\)"):
+        TargetWorkload(np.array(cpu), np.array(milli), np.array(count), ((),) * len(cpu), np.array(p))
 
 def test_node_fragmentation_by_hand():
     target = TargetWorkload.of(SHAPES)
