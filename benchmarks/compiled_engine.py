@@ -203,6 +203,7 @@ def main() -> None:
     if unknown or args.repeats < 1 or not (args.against / "cloudsim" / "simulation.py").is_file():
         raise SystemExit(f"compiled_engine.py: give --cases among {', '.join(CASES)}, --repeats >= 1 and --against "
                          f"a checkout of cloudsim (got {unknown or args.cases}, {args.repeats}, {args.against})")
+    RESULTS.mkdir(exist_ok=True)
     saved = RESULTS / "compiled_engine.json"
     rows = json.loads(saved.read_text())["cases"] if saved.is_file() else {}
     for case in cases:
@@ -224,8 +225,9 @@ def main() -> None:
         reference = runs["base" if "base" in runs else "peer"][0].get("makespan")
         for variant, rs in runs.items():  # the same results on every path (CloudSimPy's own included)
             assert variant == "simpy" or rs[0].get("makespan") == reference, (case, variant, rs[0].get("makespan"))
-        rows[case] = {"code": code_version(), "base": code_version(args.against.resolve()),
-                      "repeats": args.repeats, "medians": medians}
+        rows[case] = {"code": code_version(), "base": "CloudSimPy (../shared/peers)" if "peer" in runs else
+                      code_version(args.against.resolve()), "repeats": args.repeats, "medians": medians}
+        saved.write_text(json.dumps({"cases": rows}, indent=1) + "\n")  # (each case kept as soon as measured)
     key = HEADLINE
     lines = ["# The compiled engine side by side", "",
              "Medians of alternating runs in fresh processes, after one warm-up run each (`repeats` runs each); "
@@ -235,7 +237,8 @@ def main() -> None:
     for case in [case for case in CASES if case in rows]:
         medians = rows[case]["medians"]
         measure = key[case]
-        base, compiled = medians["base" if "base" in medians else "peer"][measure], medians["compiled"][measure]
+        reference = "base" if "base" in medians else "peer"
+        base, compiled = medians[reference][measure], medians["compiled"][measure]
         python = medians.get("python", {}).get(measure)
         faster = (lambda a, b: b / a) if measure == "decisions_per_s" else (lambda a, b: a / b)
         if "simpy" in medians:
@@ -247,15 +250,13 @@ def main() -> None:
                      f"{'-' if python is None else f'{faster(python, compiled):.2f}x'} |")
         if "peak_rss_mb" in medians["compiled"]:
             python_rss = medians.get("python", {}).get("peak_rss_mb")
-            lines.append(f"| {case} | peak_rss_mb | {medians['base']['peak_rss_mb']:.0f} | "
+            lines.append(f"| {case} | peak_rss_mb | {medians[reference]['peak_rss_mb']:.0f} | "
                          f"{'-' if python_rss is None else f'{python_rss:.0f}'} | "
                          f"{medians['compiled']['peak_rss_mb']:.0f} | | |")
     lines += ["", "| case | code | base | repeats |", "|---|---|---|---|"]
     lines += [f"| {case} | {rows[case]['code']} | {rows[case]['base']} | {rows[case]['repeats']} |"
               for case in CASES if case in rows]
-    RESULTS.mkdir(exist_ok=True)
     (RESULTS / "compiled_engine.md").write_text("\n".join(lines) + "\n")
-    saved.write_text(json.dumps({"cases": rows}, indent=1) + "\n")
     print("\n".join(lines))
 
 
