@@ -11,8 +11,8 @@ CLOUDSIMPY_TRACE = ROOT.parent / "shared" / "data" / "cloudsimpy" / "jobs.csv"
 
 
 def code_version(root: Path = ROOT) -> str:
-    """The library code measured (in checkout ``root``): git commit, and tracked files changed since
-    (read-only git calls)."""
+    """The library code measured (in checkout ``root``): git commit, and tracked files changed since, results
+    aside (read-only git calls)."""
     def git(*argv: str) -> str:
         try:
             return subprocess.run(["git", "--no-optional-locks", *argv], cwd=root, capture_output=True,
@@ -22,5 +22,6 @@ def code_version(root: Path = ROOT) -> str:
     head = git("rev-parse", "--short", "HEAD")
     if not head:
         return "unknown (not a git checkout)"
-    changed = [line.split(maxsplit=1)[-1] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    changed = [path for path in (line.split(maxsplit=1)[-1] for line in git(
+        "status", "--porcelain", "--untracked-files=no").splitlines()) if not path.startswith("benchmarks/results/")]
     return f"commit {head}" + (f", with uncommitted changes to {', '.join(changed)}" if changed else "")

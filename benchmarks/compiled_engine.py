@@ -62,7 +62,19 @@ from pathlib import Path
 
 from benchmark_common import CLOUDSIMPY_TRACE, RESULTS, ROOT, code_version
 from replay_speed import CHILD as CLI
-from round_goals import SIMPY  # SimPy's own timeout event, in µs per event
+
+# SimPy's own timeout event, in µs per event
+SIMPY = r"""
+import json, time, simpy
+env = simpy.Environment()
+def ticker(env, n):
+    for _ in range(n):
+        yield env.timeout(1.0)
+env.process(ticker(env, 200_000))
+started = time.perf_counter()
+env.run()
+print(json.dumps({"us_per_event": (time.perf_counter() - started) / 200_000 * 1e6}))
+"""
 
 ALIBABA = r"""
 import inspect, json, sys

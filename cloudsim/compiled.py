@@ -1671,16 +1671,13 @@ def _fits_some(ints, free, demand, mark, freed, task, stamp):
     """Whether some machine fits an instance of the task now, in round ``stamp``: none if it fitted none earlier
     in this round; none but the machines ``freed`` since the last round if it fitted none at that round's end
     (machines only fill in between); else any. A task that fits none is marked with the stamp."""
-    if mark[task] == stamp:
+    if not _may_fit(ints, free, demand, mark, freed, task, stamp):
         return False
-    if mark[task] == stamp - 1:
-        for machine in freed:
-            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
-                return True
-    else:
-        for machine in range(free.shape[0]):
-            if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
-                return True
+    if mark[task] == stamp - 1:  # (one of the machines freed holds it)
+        return True
+    for machine in range(free.shape[0]):
+        if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
+            return True
     mark[task] = stamp
     return False
 

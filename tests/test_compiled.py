@@ -189,6 +189,28 @@ def test_devices_on_a_large_cluster_on_both_paths(broker):
     assert_same_devices(python, compiled)
 
 
+@pytest.mark.parametrize("broker", CompiledRound.WITH_DEVICES)
+def test_tasks_that_wait_for_devices_round_after_round_on_both_paths(broker):
+    """Four nodes of one GPU each, two models; whole-GPU tasks arrive faster than they end, so a queue of them
+    waits round after round for a GPU (some for one model), while shares and CPU tasks come and start around
+    them: the rounds pass over the tasks that fit nowhere, and test them again on the machines freed since."""
+    rng = np.random.default_rng(11)
+    cluster = ClusterSpec(("cpu", "memory"), ((8.0, 1.0),) * 4, devices=(1, 1, 1, 1),
+                          attributes={"model": ("A", "B", "A", "B")})
+    jobs = []
+    for j in range(120):
+        kind = int(rng.integers(3))
+        request, duration = ((DeviceRequest(1, 1000), 9.0), (DeviceRequest(1, 600), 3.0), (None, 1.0))[kind]
+        accepts = {"model": "A"} if kind == 0 and rng.random() < 0.3 else ()
+        jobs.append(JobSpec(j, j * 0.5, (TaskSpec(0, int(rng.integers(1, 3)), {"cpu": 1.0, "memory": 0.1}, duration,
+                                                  devices=request, accepts=accepts),)))
+    python, compiled = both_paths(cluster, jobs, broker)
+    waited = python[1].jobs.wait.to_numpy()
+    assert waited.max() > 50 and (waited > 10).sum() > 20  # (a long queue, for many rounds)
+    assert_same_run(python, compiled)
+    assert_same_devices(python, compiled)
+
+
 def test_machines_of_different_sizes_keep_their_pair_scores_apart():
     """Packer's states hold capacity beside free resources: two machines with the same free resources but
     different capacities score apart (shares), and Tetris on a chosen resource scores that one only."""
