@@ -10,7 +10,11 @@ commit each case was measured on. Two rows are absolute and measured here, in fr
   arrays) on v2018's 4,034 machines: the whole process and its peak memory, projected linearly to v2018's
   4 million jobs (a projection, not a measurement); the ratio against e8a013e is the ``stream-100000`` case's;
 * ``leaderboard``: ``cloudsim leaderboard --workers 2`` with its defaults, the whole command (into a temporary
-  folder; a few minutes a run).
+  folder; a few minutes a run), after one run that is not timed (numba compiles a checkout's kernels on its
+  first run, and the files are read into the page cache).
+
+Each invocation measures the rows it names and keeps the others from the last table written, so a row can be
+measured again alone.
 
     python benchmarks/round_goals.py                       # every row (the leaderboard's runs take longest)
     python benchmarks/round_goals.py --rows stream --stream-jobs 100000
@@ -146,6 +150,7 @@ def measure(row: str, args: argparse.Namespace) -> list[dict]:
                          "side by side in one run",
                  "measured": f"{times:.0f}x ({medians['compiled']['simulation_s']:.3f} s against "
                              f"{medians['peer']['simulation_s']:.1f} s; {where})", "target": ">= 200x"}]
+    leaderboard_once()  # (a warm-up, not timed: kernels compiled and cached)
     m = median_of([leaderboard_once() for _ in range(args.repeats)])
     return [{"goal": "`cloudsim leaderboard` with its defaults, 2 workers, whole command",
              "measured": f"{m['process_s']:.0f} s ({m['process_s'] / 60:.1f} min; {code_version()}); e8a013e: "
@@ -169,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     for option in ("repeats", "stream_jobs"):
         if getattr(args, option) < 1:
             parser.error(f"--{option.replace('_', '-')} must be >= 1")
-    table = []
+    kept = args.out.with_suffix(".json")
+    measured = json.loads(kept.read_text()) if kept.is_file() else {}
+    if not isinstance(measured, dict):  # (a table of another layout)
+        measured = {}
     for name in rows:
         try:
             lines = measure(name, args)
@@ -177,17 +185,18 @@ def main(argv: list[str] | None = None) -> int:
             parser.exit(1, f"round_goals.py: row {name}: {error}\n")
         for line in lines:
             print(json.dumps(line, ensure_ascii=False), flush=True)
-            table.append(line)
-    header = (f"The compiled engine's goals; `python benchmarks/round_goals.py "
-              f"{' '.join(argv if argv is not None else sys.argv[1:])}` on {code_version()}: ratios from "
+        measured[name] = lines
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n")  # (each row kept once measured)
+    table = [line for name in ROWS for line in measured.get(name, [])]
+    header = ("The compiled engine's goals (`python benchmarks/round_goals.py`): ratios from "
               "benchmarks/results/compiled_engine.json (medians of alternating runs side by side with e8a013e, each "
-              "case's commit named), the streamed and leaderboard rows measured here.\n\n"
-              "| goal | measured | target |\n|---|---|---|\n")
+              "case's commit named), the streamed and leaderboard rows measured by this script (their commit "
+              "named).\n\n| goal | measured | target |\n|---|---|---|\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=args.out.parent, delete=False, suffix=".tmp") as tmp:
         tmp.write(header + "".join(f"| {r['goal']} | {r['measured']} | {r['target']} |\n" for r in table))
     Path(tmp.name).replace(args.out.with_suffix(".md"))
-    args.out.with_suffix(".json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     print(f"-> {args.out.with_suffix('.md')}")
     return 0
 
