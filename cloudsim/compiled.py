@@ -53,10 +53,13 @@ reservation asks for even when nothing waits, and `CompiledState.reservation_new
 to record and when to wake.
 
 A GPU policy's round (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"``, ``"gpu-clustering"``,
-`agents.gpu`) is its plan of one decision at a time: the first waiting task that fits some machine, one instance
-on the best-scoring machine that fits it, by the policy's formula (`_node_score`, the same operations in the same
-order), ties to the first machine of its seeded permutation. A task found to fit no machine in a round fits none
-for the rest of it, and in the next round none but the machines freed since.
+``"fgd"``, `agents.gpu`) is its plan of one decision at a time: the first waiting task that fits some machine, one
+instance on the best-scoring machine that fits it, by the policy's formula (`_node_score`, `_fgd_score`: the same
+operations in the same order), ties to the first machine of its seeded permutation; FGD's share takes the device
+its score chose. A machine's score reads nothing of the task but its shape (cpu, devices, milli), so it is kept
+per shape and machine until the machine changes (`_kept_score`). A task found to fit no machine in a round fits
+none for the rest of it, and in the next round none but the machines freed since (`_may_fit`; the queue
+policies' rounds on a cluster with devices or attributes pass over such a task so too).
 
 On a cluster with devices (GPUs) or machine attributes, first-fit's, the queue policies', random's and the GPU
 policies' rounds (`cloudsim.broker.CompiledRound.WITH_DEVICES`) ask of a machine that fits a task by its free resources (the
