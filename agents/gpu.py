@@ -260,6 +260,9 @@ class FragmentationGradientDescent(NodeScorer):
     name = "fgd"
 
     def __init__(self, seed: int | None = 0, target: TargetWorkload | None = None, whole_scores: bool = True) -> None:
+        if target is not None and not isinstance(target, TargetWorkload):
+            raise TypeError(f"FGD: target must be a cloudsim.fragmentation.TargetWorkload (TargetWorkload.of(jobs) "
+                            f"builds one) or None (the pods seen waiting stand in for it), got {target!r}")
         super().__init__(seed)
         self.target = target
         self.whole_scores = whole_scores

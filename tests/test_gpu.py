@@ -63,6 +63,11 @@ def test_a_target_workload_that_cannot_be_measured_against_is_refused(cpu, milli
     with pytest.raises(ValueError, match=r"TargetWorkload: .*" + re.escape(words) + r".*TargetWorkload\.of\(jobs\)"):
         TargetWorkload(np.array(cpu), np.array(milli), np.array(count), ((),) * len(cpu), np.array(p))
 
+
+def test_fgd_takes_a_target_workload_or_none():
+    with pytest.raises(TypeError, match=r"FGD: target must be a cloudsim.fragmentation.TargetWorkload .* got 'the pods'"):
+        make_broker("fgd", target="the pods")
+
 def test_node_fragmentation_by_hand():
     target = TargetWorkload.of(SHAPES)
     assert np.allclose(target.p, [0.5, 0.25, 0.25])
