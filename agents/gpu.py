@@ -23,8 +23,8 @@ Machines are scored through the engine's view (``view.free``, ``view.device_free
 the engine applies its default device rule where a policy names no device. FGD keeps each machine's score
 per task shape and recomputes only the machines that changed since (``view.machines_changed_since``), in a
 compiled loop, so its cost per decision follows what the last decisions changed, not the cluster's size.
-The engine runs gpu-best-fit's, gpu-dot-product's, gpu-packing's and gpu-clustering's rounds compiled
-(`compiled_round`, `cloudsim.compiled`): the same placements, bit for bit.
+The engine runs gpu-best-fit's, gpu-dot-product's, gpu-packing's, gpu-clustering's and (given its target
+workload) FGD's rounds compiled (`compiled_round`, `cloudsim.compiled`): the same placements, bit for bit.
 """
 
 from __future__ import annotations

@@ -30,13 +30,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from cloudsim.kernels import mlp, pair_score, state_fragmentation
+from cloudsim.kernels import fgd_delta, mlp, pair_score
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round",
            "units_in_use"]
 
-KERNELS_CALLED = "07329a33f1ec8a3a"
+KERNELS_CALLED = "ce14941e61576d4e"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
@@ -366,40 +366,13 @@ def insert_kept(score, task, kept, complete, machines, scores, tasks):
 @numba.njit(cache=True)
 def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, target_milli, target_count, target_p,
                best, device):
-    """FGD on machines k: ``best[k]``, the largest decrease of the machine's fragmentation a placement of one
-    instance (``cpu``, ``count`` devices of ``milli``) makes, and for a share ``device[k]``, the device that makes
-    it (the first on ties; -inf and 0 where no device holds it). Whole devices: the default rule's, the
-    lowest-indexed free ones (unchanged devices where fewer are free: the machine does not fit then)."""
-    share = count > 0 and milli < DEVICE_MILLI
+    """FGD on machines k (`cloudsim.kernels.fgd_delta`): ``best[k]``, the largest decrease of the machine's
+    fragmentation a placement of one instance (``cpu``, ``count`` devices of ``milli``) makes, and for a share
+    ``device[k]``, the device that makes it."""
+    after = np.empty(device_free.shape[1], dtype=device_free.dtype)
     for k in range(device_free.shape[0]):
-        before = state_fragmentation(free_cpu[k], device_free[k], accepted[k], target_cpu, target_milli,
-                                     target_count, target_p)
-        after_free = device_free[k].copy()
-        best[k] = -np.inf
-        device[k] = 0
-        if share:
-            for d in range(after_free.shape[0]):
-                if device_free[k, d] >= milli:
-                    after_free[d] -= milli
-                    delta = before - state_fragmentation(free_cpu[k] - cpu, after_free, accepted[k], target_cpu,
-                                                         target_milli, target_count, target_p)
-                    after_free[d] += milli
-                    if delta > best[k]:
-                        best[k] = delta
-                        device[k] = d
-        else:
-            whole = 0
-            for d in range(after_free.shape[0]):
-                if after_free[d] >= DEVICE_MILLI:
-                    whole += 1
-            if whole >= count:
-                taken = 0
-                for d in range(after_free.shape[0]):
-                    if taken < count and after_free[d] >= DEVICE_MILLI:
-                        after_free[d] -= milli
-                        taken += 1
-            best[k] = before - state_fragmentation(free_cpu[k] - cpu, after_free, accepted[k], target_cpu,
-                                                   target_milli, target_count, target_p)
+        best[k], device[k] = fgd_delta(free_cpu[k], device_free[k], accepted[k], cpu, count, milli, target_cpu,
+                                       target_milli, target_count, target_p, after)
 
 
 @numba.njit(cache=True)

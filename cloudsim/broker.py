@@ -217,8 +217,9 @@ class CompiledRound:
                 isinstance(turn, np.ndarray) and turn.shape == (1,) and turn.dtype == np.int64):
             raise ValueError(f"CompiledRound: rule 'round-robin', and it alone, takes a turn: a one-element int64 "
                              f"array; got rule {self.rule!r} with turn {turn!r}")
-        if (self.rule == "fgd") != (self.target is not None) or self.target is not None and not all(
-                hasattr(self.target, name) for name in ("cpu", "milli", "count", "p", "accepted_by", "attribute")):
+        from cloudsim.fragmentation import TargetWorkload
+        if (self.rule == "fgd") != (self.target is not None) or self.target is not None and not isinstance(
+                self.target, TargetWorkload):
             raise ValueError(f"CompiledRound: rule 'fgd', and it alone, takes a target: a cloudsim.fragmentation."
                              f"TargetWorkload; got rule {self.rule!r} with target {self.target!r}")
         if (self.rule == "random") != (self.rng is not None) or not (

@@ -89,14 +89,14 @@ import numba
 import numpy as np
 
 from cloudsim.broker import CompiledRound
-from cloudsim.kernels import earliest_fit, exp1, pair_score, state_fragmentation, step_profile, tanh1
+from cloudsim.kernels import earliest_fit, exp1, fgd_delta, pair_score, step_profile, tanh1
 from cloudsim.record import GroupTable
 from cloudsim.reservations import FIT_TOLERANCE, TICKS_SLACK
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["CompiledState"]
 
-KERNELS_CALLED = "696286b2ecb67166"
+KERNELS_CALLED = "e7b8ba894cd8dc73"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
@@ -1401,17 +1401,24 @@ def _no_room(ints, group_ints, groups):
 
 @numba.njit(cache=True)
 def _begin_round(ints, floats):
-    """A queue policy's or EASY's round begins: the machines freed since the last one take their places in
-    the machine trees (`_machine_changed`), and the round gets a stamp of its own (`_record_start`)."""
-    machines = ints[MACHINES]
+    """A queue policy's, a GPU policy's or EASY's round begins: the machines freed since the last one take their
+    places in the machine trees (`_machine_changed`), the tasks new since lose their marks (every machine may fit
+    them: `_may_fit`), and the round gets a stamp of its own (`_record_start`). Returns the machines freed since
+    the last round and the stamp."""
+    machines, n_tasks = ints[MACHINES], ints[TASKS]
     is_dirty = _ints(ints, IS_DIRTY, machines)
     dirty = _ints(ints, DIRTY_LIST, machines)
+    freed = dirty[:ints[DIRTY]].copy()
     for i in range(ints[DIRTY]):
         is_dirty[dirty[i]] = 0
         _machine_changed(ints, floats, dirty[i])
     ints[DIRTY] = 0
+    mark, new = _ints(ints, MARK, n_tasks), _ints(ints, NEW_LIST, n_tasks)
+    for i in range(ints[NEW]):
+        mark[new[i]] = -1
     ints[NEW] = 0
     ints[ROUND_STAMP] += 1
+    return freed, ints[ROUND_STAMP]
 
 
 @numba.njit(cache=True)
@@ -1443,13 +1450,7 @@ def _queue_round(ints, floats, group_ints, group_floats, now):
     # that fitted none is marked (MARK) and passed over as `_may_fit` says
     constrained = ints[CONSTRAINED]
     mark = _ints(ints, MARK, n_tasks)
-    freed = _ints(ints, DIRTY_LIST, machines)[:ints[DIRTY] if constrained else 0].copy()
-    if constrained:
-        new = _ints(ints, NEW_LIST, n_tasks)
-        for i in range(ints[NEW]):
-            mark[new[i]] = -1
-    _begin_round(ints, floats)
-    stamp = ints[ROUND_STAMP]
+    freed, stamp = _begin_round(ints, floats)
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     first_group, first_decision = ints[GROUPS], ints[DECISIONS]
@@ -1610,16 +1611,11 @@ def _node_round(ints, floats, group_ints, group_floats, now):
     stack = _ints(ints, STACK, STACK_SIZE)
     rank = _ints(ints, NODE_RANK, machines)
     mark = _ints(ints, MARK, n_tasks)
-    new = _ints(ints, NEW_LIST, n_tasks)
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     demand = _floats(ints, floats, DEMAND, n_tasks * resources).reshape(n_tasks, resources)
     min_demand = _floats(ints, floats, MIN_DEMAND, 2 * task_leaves * resources).reshape(2 * task_leaves, resources)
     any_demand = np.full(resources, np.finfo(np.float64).max)
-    freed = _ints(ints, DIRTY_LIST, machines)[:ints[DIRTY]].copy()  # (the machines freed since the last round)
-    for i in range(ints[NEW]):
-        mark[new[i]] = -1  # (a task new since: every machine may fit it)
-    _begin_round(ints, floats)
-    stamp = ints[ROUND_STAMP]
+    freed, stamp = _begin_round(ints, floats)
     fitting, scores = np.empty(machines, dtype=np.int64), np.empty(machines, dtype=np.int64)
     devices = np.empty(machines, dtype=np.int64)
     scratch = np.empty(max(ints[DEVICE_SLOTS], 1), dtype=np.int64)  # (gpu-packing's devices in order; FGD's after)
@@ -1709,10 +1705,9 @@ def _kept_score(ints, floats, task, machine, scratch):
 @numba.njit(cache=True)
 def _fgd_score(ints, floats, task, machine, scratch):
     """FGD's whole-number score of the machine for the task and, for a share, the device that makes it (else -1):
-    D the largest decrease of the machine's fragmentation against the target workload (`cloudsim.kernels.
-    state_fragmentation`) that one instance makes (a share on one of its devices with room, the first on ties;
-    whole devices by the default rule), int(100 / (1 + exp(-D / 1000))) with D clipped to +-5e5, the same
-    operations in the same order as `agents.kernels.fgd_deltas` and `agents.gpu.FragmentationGradientDescent`."""
+    D the largest decrease of the machine's fragmentation against the target workload that one instance makes
+    (`cloudsim.kernels.fgd_delta`, as the Python path computes it), int(100 / (1 + exp(-D / 1000))) with D
+    clipped to +-5e5, the operations of `agents.gpu.FragmentationGradientDescent` in the same order."""
     resources, slots, column, shapes = ints[RESOURCES], ints[DEVICE_SLOTS], ints[CPU_COLUMN], ints[TARGET_SHAPES]
     cpu = floats[ints[DEMAND] + task * resources + column]
     free_cpu = floats[ints[FREE] + machine * resources + column]
@@ -1724,34 +1719,8 @@ def _fgd_score(ints, floats, task, machine, scratch):
     target_cpu, target_p = target_floats[:shapes], target_floats[shapes:]
     accepted = _ints(ints, TARGET_ACCEPTED, ints[MACHINES] * shapes)[machine * shapes:(machine + 1) * shapes]
     on = ints[DEVICE_FREE] + machine * slots
-    devices = ints[on:on + slots]
-    before = state_fragmentation(free_cpu, devices, accepted, target_cpu, target_milli, target_count, target_p)
-    after = scratch[:slots]
-    after[:] = devices
-    best, device = -math.inf, np.int64(-1)
-    if count > 0 and milli < DEVICE_MILLI:
-        device = np.int64(0)
-        for d in range(slots):
-            if devices[d] >= milli:
-                after[d] -= milli
-                delta = before - state_fragmentation(free_cpu - cpu, after, accepted, target_cpu, target_milli,
-                                                     target_count, target_p)
-                after[d] += milli
-                if delta > best:
-                    best, device = delta, np.int64(d)
-    else:
-        whole = 0
-        for d in range(slots):
-            if after[d] >= DEVICE_MILLI:
-                whole += 1
-        if whole >= count:
-            taken = 0
-            for d in range(slots):
-                if taken < count and after[d] >= DEVICE_MILLI:
-                    after[d] -= milli
-                    taken += 1
-        best = before - state_fragmentation(free_cpu - cpu, after, accepted, target_cpu, target_milli, target_count,
-                                            target_p)
+    best, device = fgd_delta(free_cpu, ints[on:on + slots], accepted, cpu, count, milli, target_cpu, target_milli,
+                             target_count, target_p, scratch[:slots])
     clipped = min(max(best, -5e5), 5e5)
     return np.int64(100 / (1 + exp1(-clipped / DEVICE_MILLI))), device
 

@@ -22,7 +22,9 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "earliest_fit", "exp1", "fragmentation",
+from cloudsim.specs import DEVICE_MILLI
+
+__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "earliest_fit", "exp1", "fgd_delta", "fragmentation",
            "map_exp", "map_tanh", "mlp", "softmax", "state_fragmentation", "step_profile", "tanh1"]
 
 
@@ -77,6 +79,41 @@ def state_fragmentation(free_cpu, device_free, accepted, cpu, milli, count, p):
                 part = below
         total += p[s] * part
     return total
+
+
+@numba.njit(cache=True)
+def fgd_delta(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, target_milli, target_count, target_p,
+              after):
+    """FGD on one machine state (``free_cpu``, ``device_free``, ``accepted`` as `state_fragmentation` reads
+    them): the largest decrease of its fragmentation that a placement of one instance (``cpu``, ``count``
+    devices of ``milli``) makes, and for a share the device that makes it (the first on ties; -inf and 0 where
+    no device holds it; -1 for whole devices or none, taken by the default rule, the lowest-indexed free ones,
+    unchanged where fewer are free: the machine does not fit then). ``after``: scratch room, one per device."""
+    before = state_fragmentation(free_cpu, device_free, accepted, target_cpu, target_milli, target_count, target_p)
+    after[:] = device_free
+    if count > 0 and milli < DEVICE_MILLI:
+        best, device = -np.inf, 0
+        for d in range(after.shape[0]):
+            if device_free[d] >= milli:
+                after[d] -= milli
+                delta = before - state_fragmentation(free_cpu - cpu, after, accepted, target_cpu, target_milli,
+                                                     target_count, target_p)
+                after[d] += milli
+                if delta > best:
+                    best, device = delta, d
+        return best, device
+    whole = 0
+    for d in range(after.shape[0]):
+        if after[d] >= DEVICE_MILLI:
+            whole += 1
+    if whole >= count:
+        taken = 0
+        for d in range(after.shape[0]):
+            if taken < count and after[d] >= DEVICE_MILLI:
+                after[d] -= milli
+                taken += 1
+    return before - state_fragmentation(free_cpu - cpu, after, accepted, target_cpu, target_milli, target_count,
+                                        target_p), -1
 
 
 @numba.njit(cache=True)
