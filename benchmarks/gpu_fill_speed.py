@@ -1,11 +1,14 @@
-"""How long one fill run takes: each GPU policy on the default pod list and the 1,213 GPU nodes, one process.
+"""How long one fill run takes: each GPU policy, and first-fit and best-fit, on the default pod list and the
+1,213 GPU nodes, one process; each both ways it can be offered.
 
-    python benchmarks/gpu_fill_speed.py            # median of seeds 0-2 per policy
+    python benchmarks/gpu_fill_speed.py            # median of seeds 0-2 per policy and way
 
 A run is `cloudsim.run.fill.fill_run` from the loaded lists to its curves (shuffling, inflating to 1.3 x the
-GPUs, 10,772 pods or so offered through the engine and measured); the lists are read once, outside the timing,
-and a first short run compiles the kernels. Writes benchmarks/results/gpu_fill/speed.md. The machine is shared:
-compare the policies measured in one run, not runs of different days.
+GPUs, 10,772 pods or so offered through the engine and measured): on the engine's compiled path where the
+policy's round runs there (``compiled=None``, gpu-random's does not), and stepped pod by pod through its Python
+path (``compiled=False``), alternately for each seed; the lists are read once, outside the timing, and a first
+short run compiles the kernels. Writes benchmarks/results/gpu_fill/speed.md. The machine is shared: compare
+the ways and policies measured in one run, not runs of different days.
 """
 
 from __future__ import annotations
@@ -35,13 +38,21 @@ def main() -> None:
     cluster = machines_openb(DATA / "openb_node_list_gpu_node.csv")
     fill_run(cluster, pods[:30], "fgd", 0)  # compiles the kernels (numba caches them on disk)
     lines = ["# One fill run", "", "`python benchmarks/gpu_fill_speed.py`: the default pod list on the 1,213 GPU "
-             "nodes, one process; seconds per run, median of seeds 0-2.", "", "| policy | pods | s (median) | "
-             "s (seeds 0, 1, 2) |", "|---|---|---|---|"]
-    for policy in GPU_POLICIES:
-        runs = [fill_run(cluster, pods, policy, seed) for seed in (0, 1, 2)]
-        times = [r.wall_s for r in runs]
-        lines.append(f"| {policy} | {runs[0].pods} | {statistics.median(times):.2f} | "
-                     f"{', '.join(f'{t:.2f}' for t in times)} |")
+             "nodes, one process; seconds per run, median of seeds 0-2, offered on the compiled path where the "
+             "policy's round runs there and stepped through the Python path, alternately.", "",
+             "| policy | pods | compiled path, s (median) | seeds 0, 1, 2 | stepped, s (median) | seeds 0, 1, 2 | "
+             "stepped / compiled |", "|---|---|---|---|---|---|---|"]
+    for policy in (*GPU_POLICIES, "first-fit", "best-fit"):
+        runs = {way: [] for way in (None, False)}
+        for seed in (0, 1, 2):
+            for way in runs:
+                runs[way].append(fill_run(cluster, pods, policy, seed, compiled=way))
+        assert all(a.row() | {"wall_s": 0} == b.row() | {"wall_s": 0} for a, b in zip(*runs.values()))
+        times = {way: [r.wall_s for r in done] for way, done in runs.items()}
+        medians = {way: statistics.median(t) for way, t in times.items()}
+        lines.append(f"| {policy} | {runs[None][0].pods} | {medians[None]:.2f} | "
+                     f"{', '.join(f'{t:.2f}' for t in times[None])} | {medians[False]:.2f} | "
+                     f"{', '.join(f'{t:.2f}' for t in times[False])} | {medians[False] / medians[None]:.2f}x |")
         print(lines[-1], flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines += ["", f"Peak memory of the process: {peak:.0f} MB.", ""]

@@ -9,7 +9,7 @@ what does not fit waits in the queue (first come, first served among those that 
 the first waiting pod that fits somewhere; first-fit and tetris are the heuristics of CPU clusters, with the
 engine's default device rule). ``--speedup K`` divides the arrival times by K (lifetimes unchanged), which
 loads the cluster K times as much: the trace's own load never queues a pod on these nodes. Every policy is
-replayed through the engine; at each decision round the allocated GPU and the fragmentation
+replayed through the engine; after each decision round the allocated GPU and the fragmentation
 (`cloudsim.fragmentation.GpuSampler`, against the pod list's target workload) are sampled. Writes into
 benchmarks/results/gpu_replay/: ``replay.md`` (per policy: mean and peak allocated GPU, mean fragmentation over
 time, pods that waited, mean and 95th-percentile wait), ``replay.csv``, and ``over_time.png`` (allocated GPU
@@ -58,10 +58,8 @@ def replay_one(args: tuple[str, float]) -> dict:
     target = TargetWorkload.of(jobs)
     broker = make_broker(policy, seed=0, **target_options(policy, target))
     started = time.perf_counter()
-    sampler = GpuSampler(broker, cluster, target)
-    sim = Simulation(cluster, jobs, sampler)
-    sampler.attach(sim.state)
-    result = sim.run()
+    sampler = GpuSampler(cluster, target)
+    result = Simulation(cluster, jobs, broker, on_round=sampler).run()
     wall = time.perf_counter() - started
     times, allocated, fragmentation = sampler.curves()
     # Averages over the arrivals' span (the last pods' tails would dilute them): each sample holds until the next.

@@ -336,6 +336,7 @@ class CompiledState:
                 self.pair_floats[P_KNOB] = rule.knob
             self.pair_ints, self.pair_floats = _grown_pairs(self.pair_ints, self.pair_floats, 16, 64)
         self._bind()
+        self._machines_now = CompiledMachines(self)  # (their changes counted from the episode's start)
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
         self._call(ROUND, 0, 0, 0.0, True)  # (nothing waits: nothing happens)
@@ -560,6 +561,12 @@ class CompiledState:
         return int(self.ints[TASKS]), int(self.ints[JOBS]), int(self.ints[GROUPS])
 
     @property
+    def machines_now(self) -> "CompiledMachines":
+        """The machines as a `Simulation`'s ``on_round`` reads them (`CompiledMachines`), their changes since the
+        episode's start counted up to now."""
+        return self._machines_now.count()
+
+    @property
     def reservation_pending(self) -> bool:
         """Whether EASY's reservation is pending (its instance held for a later start)."""
         return bool(self.ints[RES_PENDING])
@@ -700,6 +707,56 @@ class CompiledState:
         groups.skip_to(self.handed)
         self._add_groups(groups, self.handed - int(ints[GROUP_BASE]), int(ints[GROUPS]))
         return int(ints[DECISIONS])
+
+
+class CompiledMachines:
+    """The machines of a compiled run as a `Simulation`'s ``on_round`` reads them: each machine's ``free``
+    resources and its devices' free milli-units (``device_free``, -1 where a machine has fewer devices), views
+    of the buffers, and their changes counted as `cloudsim.cluster.ClusterState` counts them (``changes``;
+    ``machine_change``, each machine's count at its latest change), found by `count` comparing each machine
+    with its row last counted."""
+
+    def __init__(self, compiled: CompiledState) -> None:
+        self._compiled = compiled
+        self.free, self.device_free = self._views()
+        self._seen_free, self._seen_devices = self.free.copy(), self.device_free.copy()
+        self.machine_change = np.zeros(compiled.machines, dtype=np.int64)
+        self.changes = 0
+
+    def _views(self) -> tuple[np.ndarray, np.ndarray]:
+        ints, machines = self._compiled.ints, self._compiled.machines
+        slots = int(ints[DEVICE_SLOTS]) if ints[CONSTRAINED] else 0
+        return (_region(ints, self._compiled.floats, FREE, machines * int(ints[RESOURCES])).reshape(machines, -1),
+                _region(ints, ints, DEVICE_FREE, machines * slots).reshape(machines, slots))
+
+    def count(self) -> "CompiledMachines":
+        """The views of the buffers as they are now (they may have moved), and the machines changed since the
+        last count counted (one count for them all)."""
+        self.free, self.device_free = self._views()
+        self.changes += _count_changes(self.free, self._seen_free, self.device_free, self._seen_devices,
+                                       self.machine_change, self.changes + 1)
+        return self
+
+
+@numba.njit(cache=True)
+def _count_changes(free, seen_free, devices, seen_devices, machine_change, count):
+    """Stamp ``count`` on each machine whose row of ``free`` or ``devices`` differs from the one seen, which
+    it becomes; returns 1 where one did, else 0."""
+    found = 0
+    for m in range(free.shape[0]):
+        same = True
+        for r in range(free.shape[1]):
+            if free[m, r] != seen_free[m, r]:
+                same = False
+        for d in range(devices.shape[1]):
+            if devices[m, d] != seen_devices[m, d]:
+                same = False
+        if not same:
+            seen_free[m, :] = free[m, :]
+            seen_devices[m, :] = devices[m, :]
+            machine_change[m] = count
+            found = 1
+    return found
 
 
 def _grown_rows(rows: np.ndarray, size: int) -> np.ndarray:

@@ -14,8 +14,9 @@ The measure of ../shared/GPU_SHARING.md, as a metric any run on a cluster with d
 `node_fragmentation` computes F_n for many node states at once (vectorised over nodes, shapes and
 devices); `FragmentationMeter` keeps every node's F_n and recomputes only the nodes that changed since
 it last looked (`cloudsim.cluster.ClusterState.machine_change`), so reading it after every decision
-costs what the decision changed, not the cluster's size. `GpuSampler` wraps a run's broker and samples the
-allocated GPU and the fragmentation at every decision round, for a run's summary or a figure over time.
+costs what the decision changed, not the cluster's size. `GpuSampler` samples the allocated GPU and the
+fragmentation after every decision round of a run (a `cloudsim.Simulation`'s ``on_round``), for a run's
+summary or a figure over time.
 """
 
 from __future__ import annotations
@@ -172,44 +173,28 @@ class FragmentationMeter:
 
 
 class GpuSampler:
-    """Wraps a broker: samples (time, allocated GPU %, fragmentation % of the cluster's GPUs) at every call and
-    keeps each decision round's last, which holds until the next round.
+    """Samples (time, allocated GPU %, fragmentation % of the cluster's GPUs) after every decision round, the
+    empty ones included, as a `cloudsim.Simulation`'s ``on_round``: ``Simulation(..., on_round=sampler)``.
 
-    The last call of a round sees the state its decisions left where the broker is asked until it waits (the
-    GPU policies, the queue heuristics); a broker that ends a round with a final plan is sampled before it.
-
-    Attach the simulation's state with `attach` once the `cloudsim.Simulation` exists (it is made with this
-    broker); `summary` gives the run's time-weighted means and peak.
+    Each sample is the state the round's decisions left, whatever the broker, and holds until the next (a
+    second round at one instant replaces the first's sample); on the engine's compiled path as on its Python
+    path, with the same samples. `summary` gives the run's time-weighted means and peak.
     """
 
-    empty_rounds = True  # its samples are taken at rounds: every round, whatever the wrapped broker needs
-
-    def __init__(self, broker, cluster: ClusterSpec, target: TargetWorkload) -> None:
-        self.broker, self.cluster, self.target = broker, cluster, target
-        self.name = getattr(broker, "name", type(broker).__name__)
+    def __init__(self, cluster: ClusterSpec, target: TargetWorkload) -> None:
+        self.cluster, self.target = cluster, target
         self.meter: FragmentationMeter | None = None
         self.samples: list[tuple[float, float, float]] = []
-        self._last: float | None = None
 
-    def attach(self, state) -> "GpuSampler":
-        self.meter = FragmentationMeter(self.cluster, state, self.target)
-        return self
-
-    def __getattr__(self, name: str):  # what a wrapped broker offers besides decide (check_cluster, ...)
-        if name == "broker":  # not set yet (a copy being made): no recursion
-            raise AttributeError(name)
-        return getattr(self.broker, name)
-
-    def decide(self, view):
-        idle = self.meter.idle
-        capacity = self.meter.capacity
-        sample = (view.time, 100 * (capacity - idle) / capacity, 100 * self.meter.total / capacity)
-        if view.time == self._last:
-            self.samples[-1] = sample  # the round's latest state: after its decisions so far
+    def __call__(self, time: float, machines) -> None:
+        if self.meter is None or self.meter.state is not machines:  # (the compiled path hands its own machines)
+            self.meter = FragmentationMeter(self.cluster, machines, self.target)
+        idle, capacity = self.meter.idle, self.meter.capacity
+        sample = (time, 100 * (capacity - idle) / capacity, 100 * self.meter.total / capacity)
+        if self.samples and self.samples[-1][0] == time:
+            self.samples[-1] = sample
         else:
-            self._last = view.time
             self.samples.append(sample)
-        return self.broker.decide(view)
 
     def curves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sample times, allocated GPU % and fragmentation % (empty when no round was held)."""

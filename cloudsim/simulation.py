@@ -46,7 +46,7 @@ import math
 import time as wallclock
 from collections.abc import Sized
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import simpy
@@ -146,6 +146,14 @@ class Simulation:
             attributes to the rounds of `cloudsim.broker.CompiledRound.WITH_DEVICES` in a run held in memory;
             it gives the same results, bit for bit, many times faster (a streamed run's files and summary
             included, and the devices each group's instances took).
+        on_round: called as ``on_round(time, machines)`` after every decision round, the empty ones
+            included (a round the broker is not asked in because nothing waits): in event-driven mode at the
+            end of every instant where jobs arrived, instances ended or a machine changed, and at every tick;
+            not once the episode is over. ``machines`` has the machines' ``free`` resources and
+            ``device_free`` milli-GPU, and counts their changes (``changes``, and ``machine_change`` per
+            machine) as `cloudsim.cluster.ClusterState` does; read it during the call only. It sees the state
+            the round's decisions left, whatever the broker: `cloudsim.fragmentation.GpuSampler` samples a
+            run so, on either path.
 
     Attributes:
         jobs: the jobs in arrival order (empty in a streamed simulation: ``tasks`` holds
@@ -170,6 +178,7 @@ class Simulation:
         name: str | None = None,
         stream_to: str | Path | None = None,
         compiled: bool | None = None,
+        on_round: Callable[[float, Any], None] | None = None,
     ) -> None:
         if broker is not None and not callable(getattr(broker, "decide", None)):
             raise TypeError(f"broker {broker!r} has no decide(view) method")
@@ -199,6 +208,9 @@ class Simulation:
         if compiled not in (None, True, False):
             raise ValueError(f"compiled must be None (where it applies), True or False, got {compiled!r}")
         self.compiled = compiled
+        if on_round is not None and not callable(on_round):
+            raise TypeError(f"on_round must be a function of (time, machines) or None, got {on_round!r}")
+        self.on_round = on_round
         self._compiled = None  # the compiled path's state (`cloudsim.compiled.CompiledState`) while it runs
         self.tick = tick
         self.max_idle_ticks = max_idle_ticks
@@ -532,6 +544,8 @@ class Simulation:
             token = self._rounds_opened
             self.env.timeout(wake_after).callbacks.append(
                 lambda _event: token == self._rounds_opened and self._request_round())
+        if self.on_round is not None:
+            self.on_round(self.env.now, self.state)
 
     def _tick(self, _event: Event) -> None:
         if self._over():
@@ -542,6 +556,8 @@ class Simulation:
             # made where that round's end would make it (no other event comes between), so events keep their order.
             self._count_idle_round(0)
             self.env.timeout(self.tick).callbacks.append(self._tick)
+            if self.on_round is not None:
+                self.on_round(self.env.now, self.state)
             return
         self._open_round()
 
@@ -555,8 +571,10 @@ class Simulation:
         self._round_requested = False
         if self._over():
             return
-        if self._nothing_to_decide():
-            return  # nothing waits and no reservation is held: a round would hand the broker nothing to do
+        if self._nothing_to_decide():  # nothing waits and no reservation is held: a round would hand the broker
+            if self.on_round is not None:  # nothing to do
+                self.on_round(self.env.now, self.state)
+            return
         self._open_round()
 
     # ---------------------------------------------------- the compiled path
@@ -669,13 +687,14 @@ class Simulation:
         next event later than now. The round event would have been the instant's next and last event, so
         the events the round makes come in the same order (`_compiled_arrivals` makes the next arrival's
         timeout before the round, as the Python path makes it before the round event)."""
-        return self.tick is None and not self._round_requested and self.env.peek() > self.env.now
+        return self.tick is None and not self._round_requested and self.env.peek() > self.env.now and \
+            self.on_round is None  # (which is called at the round event of every instant)
 
     def _compiled_after(self, outcome: tuple) -> None:
         """After an event's call: the round it ran (`_compiled_launch`), or the round event it asks for."""
         if outcome[0] >= 0:
             self._compiled_launch(*outcome)
-        elif outcome[0] == self._compiled.ROUND_DUE:
+        elif outcome[0] == self._compiled.ROUND_DUE or self.on_round is not None:  # (an empty round: on_round's)
             self._compiled_ask_round()
 
     def _compiled_ask_round(self) -> None:
@@ -688,9 +707,13 @@ class Simulation:
     def _compiled_round(self, _event: Event) -> None:
         """`_event_round` and the broker's round on the compiled path."""
         self._round_requested = False
+        if self.on_round is not None and self._arrivals_done and not self._compiled.unfinished_jobs:
+            return  # (over: `_event_round` calls no on_round then)
         outcome = self._compiled.round(self.env.now)
         if outcome[0] >= 0:  # (NOTHING_WAITS: a compiled broker asks for no empty round)
             self._compiled_launch(*outcome)
+        if self.on_round is not None:
+            self.on_round(self.env.now, self._compiled.machines_now)
 
     def _compiled_tick(self, _event: Event) -> None:
         """`_tick` on the compiled path: the next tick is made before the round's end events, as there."""
@@ -704,6 +727,8 @@ class Simulation:
         else:  # nothing waits: no round (a compiled broker asks for no empty round)
             self._compiled_count_idle(0)
             self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
+        if self.on_round is not None:
+            self.on_round(self.env.now, compiled.machines_now)
 
     def _compiled_launch(self, made: int, end_times: int, delay: float, first: int, stop: int) -> None:
         """`_close_round` after a compiled round of ``made`` decisions: the idle count, the next tick, and one
@@ -759,7 +784,7 @@ class Simulation:
         made = outcome[1]
         if made >= 0:
             self._compiled_launch(made, outcome[2], outcome[3], outcome[4], outcome[5])
-        elif made == self._compiled.ROUND_DUE:
+        elif made == self._compiled.ROUND_DUE or self.on_round is not None:  # (an empty round: on_round's)
             self._compiled_ask_round()
 
     def _nothing_to_decide(self) -> bool:

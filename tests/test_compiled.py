@@ -27,7 +27,7 @@ from cloudsim.specs import DeviceRequest
 from cloudsim.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
 from cloudsim.faults import RandomFaults
-from cloudsim.fragmentation import TargetWorkload
+from cloudsim.fragmentation import GpuSampler, TargetWorkload
 from traces import alibaba_like, iter_alibaba_like
 
 
@@ -36,12 +36,16 @@ def built(broker, jobs):
     return make_broker(broker, **target_options(broker, TargetWorkload.of(jobs)))
 
 
-def both_paths(cluster, jobs, broker="first-fit", **options):
-    """The run on the Python path and on the compiled path, with the simulations."""
-    runs = []
+def both_paths(cluster, jobs, broker="first-fit", sampled=False, **options):
+    """The run on the Python path and on the compiled path, with the simulations; ``sampled``: each with a
+    `GpuSampler` as its ``on_round``, whose samples must be the same."""
+    runs, samples = [], []
     for compiled in (False, True):
-        sim = Simulation(cluster, jobs, built(broker, jobs), compiled=compiled, **options)
+        sampler = GpuSampler(cluster, TargetWorkload.of(jobs)) if sampled else None
+        sim = Simulation(cluster, jobs, built(broker, jobs), compiled=compiled, on_round=sampler, **options)
         runs.append((sim, sim.run()))
+        samples.append(sampler and sampler.samples)
+    assert samples[0] == samples[1]
     return runs
 
 
@@ -159,7 +163,10 @@ def test_a_compiled_round_with_devices_and_attributes_is_its_python_path(broker,
     """GPUs shared and whole, machines without any, model constraints: the same groups, and the same devices per
     instance (the engine's default rule), on both paths."""
     cluster, jobs, tick = data.draw(device_workloads())
-    python, compiled = both_paths(cluster, jobs, broker, tick=tick)
+    # sampled: its allocation and fragmentation after every round, empty ones too (no round runs in the event
+    # that makes it due then), the same on both paths
+    sampled = sum(cluster.devices) > 0 and data.draw(st.booleans())
+    python, compiled = both_paths(cluster, jobs, broker, sampled=sampled, tick=tick)
     assert compiled[0].compiled_refusal() is None
     assert_same_run(python, compiled)
     assert_same_devices(python, compiled)
@@ -183,7 +190,7 @@ def test_devices_on_a_large_cluster_on_both_paths(broker):
         accepts = {"model": str(rng.choice(["A", "B"]))} if rng.random() < 0.3 else ()
         jobs.append(JobSpec(j, float(j // 4), (TaskSpec(0, int(rng.integers(1, 40)), {"cpu": 2.0, "memory": 0.01},
                                                         float(rng.integers(1, 20)), devices=request, accepts=accepts),)))
-    python, compiled = both_paths(cluster, jobs, broker)
+    python, compiled = both_paths(cluster, jobs, broker, sampled=True)
     assert len(compiled[1].groups) > 1000 and len(compiled[0].record.group_devices) > 500
     assert_same_run(python, compiled)
     assert_same_devices(python, compiled)

@@ -14,6 +14,7 @@ import pytest
 
 from agents import make_broker
 from cloudsim import ClusterSpec, Decision, JobSpec, Simulation, TaskSpec
+from cloudsim.broker import CompiledRound
 from cloudsim.fragmentation import FragmentationMeter, TargetWorkload, node_fragmentation
 from cloudsim.run.fill import fill_run, inflate
 from cloudsim.specs import DeviceRequest
@@ -185,6 +186,31 @@ def test_a_fill_run_by_hand():
     assert all(0 <= v <= 100 for v in run.unallocated_gpu_pct.values())
 
 
+@pytest.mark.parametrize("broker", CompiledRound.WITH_DEVICES)
+def test_a_fill_offered_on_the_compiled_path_is_its_stepped_run(broker):
+    """Where its round runs compiled, a fill runs the engine on its pods at once: a pod it cannot place stays
+    waiting, where the stepped fill drops it. The same curves and failures, broker by broker, on 20 nodes of
+    0-8 GPUs of two models filled past their GPUs with shares, whole GPUs, CPU-only pods, pods for one model,
+    pods that ask for nothing and pods no node holds (FCFS, whose queue waits behind its head, is stepped)."""
+    rng = np.random.default_rng(3)
+    cluster = ClusterSpec(("cpu", "memory"), tuple((float(rng.choice([8, 16, 32])), 1.0) for _ in range(20)),
+                          devices=tuple(int(d) for d in rng.choice([0, 2, 4, 8], size=20)),
+                          attributes={"model": tuple(str(m) for m in rng.choice(["T4", "V100"], size=20))})
+    jobs = []
+    for j in range(120):
+        kind = int(rng.integers(5))
+        devices = (DeviceRequest(1, int(rng.choice([100, 250, 500, 700]))), DeviceRequest(int(rng.integers(1, 5)), 1000),
+                   None, DeviceRequest(1, 500), DeviceRequest(9, 1000))[kind]  # (nine GPUs: no node holds them)
+        demand = {"cpu": 0.0, "memory": 0.0} if j % 37 == 0 else {"cpu": float(rng.integers(1, 12)), "memory": 0.01}
+        jobs.append(JobSpec(j, 0.0, (TaskSpec(0, 1, demand, 10.0, devices=None if j % 37 == 0 else devices,
+                                              accepts={"model": "V100"} if kind == 3 else ()),)))
+    runs = [fill_run(cluster, jobs, broker, seed=2, factor=2.0, compiled=compiled).row() for compiled in (False, None)]
+    for run in runs:
+        run.pop("wall_s")
+    assert runs[0] == runs[1]
+    assert runs[0]["failed_pods"] >= 20  # (of 77 pods offered, 12 no node holds: the others wait compiled)
+
+
 # ------------------------------------------------------------------ the trace, hostile input
 POD_HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
 
@@ -300,16 +326,21 @@ def test_a_fill_counts_pods_no_node_can_hold_as_failures(tmp_path):
     assert run["failed_pods"] == 0 and run["pods"] == 1
 
 
-def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_time():
+@pytest.mark.parametrize("compiled", [False, None])
+@pytest.mark.parametrize("broker", ["gpu-best-fit", "first-fit"])
+def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_time(broker, compiled):
+    """Sampled after every round, the empty ones too: the state a round's decisions left, whether the broker
+    plans a round at once (first-fit) or a decision at a time (gpu-best-fit), and on either path."""
     from cloudsim.fragmentation import GpuSampler
 
     cluster = nodes((2, "T4"))
     jobs = [pod(0, 1.0, 1000), JobSpec(1, 4.0, (TaskSpec(0, 1, {"cpu": 1.0}, 2.0, devices=DeviceRequest(1, 500)),))]
-    sampler = GpuSampler(make_broker("gpu-best-fit"), cluster, TargetWorkload.of([pod("s", 1.0, 500)]))
-    sim = Simulation(cluster, jobs, sampler)
-    sampler.attach(sim.state)
+    sampler = GpuSampler(cluster, TargetWorkload.of([pod("s", 1.0, 500)]))
+    sim = Simulation(cluster, jobs, make_broker(broker), on_round=sampler, compiled=compiled)
     result = sim.run()
-    # t 0-4: one whole GPU of two (50 %); t 4-6: 1.5 GPUs (75 %); t 6-10: 50 % again (the share ended at 6)
+    assert sim.compiled_refusal() is None  # (a sampled run takes the compiled path where compiled is None)
+    # t 0-4: one whole GPU of two (50 %); t 4-6: 1.5 GPUs (75 %); t 6-10: 50 % again (the share ended at 6, a
+    # round with nothing waiting); none at 10, where the run ends
     times, allocated, fragmentation = sampler.curves()
     assert times.tolist() == [0.0, 4.0, 6.0] and allocated.tolist() == [50.0, 75.0, 50.0]
     # fragmentation against the 500 share alone: a device with 500 or more free holds it, and no device has
@@ -318,6 +349,19 @@ def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_tim
     summary = sampler.summary(result.summary["makespan"])
     assert summary["gpu_allocated_pct_peak"] == 75.0
     assert summary["gpu_allocated_pct_mean"] == (50 * 4 + 75 * 2 + 50 * 4) / 10
+
+
+@pytest.mark.parametrize("compiled", [False, None])
+def test_a_second_round_at_one_instant_replaces_its_sample(compiled):
+    """A pod of no duration ends at the instant it starts, which makes a second round there: the instant's
+    sample is the second's (nothing allocated), not the first's (one GPU of two)."""
+    from cloudsim.fragmentation import GpuSampler
+
+    cluster = nodes((2, "T4"))
+    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 0.0, devices=DeviceRequest(1, 1000)),)), pod(1, 1.0, 1000, at=5.0)]
+    sampler = GpuSampler(cluster, TargetWorkload.of(jobs))
+    Simulation(cluster, jobs, make_broker("first-fit"), on_round=sampler, compiled=compiled).run()
+    assert [sample[:2] for sample in sampler.samples] == [(0.0, 0.0), (5.0, 50.0)]
 
 
 def test_an_openb_pod_scheduled_after_its_deletion_is_a_counted_skip(tmp_path):

@@ -377,10 +377,6 @@ class _Counting:
         return self.broker.decide(view)
 
 
-def test_the_gpu_sampler_keeps_every_round_whatever_its_broker_needs():
-    """Its time-weighted GPU numbers are sampled at rounds: skipping the empty ones would change them."""
-    from agents import make_broker
-    from cloudsim.fragmentation import GpuSampler
-
-    broker = make_broker("first-fit")
-    assert broker.empty_rounds is False and GpuSampler(broker, None, None).empty_rounds is True
+def test_on_round_must_be_a_function():
+    with pytest.raises(TypeError, match=r"on_round must be a function of \(time, machines\) or None, got 5"):
+        Simulation(ClusterSpec.uniform(1, {"cpu": 1.0}), [], on_round=5)

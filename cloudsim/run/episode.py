@@ -80,15 +80,12 @@ def run_one(spec: RunSpec) -> RunOutcome:
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
     broker = spec.broker.build(spec.seed, place.clusters)
-    sampler = None
-    if place.target is not None:  # a GPU cluster: its allocation and fragmentation
-        broker = sampler = GpuSampler(broker, place.cluster, place.target)
+    # a GPU cluster: its allocation and fragmentation over time
+    sampler = None if place.target is None else GpuSampler(place.cluster, place.target)
     try:
         sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                          on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to,
-                         name=spec.broker.name)
-        if sampler is not None:
-            sampler.attach(sim.state)
+                         name=spec.broker.name, on_round=sampler)
         result = sim.run()
     except UnschedulableTaskError as err:  # a streamed run checks its jobs as it reads them
         if not isinstance(jobs, JobStream):

@@ -99,24 +99,46 @@ def _offered(pods: list[JobSpec]) -> list[JobSpec]:
 
 
 def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: int, factor: float = 1.3,
-             target: TargetWorkload | None = None) -> FillRun:
+             target: TargetWorkload | None = None, compiled: bool | None = None) -> FillRun:
     """One fill run of ``broker`` (a name of `agents.BROKERS`) with ``seed`` on ``cluster``.
 
     ``target``: the workload fragmentation is measured against (default: `TargetWorkload.of` ``pods``,
-    computed before inflation, as the paper does).
+    computed before inflation, as the paper does). ``compiled``: whether the pods are offered through the
+    engine's compiled path (`_CompiledOffers`): None (the default) where the broker's round runs compiled
+    there and passes over a pod that fits nowhere (not a strict queue's, FCFS's), False never (the offers
+    stepped one by one, `_offer_stepped`), True always (ValueError, saying why, where it does not apply);
+    the same run either way.
     """
     started = time.perf_counter()
     cluster_milli = int(cluster.device_counts().sum()) * DEVICE_MILLI
     if cluster_milli == 0:
         raise ValueError("the cluster has no GPU: a fill run fills GPUs (give the GPU node list)")
+    if compiled not in (None, True, False):
+        raise ValueError(f"compiled must be None (where it applies), True or False, got {compiled!r}")
     target = TargetWorkload.of(pods) if target is None else target
     offered = _offered(inflate(pods, cluster_milli, factor, seed))
     never_at = set(unholdable(cluster, [job.tasks[0] for job in offered]))  # they fail wherever offered
     holdable = [job for k, job in enumerate(offered) if k not in never_at] if never_at else offered
     policy = make_broker(broker, seed=seed, **target_options(broker, target))
     check_cluster(policy, broker, cluster)  # a learned broker refuses machines it cannot serve
-    sim = Simulation(cluster, holdable, name=broker)
+    # (a strict queue waits behind a pod it could not place, which the stepped offers drop: `_CompiledOffers`)
+    strict = getattr(policy, "strict", False) is True
+    offers = _CompiledOffers(cluster, holdable, target) if compiled is not False and holdable and not strict else None
+    sim = Simulation(cluster, holdable, policy, name=broker, on_round=offers)
     meter = FragmentationMeter(cluster, sim.state, target)
+    empty = (meter.idle, meter.total)  # (before any pod)
+    refusal = None if compiled is False or not holdable else \
+        "its queue is strict: it waits behind a pod it could not place" if strict else sim.compiled_refusal()
+    if compiled and refusal is not None:
+        raise ValueError(f"compiled=True: the fill of broker {broker!r} cannot run on the compiled path: {refusal}; "
+                         "leave compiled unset to take it where it applies")
+    if offers is not None and refusal is None:
+        after = offers.run(sim)
+    else:
+        if offers is not None:  # (a stepped simulation without on_round)
+            sim = Simulation(cluster, holdable, policy, name=broker)
+            meter = FragmentationMeter(cluster, sim.state, target)
+        after = _offer_stepped(sim, meter, policy, broker)
     n = len(offered)
     arrived = np.empty(n)
     allocated = np.empty(n)
@@ -124,29 +146,17 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
     rate = np.empty(n)
     failed = 0
     request = 0
+    idle, total = empty
+    pending = iter(after)
     for k, job in enumerate(offered):
         request += _gpu_request(job)
         if k in never_at:
             failed += 1
         else:
-            view = sim.next_decision()
-            try:
-                decision = policy.decide(view)
-            except BaseException as error:  # the broker's own error or exit: say whose, and where
-                raise failure(error, broker, f"decide(view) for pod {k} at t={view.time}", policy)
-            plan = as_plan(decision)
-            if not plan or any(isinstance(d, Decision) and d.at not in (None, view.time) for d in plan):
-                # no place now (a reservation for later is none: nothing departs in a fill)
-                sim.reject(0)
-                failed += 1
-                sim.next_decision()
-                sim.apply(None)
-            else:
-                sim.apply(Plan(plan, final=True))  # one pod an instant: the round ends with it
-        idle = meter.idle
+            placed, idle, total = next(pending)
+            failed += not placed
         arrived[k] = 100.0 * request / cluster_milli
         allocated[k] = 100.0 * (cluster_milli - idle) / cluster_milli
-        total = meter.total
         fragmentation[k] = 100.0 * total / cluster_milli
         rate[k] = 100.0 * total / idle if idle else math.nan
     bins = np.floor(arrived).astype(np.int64)
@@ -162,3 +172,70 @@ def fill_run(cluster: ClusterSpec, pods: Sequence[JobSpec], broker: str, seed: i
 
     return FillRun(broker, seed, n, failed, curve(100.0 - allocated), curve(fragmentation), curve(rate),
                    round(time.perf_counter() - started, 3))
+
+
+def _offer_stepped(sim: Simulation, meter: FragmentationMeter, policy, broker: str) -> list[tuple[bool, int, float]]:
+    """Step 3, the pods offered one by one: the broker asked once for each (`Simulation.next_decision`), a pod
+    it does not place now dropped (`Simulation.reject`). Returns per pod whether it was placed, and the
+    cluster's idle milli-GPU and fragmentation after it."""
+    after = []
+    for k in range(len(sim.jobs)):
+        view = sim.next_decision()
+        try:
+            decision = policy.decide(view)
+        except BaseException as error:  # the broker's own error or exit: say whose, and where
+            raise failure(error, broker, f"decide(view) for pod {k} at t={view.time}", policy)
+        plan = as_plan(decision)
+        placed = bool(plan) and all(not isinstance(d, Decision) or d.at in (None, view.time) for d in plan)
+        if placed:
+            sim.apply(Plan(plan, final=True))  # one pod an instant: the round ends with it
+        else:  # no place now (a reservation for later is none: nothing departs in a fill)
+            sim.reject(0)
+            sim.next_decision()
+            sim.apply(None)
+        after.append((placed, meter.idle, meter.total))
+    return after
+
+
+class _Offered(Exception):
+    """Raised by the compiled fill's ``on_round`` after the last pod's round: the pods' departures after it are
+    not the fill's."""
+
+
+class _CompiledOffers:
+    """Step 3 on the engine's compiled path, for a broker whose round runs there (`_offer_stepped`'s answer):
+    the simulation's ``on_round``, and `run`.
+
+    The pods arrive one an instant and the simulation runs (`Simulation.run`), sampled after each instant's
+    round, until the last pod's round. A pod it does not place stays waiting instead of being dropped, which
+    changes no later decision: nothing departs, so it never fits again, and every round the compiled path runs
+    on a cluster with devices passes over a task that fits nowhere without drawing or counting for it, but a
+    strict queue's (FCFS waits behind it; `fill_run` steps it). tests/test_gpu.py holds both ways to the same
+    runs, broker by broker. A pod was placed where its round
+    changed a machine (a pod that asks for nothing fits wherever it is held)."""
+
+    def __init__(self, cluster: ClusterSpec, pods: list[JobSpec], target: TargetWorkload) -> None:
+        self.cluster, self.target, self.last = cluster, target, pods[-1].submit_time
+        self.asks_nothing = [not cluster.demand_vector(job.tasks[0]).any() and job.tasks[0].devices is None
+                             for job in pods]
+        self.after: list[tuple[bool, int, float]] = []
+        self.meter: FragmentationMeter | None = None
+        self.changes = 0
+
+    def __call__(self, now: float, machines) -> None:
+        if self.meter is None:
+            self.meter = FragmentationMeter(self.cluster, machines, self.target)
+        placed = machines.changes != self.changes or self.asks_nothing[len(self.after)]
+        self.changes = machines.changes
+        self.after.append((placed, self.meter.idle, self.meter.total))
+        if now == self.last:
+            raise _Offered
+
+    def run(self, sim: Simulation) -> list[tuple[bool, int, float]]:
+        try:
+            sim.run()
+        except _Offered:
+            pass
+        if len(self.after) != len(self.asks_nothing):
+            raise RuntimeError(f"a compiled fill sampled {len(self.after)} rounds for {len(self.asks_nothing)} pods")
+        return self.after
