@@ -336,7 +336,7 @@ class CompiledState:
                 self.pair_floats[P_KNOB] = rule.knob
             self.pair_ints, self.pair_floats = _grown_pairs(self.pair_ints, self.pair_floats, 16, 64)
         self._bind()
-        self._machines_now = CompiledMachines(self)  # (their changes counted from the episode's start)
+        self._machines_now = CompiledMachines(self.ints, self.floats, machines)  # (changes counted from the start)
         # Load the kernels now (from numba's cache on disk; compiled on an installation's first run), not at
         # the episode's first events, so that a run's simulation time is the simulation's.
         self._call(ROUND, 0, 0, 0.0, True)  # (nothing waits: nothing happens)
@@ -564,7 +564,7 @@ class CompiledState:
     def machines_now(self) -> "CompiledMachines":
         """The machines as a `Simulation`'s ``on_round`` reads them (`CompiledMachines`), their changes since the
         episode's start counted up to now."""
-        return self._machines_now.count()
+        return self._machines_now.count(self.ints, self.floats)
 
     @property
     def reservation_pending(self) -> bool:
@@ -714,25 +714,26 @@ class CompiledMachines:
     resources and its devices' free milli-units (``device_free``, -1 where a machine has fewer devices), views
     of the buffers, and their changes counted as `cloudsim.cluster.ClusterState` counts them (``changes``;
     ``machine_change``, each machine's count at its latest change), found by `count` comparing each machine
-    with its row last counted."""
+    with its row last counted. (It holds views of the buffers, not the `CompiledState`: no reference cycle
+    keeps the state's buffers after the run drops them.)"""
 
-    def __init__(self, compiled: CompiledState) -> None:
-        self._compiled = compiled
-        self.free, self.device_free = self._views()
+    def __init__(self, ints: np.ndarray, floats: np.ndarray, machines: int) -> None:
+        self.machines = machines
+        self.free, self.device_free = self._views(ints, floats)
         self._seen_free, self._seen_devices = self.free.copy(), self.device_free.copy()
-        self.machine_change = np.zeros(compiled.machines, dtype=np.int64)
+        self.machine_change = np.zeros(machines, dtype=np.int64)
         self.changes = 0
 
-    def _views(self) -> tuple[np.ndarray, np.ndarray]:
-        ints, machines = self._compiled.ints, self._compiled.machines
+    def _views(self, ints: np.ndarray, floats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        machines = self.machines
         slots = int(ints[DEVICE_SLOTS]) if ints[CONSTRAINED] else 0
-        return (_region(ints, self._compiled.floats, FREE, machines * int(ints[RESOURCES])).reshape(machines, -1),
+        return (_region(ints, floats, FREE, machines * int(ints[RESOURCES])).reshape(machines, -1),
                 _region(ints, ints, DEVICE_FREE, machines * slots).reshape(machines, slots))
 
-    def count(self) -> "CompiledMachines":
-        """The views of the buffers as they are now (they may have moved), and the machines changed since the
-        last count counted (one count for them all)."""
-        self.free, self.device_free = self._views()
+    def count(self, ints: np.ndarray, floats: np.ndarray) -> "CompiledMachines":
+        """The views of the buffers ``ints`` and ``floats`` as they are now (they may have moved), and the
+        machines changed since the last count counted (one count for them all)."""
+        self.free, self.device_free = self._views(ints, floats)
         self.changes += _count_changes(self.free, self._seen_free, self.device_free, self._seen_devices,
                                        self.machine_change, self.changes + 1)
         return self

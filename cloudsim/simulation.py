@@ -150,8 +150,9 @@ class Simulation:
             included (a round the broker is not asked in because nothing waits): in event-driven mode at the
             end of every instant where jobs arrived, instances ended or a machine changed, and at every tick;
             not once the episode is over. ``machines`` has the machines' ``free`` resources and
-            ``device_free`` milli-GPU, and counts their changes (``changes``, and ``machine_change`` per
-            machine) as `cloudsim.cluster.ClusterState` does; read it during the call only. It sees the state
+            ``device_free`` milli-GPU, and counts their changes as `cloudsim.cluster.ClusterState` does:
+            ``machine_change > c`` picks the machines changed since a call that read ``changes`` as ``c``
+            (the counts themselves differ between the paths); read it during the call only. It sees the state
             the round's decisions left, whatever the broker: `cloudsim.fragmentation.GpuSampler` samples a
             run so, on either path.
 
