@@ -235,6 +235,7 @@ class GpuRandom(NodeScorer):
 
     name = "gpu-random"
     kept = False  # a fresh draw at every decision
+    compiled_rule = "gpu-random"  # (its draws reproduced: `cloudsim.broker.CompiledRound`'s ``seed``)
 
     def machine_scores(self, view, task, nodes):
         _, count, milli = self._task(view, task)

@@ -22,10 +22,10 @@ its broker):
   50:60 of v2018's DAG sample at an offered load of 1.1 on 2 machines drawn from its machine table (as the
   leaderboard's busiest v2018 chunk): seconds of simulation;
 * ``first-fit-openb``, ``least-load-openb``, ``random-openb``, ``gpu-best-fit-openb``, ``gpu-packing-openb``,
-  ``fgd-openb`` (seed 0; FGD's target workload the pods'): the GPU trace's default pod list (openb, 8,152 pods of
-  shares and whole GPUs, some asking for a GPU model) replayed at its creation times on its 1,213 GPU nodes
-  through `cloudsim.Simulation` (no sampling of the GPUs, which a command-line run adds), decisions per second
-  of simulation;
+  ``fgd-openb``, ``gpu-random-openb`` (seed 0; FGD's target workload the pods'): the GPU trace's default pod list
+  (openb, 8,152 pods of shares and whole GPUs, some asking for a GPU model) replayed at its creation times on its
+  1,213 GPU nodes through `cloudsim.Simulation` (no sampling of the GPUs, which a command-line run adds),
+  decisions per second of simulation;
 * ``stream-100000``: first-fit streamed (``stream_to``, jobs from `traces.iter_alibaba_like`, in blocks of
   1,024 where it makes them, as a streamed replay reads it), 100,000 jobs: the whole process, seconds and
   peak memory;
@@ -171,7 +171,7 @@ CASES = {
                            "--jobs", "50:60", "--load", "1.1", "--machine-table", str(V2018 / "machine_meta.csv"),
                            "--machines", "2", "--broker", broker, "--json") for broker in ("deeprm", "deeprm-plus")},
     **{f"{broker}-openb": (GPU, broker, str(OPENB)) for broker in ("first-fit", "least-load", "random",
-                                                                   "gpu-best-fit", "gpu-packing", "fgd")},
+                                                                   "gpu-best-fit", "gpu-packing", "fgd", "gpu-random")},
     "stream-100000": (STREAM, 100_000),
     "cloudsimpy-whole": (CLI, "replay", str(CLOUDSIMPY_TRACE), "--format", "cloudsimpy", "--machines", "50",
                          "--capacity", "cpu=64,memory=1,disk=1", "--broker", "first-fit", "--json"),

@@ -163,7 +163,10 @@ class CompiledRound:
             ``"fgd"`` is such a policy too, FGD's (`agents.gpu.FragmentationGradientDescent` with its scores
             whole numbers): a machine scores int(100 / (1 + exp(-D / 1000))), D the largest decrease of its
             fragmentation against ``target`` that a placement of the instance makes (D clipped to +-5e5), and a
-            share takes the device that makes it (the first on ties).
+            share takes the device that makes it (the first on ties). ``"gpu-random"`` (`agents.gpu.GpuRandom`)
+            draws from that generator after the permutation: the machine, ``integers(n)`` over the n that fit
+            (ascending), and for a task of devices its devices among those with room, as ``choice(room, count,
+            replace=False)`` draws them (Floyd's sampling, then its shuffle's draws), taken in ascending order.
         target: ``"fgd"``'s target workload (`cloudsim.fragmentation.TargetWorkload`), the shapes fragmentation
             is measured against.
     """
@@ -182,9 +185,9 @@ class CompiledRound:
 
     RULES = ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "fitness",
              "round-robin", "random", "tetris-star", "easy", "gpu-best-fit", "gpu-dot-product", "gpu-packing",
-             "gpu-clustering", "fgd")
+             "gpu-clustering", "fgd", "gpu-random")
     PAIR_SCORES = ("dot", "shares", "fitness", "tetris-star")
-    GPU_POLICIES = ("gpu-best-fit", "gpu-dot-product", "gpu-packing", "gpu-clustering", "fgd")
+    GPU_POLICIES = ("gpu-best-fit", "gpu-dot-product", "gpu-packing", "gpu-clustering", "fgd", "gpu-random")
     WITH_DEVICES = ("first-fit", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf", "round-robin", "random",
                     *GPU_POLICIES)
     """The rounds the compiled path runs on a cluster with devices or machine attributes (a run held in memory):

@@ -53,10 +53,11 @@ reservation asks for even when nothing waits, and `CompiledState.reservation_new
 to record and when to wake.
 
 A GPU policy's round (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"``, ``"gpu-clustering"``,
-``"fgd"``, `agents.gpu`) is its plan of one decision at a time: the first waiting task that fits some machine, one
-instance on the best-scoring machine that fits it, by the policy's formula (`_node_score`, `_fgd_score`: the same
-operations in the same order), ties to the first machine of its seeded permutation; FGD's share takes the device
-its score chose. A machine's score reads nothing of the task but its shape (cpu, devices, milli), so it is kept
+``"fgd"``, ``"gpu-random"``, `agents.gpu`) is its plan of one decision at a time: the first waiting task that fits
+some machine, one instance on the best-scoring machine that fits it, by the policy's formula (`_node_score`,
+`_fgd_score`: the same operations in the same order), ties to the first machine of its seeded permutation; FGD's
+share takes the device its score chose. gpu-random draws the machine and the devices from its seed's generator
+past that permutation, as numpy's ``integers`` and ``Generator.choice`` draw them (`_drawn_devices`). A machine's score reads nothing of the task but its shape (cpu, devices, milli), so it is kept
 per shape and machine until the machine changes (`_kept_score`). A task found to fit no machine in a round fits
 none for the rest of it, and in the next round none but the machines freed since (`_may_fit`; the queue
 policies' rounds on a cluster with devices or attributes pass over such a task so too).
@@ -115,30 +116,33 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
 (JOB_FIRST_TASK, TASK_JOB, INSTANCES, PENDING, CHILD_START, CHILDREN, JOB_LEFT, ON_MACHINE, WAITING, FINISHED,
  NEXT_FRESH, IS_DIRTY, DIRTY_LIST, NEW_LIST, HEAP, STACK, MARK, TOUCHED, STATE_OF, LAST_GROUP, LAST_ROUND,
  TASK_SLOT, JOB_RUNNING, FIT_COUNT, TASK_DEVICES, TASK_ACCEPT, ACCEPTING, DEVICE_FREE, DEVICE_USERS, NODE_RANK,
- TASK_SHAPE, KEPT_SEEN, KEPT_SCORE, KEPT_DEVICE, MACHINE_VERSION, TARGET_INTS, TARGET_ACCEPTED, DEVICE_LOG) = range(22, 60)
+ TASK_SHAPE, KEPT_SEEN, KEPT_SCORE, KEPT_DEVICE, MACHINE_VERSION, TARGET_INTS, TARGET_ACCEPTED, CHOSEN_LIST,
+ DEVICE_LOG) = range(22, 61)
 # (NODE_RANK: per machine, its place in a GPU policy's seeded permutation, which breaks its ties. A GPU policy's
 # kept scores (`_kept_score`): per task its shape (the cpu, devices and milli a machine's score reads), per shape
 # and machine the score, the device a share takes (FGD's; -1: the default rule's) and the machine's version it
 # was scored at, plus one (0: never), and per machine its version (`_machine_changed` counts it on). FGD's target
-# workload: per shape its milli, then per shape its device count; per machine and shape whether it accepts it.)
+# workload: per shape its milli, then per shape its device count; per machine and shape whether it accepts it.
+# CHOSEN_LIST: the devices gpu-random drew for an exclusive instance, one slot per device of a machine.)
 # Offsets of the float regions (kept in the int buffer's header too; TARGET_FLOATS: per target shape its cpu, then
 # per shape its probability)
 (CAPACITY, FREE, DEMAND, DURATION, READY_TIME, START_TIME, FINISH_TIME, JOB_ARRIVAL, JOB_FINISH, MAX_FREE,
- MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK, TARGET_FLOATS) = range(60, 79)
+ MIN_DEMAND, LOAD, MIN_LOAD, MIN_FREE, MAX_CAPACITY, JOB_USAGE, TOTAL_CAPACITY, NETWORK, TARGET_FLOATS) = range(61, 80)
 _INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, TARGET_FLOATS + 1)
-SCORE_NAN = 79  # (a scalar: a fitness came out NaN)
-TURN = 80  # (a scalar: round-robin's next machine)
-GROUP_BASE = 81  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
-FITS = 82  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
+SCORE_NAN = 80  # (a scalar: a fitness came out NaN)
+TURN = 81  # (a scalar: round-robin's next machine)
+GROUP_BASE = 82  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+FITS = 83  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
 # EASY's pending reservation (one at a time): whether one is pending, its machine and task, what the latest
 # round did with reservations (RESERVATION_* added up), and the first group row that may still run
-RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(83, 88)
+RES_PENDING, RES_MACHINE, RES_TASK, RES_NEWS, RUNNING_FROM = range(84, 89)
 RESERVATION_MADE, RESERVATION_STARTED, RESERVATION_CANCELLED = 1, 2, 4
 # Devices and attributes: whether the machines have either (CONSTRAINED), device slots per machine, the device
 # log's entries used, the entries the waiting instances may take (each its own chunk: 2 + its device count), and
 # the entries a round asked room for; a GPU policy's cpu column (`_node_score`), its task shapes kept (0: none
 # kept, `_kept_score`), FGD's target shapes, and the device the next share takes (-1: by the default rule)
-CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN, SHAPES, TARGET_SHAPES, CHOSEN_DEVICE = range(88, 97)
+CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN, SHAPES, TARGET_SHAPES, CHOSEN_DEVICE = range(89, 98)
+CHOSEN_LISTED = -2  # (CHOSEN_DEVICE: an exclusive instance takes the devices in CHOSEN_LIST, gpu-random's draw)
 INT_HEADER = 100
 # Scalars of the float buffer (RES_START, RES_END: EASY's pending reservation holds its instance between them;
 # TICK: the scheduler's tick, 0 for none)
@@ -147,12 +151,14 @@ FLOAT_HEADER = 4
 # The rounds compiled (the header's RULE): `cloudsim.broker.CompiledRound.RULES`, numbered in their order
 RULES = {rule: number for number, rule in enumerate(CompiledRound.RULES)}
 (FIRST_FIT, DOT, SHARES, FCFS, SJF, HRRN, BEST_FIT, LEAST_LOAD, DRF, FITNESS, ROUND_ROBIN, RANDOM, TETRIS_STAR,
- EASY, GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD) = (
+ EASY, GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD, GPU_RANDOM) = (
     RULES[rule] for rule in ("first-fit", "dot", "shares", "fcfs", "sjf", "hrrn", "best-fit", "least-load", "drf",
                              "fitness", "round-robin", "random", "tetris-star", "easy", "gpu-best-fit",
-                             "gpu-dot-product", "gpu-packing", "gpu-clustering", "fgd"))
-NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD)
+                             "gpu-dot-product", "gpu-packing", "gpu-clustering", "fgd", "gpu-random"))
+SCORED_NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD)  # (their scores kept)
+NODE_RULES = SCORED_NODE_RULES + (GPU_RANDOM,)
 KEPT_CELLS = 1 << 22  # a GPU policy keeps its scores where shapes x machines is at most this (`_kept_score`)
+_UNDRAWN = np.random.default_rng(0)  # (the generator a GPU policy's round is called with where it draws nothing)
 CPU_SCALE, GPU_SCALE = 128_000, 8 * DEVICE_MILLI  # (the GPU policies' scales: `agents.gpu`)
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
@@ -199,6 +205,13 @@ ROUND_NOW = 0  # (`_happen`: a round is due, and may run now)
 ORDER_FROM = 16  # a round of more groups than this sorts their end times (`_order_ends`)
 # What an event is (one compiled call does every kind: `_first_fit_event`, `_pair_event`, `_queue_event`)
 ARRIVAL, END, ROUND = range(3)
+
+
+def _node_generator(seed: int, machines: int) -> tuple[np.random.Generator, np.ndarray]:
+    """A GPU policy's generator and the permutation of its ties, which it draws first, as the policy's
+    ``decide`` draws them at an episode's start (`agents.gpu.NodeScorer`)."""
+    rng = np.random.default_rng(seed)
+    return rng, rng.permutation(machines)
 
 
 def _leaves(n: int) -> int:
@@ -307,6 +320,8 @@ class CompiledState:
         self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
         self.reserves = rule.rule == "easy"  # (its rounds make and start reservations: `reservation_news`)
         self.rng = rule.rng  # (random's, the broker's own generator: its draws move the broker's stream on)
+        if rule.rule == "gpu-random":  # (its seed's generator, past the permutation of its ties: `_node_rank`)
+            self.rng, _ = _node_generator(rule.seed, machines)
         self.machines = machines
         kind = RULES[rule.rule]
         # The table's first rows (a streamed run moves them on: `restream`), and the first group not yet handed
@@ -365,6 +380,7 @@ class CompiledState:
                              (LAST_ROUND, np.full(machines, -1)), (TASK_SLOT, np.full(n_tasks, -1)),
                              (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines)),
                              *self._device_regions(tasks), *self._kept_regions(tasks),
+                             (CHOSEN_LIST, np.zeros(self.machines_state.device_free.shape[1] if self._constrained else 0)),
                              (DEVICE_LOG, np.zeros(1024 if self._constrained else 0))):
             ints.add(slot, values)
         ints = ints.build()
@@ -422,7 +438,7 @@ class CompiledState:
         machine's score reads of it (as the policies' own `scores` key them); and FGD's target workload (its
         shapes' milli and device counts, and whether each accepts each machine)."""
         self._shapes, shape = 0, np.zeros(0)
-        if RULES[self.rule.rule] in NODE_RULES and self.collected is not None and len(tasks.task_job):
+        if RULES[self.rule.rule] in SCORED_NODE_RULES and self.collected is not None and len(tasks.task_job):
             devices = (tasks.task_device_count, tasks.task_device_milli) if self._constrained else (
                 np.zeros(len(tasks.task_job)),) * 2
             keys = np.column_stack((tasks.task_demand[:, self.rule.columns[0]], *devices))
@@ -446,7 +462,7 @@ class CompiledState:
         if RULES[self.rule.rule] not in NODE_RULES:
             return np.zeros(0)
         rank = np.empty(self.machines, dtype=np.int64)
-        rank[np.random.default_rng(self.rule.seed).permutation(self.machines)] = np.arange(self.machines)
+        rank[_node_generator(self.rule.seed, self.machines)[1]] = np.arange(self.machines)
         return rank
 
     # ------------------------------------------------------------------ a streamed run
@@ -626,13 +642,15 @@ class CompiledState:
             self._entry = _pair_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
                              self.pair_floats)
-        elif self.ints[RULE] == RANDOM:
-            self._entry = _random_event
+        elif self.ints[RULE] in (RANDOM, GPU_RANDOM):
+            self._entry = _random_event if self.ints[RULE] == RANDOM else _node_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.rng)
         else:
             self._entry = {FIRST_FIT: _first_fit_event, EASY: _easy_event,
                            **dict.fromkeys(NODE_RULES, _node_event)}.get(int(self.ints[RULE]), _queue_event)
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
+            if self._entry is _node_event:  # (a generator it does not draw from: gpu-random's round alone draws)
+                self._buffers += (_UNDRAWN,)
 
     def _grow(self) -> None:
         """Room for what the round needs next: group rows, the device log, a pair score's states or task slots."""
@@ -1165,7 +1183,7 @@ def _take_devices(ints, group_ints, task, machine, count, gid):
     """``count`` instances of the task, starting on the machine in group row ``gid``, take devices one after
     another by the engine's default rule (`cloudsim.devices.default_devices`): a share the tightest device that
     holds it (the first on ties; CHOSEN_DEVICE where that is set), an exclusive instance the first whole free
-    devices. The device log keeps
+    devices (those in CHOSEN_LIST where CHOSEN_DEVICE is CHOSEN_LISTED). The device log keeps
     them: a chunk per start (the next chunk of its group, -1 for none; its instances; their devices), the
     group's last chunk extended where nothing was logged after it."""
     need, milli = ints[ints[TASK_DEVICES] + 2 * task], ints[ints[TASK_DEVICES] + 2 * task + 1]
@@ -1188,18 +1206,22 @@ def _take_devices(ints, group_ints, task, machine, count, gid):
     for _ in range(count):
         at = log + ints[LOG_USED]
         if milli < DEVICE_MILLI:
-            best = ints[CHOSEN_DEVICE]  # (FGD's choice, else the default rule's)
+            best = ints[CHOSEN_DEVICE]  # (FGD's or gpu-random's choice, else the default rule's)
             for d in range(slots if best < 0 else 0):
                 if ints[free + d] >= milli and (best < 0 or ints[free + d] < ints[free + best]):
                     best = d
             ints[at] = best
             ints[users] += 1  # (kind 0: a share)
         else:
-            taken = 0
-            for d in range(slots):
-                if taken < need and ints[free + d] >= DEVICE_MILLI:
-                    ints[at + taken] = d
-                    taken += 1
+            if ints[CHOSEN_DEVICE] == CHOSEN_LISTED:  # (gpu-random's draw)
+                for j in range(need):
+                    ints[at + j] = ints[ints[CHOSEN_LIST] + j]
+            else:
+                taken = 0
+                for d in range(slots):
+                    if taken < need and ints[free + d] >= DEVICE_MILLI:
+                        ints[at + taken] = d
+                        taken += 1
             ints[users + need] += 1  # (kind k: k whole devices)
         for j in range(need):
             ints[free + ints[at + j]] -= milli
@@ -1644,20 +1666,22 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
 
 # ----------------------------------------------------------------------------------- the GPU policies
 @numba.njit(cache=True)
-def _node_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
-    """`_first_fit_event` with a GPU policy's round."""
+def _node_event(ints, floats, group_ints, group_floats, rng, kind, a, b, now, may_round):
+    """`_first_fit_event` with a GPU policy's round (gpu-random's draws from ``rng``)."""
     jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
     if next_step != ROUND_NOW:
         return jobs, next_step, 0, 0.0, 0, 0
-    return _outcome(ints, group_ints, group_floats, jobs, _node_round(ints, floats, group_ints, group_floats, now))
+    return _outcome(ints, group_ints, group_floats, jobs, _node_round(ints, floats, group_ints, group_floats, rng,
+                                                                      now))
 
 
 @numba.njit(cache=True)
-def _node_round(ints, floats, group_ints, group_floats, now):
+def _node_round(ints, floats, group_ints, group_floats, rng, now):
     """A GPU policy's round (`agents.gpu.NodeScorer`): one decision at a time, the first waiting task in arrival
     order that fits some machine, one instance on the machine of the highest score among those that fit it
     (`_kept_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
-    default rule (FGD's share: on the device its score chose); until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
+    default rule (FGD's share: on the device its score chose); gpu-random's on a machine and devices drawn from
+    ``rng`` (`_drawn_devices`); until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
 
     A round ends when no waiting task fits any machine, and within a round machines only fill: a task found to
     fit none (MARK: the round's stamp) fits none for the rest of the round, and in the next round none but the
@@ -1688,8 +1712,16 @@ def _node_round(ints, floats, group_ints, group_floats, now):
         for machine in range(machines):  # every machine that fits the task, scored
             if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 fitting[n] = machine
-                scores[n], devices[n] = _kept_score(ints, floats, task, machine, scratch)
+                if ints[RULE] != GPU_RANDOM:
+                    scores[n], devices[n] = _kept_score(ints, floats, task, machine, scratch)
                 n += 1
+        if ints[RULE] == GPU_RANDOM:
+            best = rng.integers(0, n)
+            ints[CHOSEN_DEVICE] = _drawn_devices(ints, task, fitting[best], rng, scratch)
+            _start_one(ints, floats, group_ints, group_floats, task, fitting[best], now)
+            ints[CHOSEN_DEVICE] = -1
+            _machine_changed(ints, floats, fitting[best])
+            continue
         if ints[RULE] == GPU_BEST_FIT:  # min-max scaled over the machines that fit
             low, high = scores[:n].min(), scores[:n].max()
             for i in range(n):
@@ -1705,6 +1737,52 @@ def _node_round(ints, floats, group_ints, group_floats, now):
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
     return ints[DECISIONS] - first_decision
+
+
+@numba.njit(cache=True)
+def _drawn_devices(ints, task, machine, rng, room):
+    """gpu-random's devices for one instance of the task on the machine (`agents.gpu.GpuRandom`): ``count`` of
+    those with the task's milli free, drawn as numpy's ``choice(room, count, replace=False)`` draws them (Floyd's
+    sampling over their positions, a set kept by open addressing, then its shuffle's draws, which move the
+    stream on) and taken in ascending order. Returns a share's device, CHOSEN_LISTED with an exclusive
+    instance's devices in CHOSEN_LIST, or -1 for a task of no devices (the default rule)."""
+    count = ints[ints[TASK_DEVICES] + 2 * task] if ints[CONSTRAINED] else 0
+    if count == 0:
+        return -1
+    milli, slots = ints[ints[TASK_DEVICES] + 2 * task + 1], ints[DEVICE_SLOTS]
+    on = ints[DEVICE_FREE] + machine * slots
+    size = 0
+    for d in range(slots):
+        if ints[on + d] >= milli:
+            room[size] = d
+            size += 1
+    mask = np.int64(1.2 * count)  # (the set: the smallest power of two above 1.2 x count)
+    for shift in (1, 2, 4, 8, 16, 32):
+        mask |= mask >> shift
+    hashed = np.full(mask + 1, -1, dtype=np.int64)
+    picked = np.empty(count, dtype=np.int64)
+    for j in range(size - count, size):
+        value = rng.integers(0, j + 1)
+        at = value & mask
+        while hashed[at] != -1 and hashed[at] != value:
+            at = (at + 1) & mask
+        if hashed[at] == -1:
+            hashed[at] = value
+        else:  # (taken: j instead)
+            value, at = j, j & mask
+            while hashed[at] != -1:
+                at = (at + 1) & mask
+            hashed[at] = j
+        picked[j - size + count] = value
+    for i in range(count - 1, 0, -1):  # the shuffle: its draws only (the devices are taken in order)
+        k = rng.integers(0, i + 1)
+        picked[i], picked[k] = picked[k], picked[i]
+    picked.sort()
+    if milli < DEVICE_MILLI:
+        return room[picked[0]]
+    for i in range(count):
+        ints[ints[CHOSEN_LIST] + i] = room[picked[i]]
+    return CHOSEN_LISTED
 
 
 @numba.njit(cache=True)

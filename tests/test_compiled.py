@@ -435,8 +435,8 @@ def test_a_compiled_round_takes_a_seed_and_a_cpu_column_for_a_gpu_policy_alone(r
 
 def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     """A built-in GPU policy takes the compiled path with its seed; a subclass that scores machines its own way,
-    FGD without a target workload (it builds one from the pods it sees) or with its scores unrounded (fgd-exact),
-    and gpu-random (not compiled) keep their own ``decide``."""
+    FGD without a target workload (it builds one from the pods it sees) or with its scores unrounded (fgd-exact)
+    keep their own ``decide``."""
     from agents.gpu import GpuBestFit, GpuPacking
 
     class Mine(GpuPacking):
@@ -449,12 +449,39 @@ def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     sim = Simulation(cluster, jobs, GpuBestFit(seed=7))
     assert sim.compiled_refusal() is None and sim._compiled_rule == CompiledRound("gpu-best-fit", columns=(0,), seed=7)
     target = TargetWorkload.of(jobs)
-    for broker in (Mine(), make_broker("fgd"), make_broker("fgd-exact", target=target), make_broker("gpu-random"),
-                   GpuBestFit(seed=-1)):
+    for broker in (Mine(), make_broker("fgd"), make_broker("fgd-exact", target=target), GpuBestFit(seed=-1)):
         assert Simulation(cluster, jobs, broker).compiled_refusal() is not None
-    assert Simulation(cluster, jobs, make_broker("fgd", target=target)).compiled_refusal() is None
+    for broker in (make_broker("fgd", target=target), make_broker("gpu-random")):
+        assert Simulation(cluster, jobs, broker).compiled_refusal() is None
     python, compiled = both_paths(cluster, jobs, "gpu-packing")
     assert_same_run(python, compiled)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5, 12])
+def test_gpu_random_compiled_draws_what_numpy_draws(seed):
+    """gpu-random's compiled round draws from its seed's generator as the policy does with numpy's own calls: the
+    permutation of its ties, then per decision ``integers`` over the machines that fit and ``choice(room, count,
+    replace=False)`` over the devices with room. Three machines of 8 devices, jobs of 3 whole GPUs, of 2 and of
+    a share arriving one after another: the devices each group took are numpy's draws, worked out here with
+    numpy alone."""
+    cluster = ClusterSpec(("cpu",), ((16.0,),) * 3, devices=(8, 8, 8))
+    asks = [(3, 1000), (2, 1000), (1, 400), (3, 1000), (1, 1000)]
+    jobs = [JobSpec(j, float(j), (TaskSpec(0, 1, {"cpu": 1.0}, 100.0, devices=DeviceRequest(count, milli)),))
+            for j, (count, milli) in enumerate(asks)]
+    sim = Simulation(cluster, jobs, make_broker("gpu-random", seed=seed), compiled=True)
+    result = sim.run()
+    rng = np.random.default_rng(seed)
+    rng.permutation(3)
+    free = np.full((3, 8), 1000)
+    expected = []
+    for count, milli in asks:  # (every machine fits each pod: all three, in ascending order)
+        machine = int(rng.integers(3))
+        room = np.flatnonzero(free[machine] >= milli)
+        devices = np.sort(rng.choice(room, size=count, replace=False))
+        free[machine, devices] -= milli
+        expected.append((machine, tuple(devices.tolist())))
+    took = [(int(row.machine), sim.record.group_devices[g][0]) for g, row in enumerate(result.groups.itertuples())]
+    assert took == expected
 
 
 def test_fgd_compiled_puts_a_share_on_the_device_its_score_chose():
