@@ -158,7 +158,6 @@ RULES = {rule: number for number, rule in enumerate(CompiledRound.RULES)}
 SCORED_NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD)  # (their scores kept)
 NODE_RULES = SCORED_NODE_RULES + (GPU_RANDOM,)
 KEPT_CELLS = 1 << 22  # a GPU policy keeps its scores where shapes x machines is at most this (`_kept_score`)
-_UNDRAWN = np.random.default_rng(0)  # (the generator a GPU policy's round is called with where it draws nothing)
 CPU_SCALE, GPU_SCALE = 128_000, 8 * DEVICE_MILLI  # (the GPU policies' scales: `agents.gpu`)
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
@@ -642,15 +641,13 @@ class CompiledState:
             self._entry = _pair_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
                              self.pair_floats)
-        elif self.ints[RULE] in (RANDOM, GPU_RANDOM):
-            self._entry = _random_event if self.ints[RULE] == RANDOM else _node_event
+        elif self.ints[RULE] in (RANDOM, GPU_RANDOM):  # (numba unboxes a generator at each call: about 7 µs)
+            self._entry = _random_event if self.ints[RULE] == RANDOM else _drawn_node_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.rng)
         else:
             self._entry = {FIRST_FIT: _first_fit_event, EASY: _easy_event,
                            **dict.fromkeys(NODE_RULES, _node_event)}.get(int(self.ints[RULE]), _queue_event)
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats)
-            if self._entry is _node_event:  # (a generator it does not draw from: gpu-random's round alone draws)
-                self._buffers += (_UNDRAWN,)
 
     def _grow(self) -> None:
         """Room for what the round needs next: group rows, the device log, a pair score's states or task slots."""
@@ -1666,8 +1663,18 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
 
 # ----------------------------------------------------------------------------------- the GPU policies
 @numba.njit(cache=True)
-def _node_event(ints, floats, group_ints, group_floats, rng, kind, a, b, now, may_round):
-    """`_first_fit_event` with a GPU policy's round (gpu-random's draws from ``rng``)."""
+def _node_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
+    """`_first_fit_event` with a GPU policy's round."""
+    jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
+    if next_step != ROUND_NOW:
+        return jobs, next_step, 0, 0.0, 0, 0
+    return _outcome(ints, group_ints, group_floats, jobs, _node_round(ints, floats, group_ints, group_floats, None,
+                                                                      now))
+
+
+@numba.njit(cache=True)
+def _drawn_node_event(ints, floats, group_ints, group_floats, rng, kind, a, b, now, may_round):
+    """`_node_event` with gpu-random's round, drawing from its generator ``rng``."""
     jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
     if next_step != ROUND_NOW:
         return jobs, next_step, 0, 0.0, 0, 0
@@ -1681,7 +1688,8 @@ def _node_round(ints, floats, group_ints, group_floats, rng, now):
     order that fits some machine, one instance on the machine of the highest score among those that fit it
     (`_kept_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
     default rule (FGD's share: on the device its score chose); gpu-random's on a machine and devices drawn from
-    ``rng`` (`_drawn_devices`); until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
+    ``rng`` (`_drawn_start`; None for the others, whose rounds numba compiles without that branch); until no
+    waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
 
     A round ends when no waiting task fits any machine, and within a round machines only fill: a task found to
     fit none (MARK: the round's stamp) fits none for the rest of the round, and in the next round none but the
@@ -1708,20 +1716,15 @@ def _node_round(ints, floats, group_ints, group_floats, rng, now):
             task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
         if task < 0:
             break
+        if rng is not None:  # gpu-random: a machine drawn among those that fit the task, and its devices
+            _drawn_start(ints, floats, group_ints, group_floats, rng, task, fitting, scratch, now)
+            continue
         n = 0
         for machine in range(machines):  # every machine that fits the task, scored
             if _fits(free[machine], demand[task]) and _admits(ints, task, machine):
                 fitting[n] = machine
-                if ints[RULE] != GPU_RANDOM:
-                    scores[n], devices[n] = _kept_score(ints, floats, task, machine, scratch)
+                scores[n], devices[n] = _kept_score(ints, floats, task, machine, scratch)
                 n += 1
-        if ints[RULE] == GPU_RANDOM:
-            best = rng.integers(0, n)
-            ints[CHOSEN_DEVICE] = _drawn_devices(ints, task, fitting[best], rng, scratch)
-            _start_one(ints, floats, group_ints, group_floats, task, fitting[best], now)
-            ints[CHOSEN_DEVICE] = -1
-            _machine_changed(ints, floats, fitting[best])
-            continue
         if ints[RULE] == GPU_BEST_FIT:  # min-max scaled over the machines that fit
             low, high = scores[:n].min(), scores[:n].max()
             for i in range(n):
@@ -1737,6 +1740,25 @@ def _node_round(ints, floats, group_ints, group_floats, rng, now):
     _order_ends(ints, floats, group_ints, group_floats, first_group, ints[GROUPS], now)
     ints[ROUND_FIRST] = first_group
     return ints[DECISIONS] - first_decision
+
+
+@numba.njit(cache=True)
+def _drawn_start(ints, floats, group_ints, group_floats, rng, task, fitting, scratch, now):
+    """gpu-random's decision on the task (`agents.gpu.GpuRandom`): one instance on a machine drawn among those that
+    fit it (``integers(n)``, in machine order), on the devices `_drawn_devices` draws there."""
+    machines, resources = ints[MACHINES], ints[RESOURCES]
+    free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
+    need = _floats(ints, floats, DEMAND, ints[TASKS] * resources).reshape(-1, resources)[task]
+    n = 0
+    for machine in range(machines):
+        if _fits(free[machine], need) and _admits(ints, task, machine):
+            fitting[n] = machine
+            n += 1
+    machine = fitting[rng.integers(0, n)]
+    ints[CHOSEN_DEVICE] = _drawn_devices(ints, task, machine, rng, scratch)
+    _start_one(ints, floats, group_ints, group_floats, task, machine, now)
+    ints[CHOSEN_DEVICE] = -1
+    _machine_changed(ints, floats, machine)
 
 
 @numba.njit(cache=True)
