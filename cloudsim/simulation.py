@@ -545,8 +545,12 @@ class Simulation:
             token = self._rounds_opened
             self.env.timeout(wake_after).callbacks.append(
                 lambda _event: token == self._rounds_opened and self._request_round())
+        self._round_ended(self.state)
+
+    def _round_ended(self, machines) -> None:
+        """A round ended (an empty one too): ``on_round`` sees the machines it left."""
         if self.on_round is not None:
-            self.on_round(self.env.now, self.state)
+            self.on_round(self.env.now, machines)
 
     def _tick(self, _event: Event) -> None:
         if self._over():
@@ -557,8 +561,7 @@ class Simulation:
             # made where that round's end would make it (no other event comes between), so events keep their order.
             self._count_idle_round(0)
             self.env.timeout(self.tick).callbacks.append(self._tick)
-            if self.on_round is not None:
-                self.on_round(self.env.now, self.state)
+            self._round_ended(self.state)
             return
         self._open_round()
 
@@ -573,8 +576,7 @@ class Simulation:
         if self._over():
             return
         if self._nothing_to_decide():  # nothing waits and no reservation is held: a round would hand the broker
-            if self.on_round is not None:  # nothing to do
-                self.on_round(self.env.now, self.state)
+            self._round_ended(self.state)  # nothing to do
             return
         self._open_round()
 
@@ -713,8 +715,8 @@ class Simulation:
         outcome = self._compiled.round(self.env.now)
         if outcome[0] >= 0:  # (NOTHING_WAITS: a compiled broker asks for no empty round)
             self._compiled_launch(*outcome)
-        if self.on_round is not None:
-            self.on_round(self.env.now, self._compiled.machines_now)
+        if self.on_round is not None:  # (the machines counted only where something reads them)
+            self._round_ended(self._compiled.machines_now)
 
     def _compiled_tick(self, _event: Event) -> None:
         """`_tick` on the compiled path: the next tick is made before the round's end events, as there."""
@@ -729,7 +731,7 @@ class Simulation:
             self._compiled_count_idle(0)
             self.env.timeout(self.tick).callbacks.append(self._compiled_tick)
         if self.on_round is not None:
-            self.on_round(self.env.now, compiled.machines_now)
+            self._round_ended(compiled.machines_now)
 
     def _compiled_launch(self, made: int, end_times: int, delay: float, first: int, stop: int) -> None:
         """`_close_round` after a compiled round of ``made`` decisions: the idle count, the next tick, and one
