@@ -90,14 +90,15 @@ import numba
 import numpy as np
 
 from cloudsim.broker import CompiledRound
-from cloudsim.kernels import earliest_fit, exp1, fgd_delta, pair_score, step_profile, tanh1
+from cloudsim.kernels import (draw_below, earliest_fit, exp1, fgd_delta, generator_state, pair_score, restore_generator,
+                              step_profile, tanh1)
 from cloudsim.record import GroupTable
 from cloudsim.reservations import FIT_TOLERANCE, TICKS_SLACK
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["CompiledState"]
 
-KERNELS_CALLED = "e7b8ba894cd8dc73"
+KERNELS_CALLED = "030bbfdacda4c733"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
@@ -316,11 +317,13 @@ class CompiledState:
         self.group_devices = group_devices  # (the devices each group's instances took: `_add_groups` fills it)
         self.collected = groups  # (an in-memory run's `GroupTable`: the group rows hand ended groups to it, `_grow`)
         self.capacity, self.rule = capacity, rule
-        self.turn = rule.turn  # (round-robin's, the broker's own: `keep_turn`)
+        self.turn = rule.turn  # (round-robin's, the broker's own: `keep_broker_state`)
         self.reserves = rule.rule == "easy"  # (its rounds make and start reservations: `reservation_news`)
         self.rng = rule.rng  # (random's, the broker's own generator: its draws move the broker's stream on)
         if rule.rule == "gpu-random":  # (its seed's generator, past the permutation of its ties: `_node_rank`)
             self.rng, _ = _node_generator(rule.seed, machines)
+        # (the rounds draw from its state, handed back to it by `keep_broker_state`)
+        self.draws = None if self.rng is None else generator_state(self.rng)
         self.machines = machines
         kind = RULES[rule.rule]
         # The table's first rows (a streamed run moves them on: `restream`), and the first group not yet handed
@@ -641,9 +644,9 @@ class CompiledState:
             self._entry = _pair_event
             self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.pair_ints,
                              self.pair_floats)
-        elif self.ints[RULE] in (RANDOM, GPU_RANDOM):  # (numba unboxes a generator at each call: about 7 µs)
+        elif self.ints[RULE] in (RANDOM, GPU_RANDOM):  # (with the generator's state: `draws`)
             self._entry = _random_event if self.ints[RULE] == RANDOM else _drawn_node_event
-            self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.rng)
+            self._buffers = (self.ints, self.floats, self.group_ints, self.group_floats, self.draws)
         else:
             self._entry = {FIRST_FIT: _first_fit_event, EASY: _easy_event,
                            **dict.fromkeys(NODE_RULES, _node_event)}.get(int(self.ints[RULE]), _queue_event)
@@ -687,11 +690,14 @@ class CompiledState:
         return [(float(duration[launched[a]]), (a + base, b + base)) for a, b in zip(bounds, bounds[1:])]
 
     # ------------------------------------------------------------------ the results
-    def keep_turn(self) -> None:
-        """Hand round-robin's turn back to its broker (its next run goes on from there), as the broker's own
-        ``place`` keeps it; at the end of a run, or where it stopped."""
+    def keep_broker_state(self) -> None:
+        """Hand round-robin's turn back to its broker, as the broker's own ``place`` keeps it, and random's draws
+        to its generator (their next run, or decide, goes on from there); at the end of a run, or where it
+        stopped."""
         if self.turn is not None:
             self.turn[0] = self.ints[TURN]
+        if self.draws is not None:
+            restore_generator(self.rng, self.draws)
 
     def write_progress(self, tasks) -> None:
         """Hand the tasks' and jobs' progress to the episode's `TaskTable` (its rows are this state's)."""
@@ -710,7 +716,7 @@ class CompiledState:
     def write_back(self, tasks, state, groups) -> int:
         """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable` (the groups not handed
         over yet; round-robin's turn to its broker); returns the decisions made."""
-        self.keep_turn()
+        self.keep_broker_state()
         self.write_progress(tasks)
         ints, machines, resources = self.ints, self.machines, int(self.ints[RESOURCES])
         slots = int(ints[DEVICE_SLOTS])
@@ -1037,13 +1043,13 @@ def _queue_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_ro
 
 
 @numba.njit(cache=True)
-def _random_event(ints, floats, group_ints, group_floats, rng, kind, a, b, now, may_round):
-    """`_first_fit_event` with random's round, drawing from the broker's generator ``rng``."""
+def _random_event(ints, floats, group_ints, group_floats, draws, kind, a, b, now, may_round):
+    """`_first_fit_event` with random's round, drawing from the broker's generator's state ``draws``."""
     jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
     if next_step != ROUND_NOW:
         return jobs, next_step, 0, 0.0, 0, 0
     return _outcome(ints, group_ints, group_floats, jobs,
-                    _random_round(ints, floats, group_ints, group_floats, rng, now))
+                    _random_round(ints, floats, group_ints, group_floats, draws, now))
 
 
 @numba.njit(cache=True)
@@ -1604,7 +1610,7 @@ def _count_fits(ints, floats, machine, stack):
 
 
 @numba.njit(cache=True)
-def _random_round(ints, floats, group_ints, group_floats, rng, now):
+def _random_round(ints, floats, group_ints, group_floats, draws, now):
     """Random's round (`agents.heuristics.RandomFit`): again and again, one instance of a fit (machine, task)
     pair drawn uniformly among them all, machine-major, tasks in arrival order, with the broker's generator
     as its ``decide`` draws (``integers(pairs)``: numba's draws are numpy's, on the generator's own state);
@@ -1640,7 +1646,7 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
     ints[ROUND_STAMP] += 1
     first_group, first_decision = ints[GROUPS], ints[DECISIONS]
     while ints[FITS] > 0:
-        k = rng.integers(0, ints[FITS])
+        k = draw_below(draws, ints[FITS])
         machine = 0
         while k >= fit_count[machine]:
             k -= fit_count[machine]
@@ -1664,29 +1670,29 @@ def _random_round(ints, floats, group_ints, group_floats, rng, now):
 # ----------------------------------------------------------------------------------- the GPU policies
 @numba.njit(cache=True)
 def _node_event(ints, floats, group_ints, group_floats, kind, a, b, now, may_round):
-    """`_first_fit_event` with a GPU policy's round: `_drawn_node_event` without a generator (numba unboxes one
-    handed to a call from Python at about 7 µs a call)."""
+    """`_first_fit_event` with a GPU policy's round: `_drawn_node_event` without a generator's state (numba
+    compiles their round without the draws)."""
     return _drawn_node_event(ints, floats, group_ints, group_floats, None, kind, a, b, now, may_round)
 
 
 @numba.njit(cache=True)
-def _drawn_node_event(ints, floats, group_ints, group_floats, rng, kind, a, b, now, may_round):
-    """`_first_fit_event` with a GPU policy's round, gpu-random's drawing from its generator ``rng``."""
+def _drawn_node_event(ints, floats, group_ints, group_floats, draws, kind, a, b, now, may_round):
+    """`_first_fit_event` with a GPU policy's round, gpu-random's drawing from its generator's state ``draws``."""
     jobs, next_step = _happen(ints, floats, group_ints, group_floats, kind, a, b, now, may_round)
     if next_step != ROUND_NOW:
         return jobs, next_step, 0, 0.0, 0, 0
-    return _outcome(ints, group_ints, group_floats, jobs, _node_round(ints, floats, group_ints, group_floats, rng,
+    return _outcome(ints, group_ints, group_floats, jobs, _node_round(ints, floats, group_ints, group_floats, draws,
                                                                       now))
 
 
 @numba.njit(cache=True)
-def _node_round(ints, floats, group_ints, group_floats, rng, now):
+def _node_round(ints, floats, group_ints, group_floats, draws, now):
     """A GPU policy's round (`agents.gpu.NodeScorer`): one decision at a time, the first waiting task in arrival
     order that fits some machine, one instance on the machine of the highest score among those that fit it
     (`_kept_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
     default rule (FGD's share: on the device its score chose); gpu-random's on a machine and devices drawn from
-    ``rng`` (`_drawn_start`; None for the others, whose rounds numba compiles without that branch); until no
-    waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
+    its generator's state ``draws`` (`_drawn_start`; None for the others, whose rounds numba compiles without
+    that branch); until no waiting task fits. Returns the decisions made, or NO_ROOM as `_first_fit_round` does.
 
     A round ends when no waiting task fits any machine, and within a round machines only fill: a task found to
     fit none (MARK: the round's stamp) fits none for the rest of the round, and in the next round none but the
@@ -1713,8 +1719,8 @@ def _node_round(ints, floats, group_ints, group_floats, rng, now):
             task = _first_leaf(min_demand, task_leaves, any_demand, task + 1, False, stack)
         if task < 0:
             break
-        if rng is not None:  # gpu-random: a machine drawn among those that fit the task, and its devices
-            _drawn_start(ints, floats, group_ints, group_floats, rng, task, fitting, scratch, now)
+        if draws is not None:  # gpu-random: a machine drawn among those that fit the task, and its devices
+            _drawn_start(ints, floats, group_ints, group_floats, draws, task, fitting, scratch, now)
             continue
         n = 0
         for machine in range(machines):  # every machine that fits the task, scored
@@ -1740,7 +1746,7 @@ def _node_round(ints, floats, group_ints, group_floats, rng, now):
 
 
 @numba.njit(cache=True)
-def _drawn_start(ints, floats, group_ints, group_floats, rng, task, fitting, scratch, now):
+def _drawn_start(ints, floats, group_ints, group_floats, draws, task, fitting, scratch, now):
     """gpu-random's decision on the task (`agents.gpu.GpuRandom`): one instance on a machine drawn among those that
     fit it (``integers(n)``, in machine order), on the devices `_drawn_devices` draws there."""
     machines, resources = ints[MACHINES], ints[RESOURCES]
@@ -1751,15 +1757,15 @@ def _drawn_start(ints, floats, group_ints, group_floats, rng, task, fitting, scr
         if _fits(free[machine], need) and _admits(ints, task, machine):
             fitting[n] = machine
             n += 1
-    machine = fitting[rng.integers(0, n)]
-    ints[CHOSEN_DEVICE] = _drawn_devices(ints, task, machine, rng, scratch)
+    machine = fitting[draw_below(draws, n)]
+    ints[CHOSEN_DEVICE] = _drawn_devices(ints, task, machine, draws, scratch)
     _start_one(ints, floats, group_ints, group_floats, task, machine, now)
     ints[CHOSEN_DEVICE] = -1
     _machine_changed(ints, floats, machine)
 
 
 @numba.njit(cache=True)
-def _drawn_devices(ints, task, machine, rng, room):
+def _drawn_devices(ints, task, machine, draws, room):
     """gpu-random's devices for one instance of the task on the machine (`agents.gpu.GpuRandom`): ``count`` of
     those with the task's milli free, drawn as numpy's ``choice(room, count, replace=False)`` draws them (Floyd's
     sampling over their positions, a set kept by open addressing, then its shuffle's draws, which move the
@@ -1781,7 +1787,7 @@ def _drawn_devices(ints, task, machine, rng, room):
     hashed = np.full(mask + 1, -1, dtype=np.int64)
     picked = np.empty(count, dtype=np.int64)
     for j in range(size - count, size):
-        value = rng.integers(0, j + 1)
+        value = draw_below(draws, j + 1)
         at = value & mask
         while hashed[at] != -1 and hashed[at] != value:
             at = (at + 1) & mask
@@ -1794,7 +1800,7 @@ def _drawn_devices(ints, task, machine, rng, room):
             hashed[at] = j
         picked[j - size + count] = value
     for i in range(count - 1, 0, -1):  # the shuffle: its draws only (the devices are taken in order)
-        k = rng.integers(0, i + 1)
+        k = draw_below(draws, i + 1)
         picked[i], picked[k] = picked[k], picked[i]
     picked.sort()
     if milli < DEVICE_MILLI:

@@ -13,6 +13,10 @@ FGD's score and a summary's time average are the same bits on every processor.
 `fragmentation` is `cloudsim.fragmentation.node_fragmentation`'s loop over node states, target shapes
 and devices: FGD asks for it at every decision on a handful of states, where numpy's cost per call
 would outweigh the arithmetic.
+
+`draw_below` is numpy's ``Generator.integers(n)`` from a PCG64 state kept in an array, for the compiled
+rounds of the random brokers (`generator_state` and `restore_generator` move the state to and from a
+generator).
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ import numpy as np
 
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "earliest_fit", "exp1", "fgd_delta", "fragmentation",
-           "map_exp", "map_tanh", "mlp", "softmax", "state_fragmentation", "step_profile", "tanh1"]
+__all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "draw_below", "earliest_fit", "exp1",
+           "fgd_delta", "fragmentation", "generator_state", "map_exp", "map_tanh", "mlp", "restore_generator", "softmax",
+           "state_fragmentation", "step_profile", "tanh1"]
 
 
 @numba.njit(cache=True)
@@ -378,3 +383,93 @@ def earliest_fit(times, free, demand, duration, now, tick, slack):
         if fits:
             return start
     return math.inf
+
+
+# ------------------------------------------------------------------ numpy's generator, compiled
+# numba unboxes a `np.random.Generator` handed to a compiled call at about 7 µs a call, which the random
+# brokers' rounds paid at every event. Their compiled rounds draw instead from the generator's state as six
+# uint64 (`generator_state`): the 128-bit PCG64 state and increment as (high, low) words, then numpy's
+# buffered half of a 64-bit output (a flag and the value), which its 32-bit draws use first. `draw_below` is
+# ``Generator.integers(n)``: numpy's PCG64 step and output (XSL-RR), then Lemire's bounded draw, from 32-bit
+# outputs where n - 1 fits in 32 bits; `restore_generator` hands the state back, so that the broker's stream
+# goes on where the round left it.
+_LOW32 = np.uint64(0xFFFFFFFF)
+_ALL64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_PCG_MULTIPLIER = (np.uint64(0x2360ED051FC65DA4), np.uint64(0x4385DF649FCCF645))  # (high, low) words
+_U0, _U1, _U32, _U58, _U63, _U64 = (np.uint64(value) for value in (0, 1, 32, 58, 63, 64))
+
+
+def generator_state(rng: np.random.Generator) -> np.ndarray:
+    """A PCG64 generator's state as `draw_below` reads it (ValueError for another bit generator)."""
+    if type(rng.bit_generator) is not np.random.PCG64:
+        raise ValueError(f"generator_state: a PCG64 generator (np.random.default_rng) only, got "
+                         f"{type(rng.bit_generator).__name__}")
+    saved = rng.bit_generator.state
+    state, increment, word = saved["state"]["state"], saved["state"]["inc"], (1 << 64) - 1
+    return np.array([state >> 64, state & word, increment >> 64, increment & word, saved["has_uint32"],
+                     saved["uinteger"]], dtype=np.uint64)
+
+
+def restore_generator(rng: np.random.Generator, words: np.ndarray) -> None:
+    """Set a PCG64 generator to the state `draw_below` left in ``words``."""
+    high, low, increment_high, increment_low, buffered, value = (int(word) for word in words)
+    rng.bit_generator.state = {"bit_generator": "PCG64",
+                               "state": {"state": high << 64 | low, "inc": increment_high << 64 | increment_low},
+                               "has_uint32": buffered, "uinteger": value}
+
+
+@numba.njit(cache=True)
+def _wide_product(a, b):
+    """The 128-bit product of two uint64, as (high, low) words."""
+    a_low, a_high, b_low, b_high = a & _LOW32, a >> _U32, b & _LOW32, b >> _U32
+    low_low, low_high, high_low = a_low * b_low, a_low * b_high, a_high * b_low
+    middle = (low_low >> _U32) + (low_high & _LOW32) + (high_low & _LOW32)
+    return (a_high * b_high + (low_high >> _U32) + (high_low >> _U32) + (middle >> _U32),
+            (middle << _U32) | (low_low & _LOW32))
+
+
+@numba.njit(cache=True)
+def _next64(words):
+    """PCG64's next output: the state times the multiplier plus the increment (mod 2**128), then XSL-RR."""
+    high, low = _wide_product(words[1], _PCG_MULTIPLIER[1])
+    high += words[1] * _PCG_MULTIPLIER[0] + words[0] * _PCG_MULTIPLIER[1]
+    new_low = low + words[3]
+    high += words[2] + (_U1 if new_low < low else _U0)
+    words[0], words[1] = high, new_low
+    mixed, turn = high ^ new_low, high >> _U58
+    return (mixed >> turn) | (mixed << ((_U64 - turn) & _U63))
+
+
+@numba.njit(cache=True)
+def _next32(words):
+    """numpy's 32-bit draw: the buffered high half of the last 64-bit output, else the low half of a new one."""
+    if words[4] != _U0:
+        words[4] = _U0
+        return words[5]
+    value = _next64(words)
+    words[4], words[5] = _U1, value >> _U32
+    return value & _LOW32
+
+
+@numba.njit(cache=True)
+def draw_below(words, n):
+    """``Generator.integers(n)`` (n >= 1) from the state ``words`` (`generator_state`), which it moves on."""
+    top = np.uint64(n - 1)
+    if top == _U0:  # (numpy draws nothing)
+        return 0
+    if top == _LOW32:
+        return np.int64(_next32(words))
+    span = top + _U1
+    if top < _LOW32:
+        scaled = _next32(words) * span
+        if scaled & _LOW32 < span:
+            floor = (_LOW32 - top) % span
+            while scaled & _LOW32 < floor:
+                scaled = _next32(words) * span
+        return np.int64(scaled >> _U32)
+    high, low = _wide_product(_next64(words), span)
+    if low < span:
+        floor = (_ALL64 - top) % span
+        while low < floor:
+            high, low = _wide_product(_next64(words), span)
+    return np.int64(high)

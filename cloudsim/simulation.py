@@ -615,6 +615,9 @@ class Simulation:
             raise TypeError(f"broker {self.record.broker!r}: compiled_round(resources) must answer None or a "
                             f"cloudsim.broker.CompiledRound over the cluster's {len(self.cluster.resources)} "
                             f"resources, got {rule!r}")
+        if rule.rng is not None and type(rule.rng.bit_generator) is not np.random.PCG64:
+            return (f"broker {self.record.broker!r} draws from a {type(rule.rng.bit_generator).__name__} generator; "
+                    "the compiled round draws as numpy's default one, PCG64 (np.random.default_rng), does")
         if self.state.constrained and (rule.rule not in CompiledRound.WITH_DEVICES or self._source is not None):
             return (f"on a cluster with devices or machine attributes only the rounds "
                     f"{', '.join(CompiledRound.WITH_DEVICES)} run compiled, in a run held in memory (broker "
@@ -636,7 +639,7 @@ class Simulation:
             self._compiled_write_back()
         except BaseException:
             if self._compiled is not None:
-                self._compiled.keep_turn()
+                self._compiled.keep_broker_state()
             self._fail()
             raise
         self._end_episode()

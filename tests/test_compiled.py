@@ -376,6 +376,38 @@ def test_random_draws_from_its_own_generator_run_after_run():
     assert after[False] == after[True]
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2024])
+def test_the_compiled_draws_are_numpy_integers_and_hand_the_state_back(seed):
+    """`draw_below(words, n)` is ``Generator.integers(n)`` on a PCG64 generator's state: bounds on both sides of
+    each of numpy's branches (n = 1 draws nothing; up to 2**32 from 32-bit halves, one buffered between draws;
+    beyond, 64-bit outputs), in a mixed order; after them the generator set from the words draws on as numpy's
+    own, a buffered half included."""
+    from cloudsim.kernels import draw_below, generator_state, restore_generator
+    bounds = [1, 2, 3, 7, 1213, 2**31, 2**31 + 1, 2**32 - 1, 2**32, 2**32 + 1, 2**40 + 3, 2**62 + 5, 2**63 - 1]
+    order = np.random.default_rng(seed + 1).choice(bounds, size=400).tolist() + [3]  # (the last leaves a half)
+    numpy, ours = np.random.default_rng(seed), np.random.default_rng(seed)
+    words = generator_state(ours)
+    assert [draw_below(words, n) for n in order] == [int(numpy.integers(n)) for n in order]
+    restore_generator(ours, words)
+    assert ours.bit_generator.state == numpy.bit_generator.state
+    assert ours.integers(1 << 32, size=3).tolist() == numpy.integers(1 << 32, size=3).tolist()
+
+
+def test_random_with_another_bit_generator_keeps_the_python_path():
+    """The compiled round draws as PCG64 does: random given an MT19937 generator runs its own decide (the
+    default), says why, and refuses ``compiled=True`` with that reason."""
+    cluster = ClusterSpec.uniform(3, {"cpu": 4.0, "memory": 1.0})
+    jobs = alibaba_like(5, seed=1, max_instances=4)
+    broker = make_broker("random")
+    broker.rng = np.random.Generator(np.random.MT19937(3))
+    sim = Simulation(cluster, jobs, broker)
+    assert "draws from a MT19937 generator" in sim.compiled_refusal()
+    summary = sim.run().summary
+    assert summary["instances_finished"] == summary["instances"] > 0
+    with pytest.raises(ValueError, match="compiled=True: the compiled path does not apply: .*MT19937"):
+        Simulation(cluster, jobs, broker, compiled=True).run()
+
+
 @pytest.mark.parametrize("knob, first, starts", [(0.5, "b", [0.0, 1.0]), (0.9, "a", [0.0, 10.0])])
 def test_a_worked_example_of_tetris_star_by_hand(knob, first, starts):
     """One machine of 4 cpu; at t=0 task a (1 instance of 4 cpu for 10) and b (1 of 1 cpu for 1). Alignments
