@@ -1613,7 +1613,7 @@ def _count_fits(ints, floats, machine, stack):
 def _random_round(ints, floats, group_ints, group_floats, draws, now):
     """Random's round (`agents.heuristics.RandomFit`): again and again, one instance of a fit (machine, task)
     pair drawn uniformly among them all, machine-major, tasks in arrival order, with the broker's generator
-    as its ``decide`` draws (``integers(pairs)``: numba's draws are numpy's, on the generator's own state);
+    as its ``decide`` draws (``integers(pairs)``, by `draw_below` on the generator's state ``draws``);
     until no pair fits. How many waiting tasks fit each machine is kept from round to round: a task new
     since the last round is counted on every machine it fits, then a machine freed since is counted anew;
     a start counts its machine anew and, where it leaves its task nothing waiting, uncounts the task on
