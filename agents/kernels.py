@@ -36,7 +36,7 @@ from cloudsim.specs import DEVICE_MILLI
 __all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round",
            "units_in_use"]
 
-KERNELS_CALLED = "ce14941e61576d4e"
+KERNELS_CALLED = "630ae08459f2fea0"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""

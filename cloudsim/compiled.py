@@ -98,7 +98,7 @@ from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["CompiledState"]
 
-KERNELS_CALLED = "030bbfdacda4c733"
+KERNELS_CALLED = "b9ab4ca5817a9fc8"
 """A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""

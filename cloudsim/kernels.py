@@ -29,8 +29,8 @@ import numpy as np
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["check_starts", "pair_score", "column_means", "conv2d", "dense", "draw_below", "earliest_fit", "exp1",
-           "fgd_delta", "fragmentation", "generator_state", "map_exp", "map_tanh", "mlp", "restore_generator", "softmax",
-           "state_fragmentation", "step_profile", "tanh1"]
+           "fgd_delta", "fragmentation", "generator_state", "map_exp", "map_tanh", "mlp", "restore_generator",
+           "softmax", "state_fragmentation", "step_profile", "tanh1"]
 
 
 @numba.njit(cache=True)

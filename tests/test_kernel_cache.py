@@ -2,9 +2,9 @@
 
 numba keys a module's cached kernels to that file's time and size; a compiled function it calls from
 another module is built into them, and a change there alone leaves them stale (the same command, other
-bits). So each module whose kernels call another module's carries a digest of those functions' source,
-and this test holds it to the source: a change there then changes the module too, and numba compiles it
-anew.
+bits). So each module whose kernels call another module's carries a digest of those functions' source
+and of the constants they read, and this test holds it to them: a change there then changes the module
+too, and numba compiles it anew.
 """
 
 import hashlib
@@ -12,6 +12,7 @@ import inspect
 import sys
 
 import numba
+import numpy as np
 import pytest
 
 import agents.kernels
@@ -20,7 +21,8 @@ import cloudsim.compiled
 
 def called_elsewhere(module) -> dict[str, str]:
     """The source of every compiled function ``module``'s kernels reach in other modules, by qualified name:
-    those it imports, and the compiled functions they call in turn."""
+    those it imports, and the compiled functions they call in turn; and the value of every constant those
+    functions read from their module (numba builds a global's value into the kernel as a constant)."""
     found: dict[str, str] = {}
     todo = [value for value in vars(module).values()
             if isinstance(value, numba.core.registry.CPUDispatcher) and value.py_func.__module__ != module.__name__]
@@ -37,7 +39,21 @@ def called_elsewhere(module) -> dict[str, str]:
             codes += [c for c in code.co_consts if inspect.iscode(c)]
         space = vars(sys.modules[function.__module__])
         todo += [space[n] for n in names if isinstance(space.get(n), numba.core.registry.CPUDispatcher)]
+        found.update({f"{function.__module__}.{n}": constant(space[n]) for n in names
+                      if isinstance(space.get(n), (int, float, np.generic, tuple, np.ndarray))})
     return found
+
+
+def constant(value) -> str:
+    """A global's value as the digest reads it, the same text under every numpy version: an array by its bytes
+    (its repr elides the middle of a long one), a numpy scalar by its type and value."""
+    if isinstance(value, np.ndarray):
+        return repr((value.dtype.str, value.shape, value.tobytes()))
+    if isinstance(value, np.generic):
+        return repr((value.dtype.str, value.item()))
+    if isinstance(value, tuple):
+        return f"({', '.join(constant(item) for item in value)})"
+    return repr(value)
 
 
 def digest(module) -> str:
@@ -55,7 +71,8 @@ def test_a_module_of_kernels_carries_the_digest_of_the_kernels_it_calls_elsewher
 
 
 def test_the_digest_covers_what_the_kernels_call_in_turn():
-    # compiled.py imports tanh1, which calls exp1; agents.kernels imports mlp, which calls tanh1.
-    assert {"cloudsim.kernels.pair_score", "cloudsim.kernels.tanh1", "cloudsim.kernels.exp1"} <= \
-        set(called_elsewhere(cloudsim.compiled))
+    # compiled.py imports tanh1, which calls exp1; agents.kernels imports mlp, which calls tanh1. draw_below
+    # calls _next64, which reads PCG64's multiplier, a constant of cloudsim.kernels.
+    assert {"cloudsim.kernels.pair_score", "cloudsim.kernels.tanh1", "cloudsim.kernels.exp1",
+            "cloudsim.kernels._next64", "cloudsim.kernels._PCG_MULTIPLIER"} <= set(called_elsewhere(cloudsim.compiled))
     assert "cloudsim.kernels.exp1" in called_elsewhere(agents.kernels)
