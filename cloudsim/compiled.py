@@ -715,7 +715,7 @@ class CompiledState:
 
     def write_back(self, tasks, state, groups) -> int:
         """Hand the state to the episode's `TaskTable`, `ClusterState` and `GroupTable` (the groups not handed
-        over yet; round-robin's turn to its broker); returns the decisions made."""
+        over yet; `keep_broker_state`); returns the decisions made."""
         self.keep_broker_state()
         self.write_progress(tasks)
         ints, machines, resources = self.ints, self.machines, int(self.ints[RESOURCES])
