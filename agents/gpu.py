@@ -3,8 +3,8 @@
 Each takes the first waiting task (arrival order) that fits some machine and scores every machine that fits
 it, on 0-100, highest wins; as in the paper's reference simulator scores are whole numbers (truncated) and
 ties go to the first machine of a permutation of the machines drawn with the broker's seed.
-../shared/GPU_SHARING.md gives the formulas; with idle a machine's free milli-GPU, cpu_left its free cpu and
-G = GPUs x milli of the task:
+docs/gpu.md ("The reference study") gives the formulas; with idle a machine's free milli-GPU, cpu_left its
+free cpu and G = GPUs x milli of the task:
 
 * ``fgd`` (`FragmentationGradientDescent`): the decrease of the machine's fragmentation
   (`cloudsim.fragmentation`) the placement makes, Delta, scored int(100 sigmoid(Delta / 1000)); a sharing task
@@ -14,7 +14,7 @@ G = GPUs x milli of the task:
 * ``gpu-dot-product``: int(100 (1 - dot / 2)) with dot the product of (cpu_left / 128,000, idle / 8,000) and
   (cpu / 128,000, G / 8,000): the smallest product wins;
 * ``gpu-packing``: a task with GPUs prefers machines whose devices are partly used, then machines with some
-  used, then empty ones (the formula of GPU_SHARING.md); a CPU-only task scores 0 everywhere;
+  used, then empty ones (the reference study's formula); a CPU-only task scores 0 everywhere;
 * ``gpu-clustering``: a GPU task prefers machines running GPU tasks of its kind only (a share, or k whole
   GPUs), then of its kind among others, then none, plus a term for how busy the machine's GPUs are;
 * ``gpu-random``: a fitting machine at random, and a random device with room.

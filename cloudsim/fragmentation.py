@@ -1,6 +1,7 @@
 """GPU fragmentation (Weng et al., USENIX ATC 2023): how much of a cluster's free GPU its workload cannot use.
 
-The measure of ../shared/GPU_SHARING.md, as a metric any run on a cluster with devices can report:
+The measure of the GPU-sharing study (docs/gpu.md, "The reference study"), as a metric any run on a
+cluster with devices can report:
 
 * the *target workload* is the workload's pods grouped by shape (cpu, milli-GPU per device, GPUs,
   accepted models; memory is ignored), the most frequent shapes that cover 95 % of the pods, with their

@@ -1,6 +1,6 @@
-"""DeepRM's environment against its published code's behaviour (DEEPRM_ENV.md), and its agent.
+"""DeepRM's environment against its published code's behaviour (docs/papers/deeprm.md), and its agent.
 
-The calibration figures come from DEEPRM_ENV.md (measured by running the
+The calibration figures come from that page's calibration table (measured by running the
 original code); the small episodes are worked out by hand in the comments.
 """
 

@@ -1,7 +1,7 @@
 """Devices (GPUs) in the engine: requests, the default device rule, the checks of a broker's choice, the fit
 matrix, giving devices back, and device accounting under every heuristic with faults.
 
-Expected values are worked out by hand from the resource model of ../shared/GPU_SHARING.md: a device has
+Expected values are worked out by hand from the resource model of docs/gpu.md's reference study: a device has
 1,000 milli; a sharing instance takes part of one device (the tightest that holds it, lowest index on ties);
 an exclusive one takes whole, completely free devices (the lowest-indexed).
 """

@@ -1,5 +1,5 @@
 """GPU sharing: the fragmentation measure, each placement policy's choice, the openb trace and the fill
-experiment, with expected values worked out by hand from ../shared/GPU_SHARING.md's definitions."""
+experiment, with expected values worked out by hand from the reference study's definitions (docs/gpu.md)."""
 
 from __future__ import annotations
 

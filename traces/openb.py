@@ -1,6 +1,6 @@
 """The Alibaba GPU trace of 2023 (``openb``): pod lists as jobs, node lists as GPU clusters.
 
-The trace (../shared/data/alibaba/gpu-v2023, described in ../shared/GPU_SHARING.md) has a node list
+The trace (../shared/data/alibaba/gpu-v2023, its study described in docs/gpu.md) has a node list
 (``sn, cpu_milli, memory_mib, gpu, model``) and pod lists (``name, cpu_milli, memory_mib, num_gpu,
 gpu_milli, gpu_spec, qos, pod_phase, creation_time, deletion_time, scheduled_time``). Units are kept:
 resources ``cpu`` in milli-cores and ``memory`` in MiB; a node's ``gpu`` devices of `DEVICE_MILLI`

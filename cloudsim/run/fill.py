@@ -1,6 +1,6 @@
 """The "fill the cluster" experiment of Weng et al. (USENIX ATC 2023) on a GPU cluster, one (broker, seed) a run.
 
-As ../shared/GPU_SHARING.md describes it:
+As the GPU-sharing study describes it (docs/gpu.md, "The reference study"):
 
 1. the workload's pods are shuffled with the run's seed;
 2. inflated: while their total GPU request is below ``factor`` times the cluster's GPUs, pods drawn uniformly

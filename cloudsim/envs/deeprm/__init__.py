@@ -3,7 +3,7 @@
 DeepRM schedules jobs on one pool of ``res_slot`` units per resource in discrete
 time steps, over an image of the next ``horizon`` steps. Its published code
 (Python 2, Theano) is the reference every later paper compares with, quirks
-included; ``../shared/DEEPRM_ENV.md`` in the project's records states how it
+included; docs/papers/deeprm.md ("How the published code behaves") states how it
 behaves, and this module matches it job by job (start and finish of every job,
 every step's reward, the step at which the episode ends).
 
