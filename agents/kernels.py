@@ -31,7 +31,6 @@ import numba
 import numpy as np
 
 from cloudsim.kernels import fgd_delta, mlp, pair_score
-from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round",
            "units_in_use"]

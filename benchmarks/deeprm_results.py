@@ -165,7 +165,7 @@ def figure7(policy, knob: float, seeds, out: Path) -> dict:
     a.set_xlabel("job length")
     a.set_ylabel("fraction of withheld jobs")
     a.set_title("(a) length of withheld jobs, 110 % load")
-    small = {"small (1-3)": lambda l: l <= 3, "large (10-15)": lambda l: l >= 10}
+    small = {"small (1-3)": lambda length: length <= 3, "large (10-15)": lambda length: length >= 10}
     x = np.arange(len(small))
     for k, (name, r) in enumerate((("DeepRM", deeprm), (f"Tetris* ({knob:g})", tetris))):
         values = [r["slowdown"][pick(r["length"])].mean() for pick in small.values()]

@@ -47,7 +47,7 @@ def main() -> None:
              f"seeds; `python benchmarks/tetris_star_knob.py --seeds {args.seeds}` ({code_version()}).", "",
              "| load | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for load in LOADS:
-        rows = [r for (l, _), r in zip(cases, results) if l == load]
+        rows = [r for (case_load, _), r in zip(cases, results) if case_load == load]
         means = {n: float(np.mean([r[n] for r in rows])) for n in names}
         best = min(means, key=means.get)
         lines.append(f"| {load:.0%} | " + " | ".join(f"**{v:.3f}**" if n == best else f"{v:.3f}"

@@ -56,7 +56,7 @@ from tqdm.auto import tqdm
 
 from cloudsim.broker import ClusterView, CompiledRound, as_plan, broker_name, ends_round, is_final
 from cloudsim.plan_check import CheckedDecision, Starts, check_plan
-from cloudsim.cluster import ClusterState, instances_applied
+from cloudsim.cluster import ClusterState
 from cloudsim.foreign import failure
 from cloudsim.metrics import EpisodeResult
 from cloudsim.record import EpisodeRecord, by_end_time

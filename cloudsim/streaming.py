@@ -116,7 +116,6 @@ class ResultWriter:
     """Writes a streamed episode's finished rows as Parquet row groups (see the module docstring)."""
 
     def __init__(self, folder: str | Path, record: "EpisodeRecord") -> None:
-        import pyarrow.parquet as pq
         self.folder = check_stream_folder(folder)
         self.record = record
         self._partial = self.folder.parent / f".{self.folder.name}.partial-{os.getpid()}-{id(self)}"
@@ -169,7 +168,6 @@ class ResultWriter:
 
     def finish(self, wall_s: float) -> StreamedResult:
         """Write what is left, the summary and the capacity, and move the files into the folder."""
-        import pandas as pd
         self.write_finished()
         for writer in self._writers.values():
             writer.close()

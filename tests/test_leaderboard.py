@@ -153,7 +153,7 @@ def test_the_gpu_workloads_rank_by_unallocated_gpu_and_fragmentation(tmp_path):
     assert ((fill["unallocated_gpu_pct_at_100_mean"] >= 0) & (fill["unallocated_gpu_pct_at_100_mean"] <= 100)).all()
     assert "gpu_fragmentation_pct_mean_mean" in replayed and (replayed["runs"] == 1).all()
     expected = fill["unallocated_gpu_pct_at_100_mean"].rank(method="min")
-    assert result.ranks[f"gpu-fill unallocated_gpu_pct_at_100"].dropna().to_dict() == expected.to_dict()
+    assert result.ranks["gpu-fill unallocated_gpu_pct_at_100"].dropna().to_dict() == expected.to_dict()
     assert [c for c in result.ranks if c.startswith("gpu")] == ["gpu-fill unallocated_gpu_pct_at_100",
                                                                 "gpu-replay gpu_fragmentation_pct_mean"]
     gpu_mean = result.ranks.loc["fgd", ["gpu-fill unallocated_gpu_pct_at_100", "gpu-replay gpu_fragmentation_pct_mean"]]

@@ -131,7 +131,7 @@ def test_a_start_now_may_not_take_what_a_reservation_holds():
 @pytest.mark.parametrize("at, message", [(-1.0, "has passed"), (float("nan"), "finite"), ("soon", "finite")])
 def test_reservation_times_that_make_no_sense_are_refused(at, message):
     sim = Simulation(ONE_MACHINE, [job("A", 2, 10.0)])
-    view = sim.next_decision()
+    sim.next_decision()
     with pytest.raises(InvalidDecisionError, match=message):
         sim.apply(Decision(0, 0, at=at))
 

@@ -167,12 +167,12 @@ def _binned(rows: np.ndarray, start: np.ndarray, end: np.ndarray, weight: np.nda
     same = first == last
     np.add.at(out, (rows[same], first[same]), weight[same] * (end[same] - start[same]))
     split = ~same
-    r, f, l, w = rows[split], first[split], last[split], weight[split]
+    r, f, t, w = rows[split], first[split], last[split], weight[split]
     np.add.at(out, (r, f), w * (edges[f + 1] - start[split]))
-    np.add.at(out, (r, l), w * (end[split] - edges[l]))
-    middle = np.zeros((n_rows, bins + 1))  # whole bins f+1 .. l-1, as a difference along time
+    np.add.at(out, (r, t), w * (end[split] - edges[t]))
+    middle = np.zeros((n_rows, bins + 1))  # whole bins f+1 .. t-1, as a difference along time
     np.add.at(middle, (r, f + 1), w * width)
-    np.add.at(middle, (r, l), -w * width)
+    np.add.at(middle, (r, t), -w * width)
     out += np.cumsum(middle, axis=1)
     return out[:, :bins] / width
 
