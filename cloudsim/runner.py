@@ -80,6 +80,8 @@ def _start_worker(slots, rows) -> None:
     global _worker_slots, _worker_row
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stopped)
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, _stopped)
     _end_with_parent()
     with rows.get_lock():
         _worker_row = rows.value % (len(slots) // 2)
@@ -88,10 +90,33 @@ def _start_worker(slots, rows) -> None:
     slots[2 * _worker_row] = os.getpid()
 
 
+_ending = 0  # in a worker: the signal that asked it to end, while it finishes writing an answer
+
+
 def _stopped(signum, frame) -> None:
-    """SIGTERM in a worker: clear its row (it did not die of its work), then end."""
+    """SIGTERM in a worker: clear its row (it did not die of its work), then end; but never halfway through
+    writing an answer to the pool. A worker ended there leaves part of a message in the pool's pipe, and the
+    pool's thread that reads it waits for the rest forever, so that its process cannot end. The worker then
+    finishes the answer and looks again a few milliseconds later (SIGALRM, handled here too)."""
+    global _ending
+    if signum == signal.SIGTERM:
+        _ending = signum
+    if not _ending:  # an alarm this module did not set
+        return
+    if _writing_answer(frame) and hasattr(signal, "setitimer"):
+        signal.setitimer(signal.ITIMER_REAL, 0.005)
+        return
     _worker_slots[2 * _worker_row + 1] = 0
-    os._exit(128 + signum)
+    os._exit(128 + _ending)
+
+
+def _writing_answer(frame) -> bool:
+    """Whether a frame runs inside a multiprocessing queue's ``put``, which writes the answer to the pool."""
+    while frame is not None:
+        if frame.f_code.co_name == "put" and frame.f_globals.get("__name__") == "multiprocessing.queues":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _end_with_parent() -> None:

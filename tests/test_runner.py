@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -42,6 +44,33 @@ def test_one_worker_runs_in_this_process_and_never_more_workers_than_items():
 def test_a_failure_in_a_worker_reaches_the_caller_as_itself():
     with Runner(workers=2) as runner, pytest.raises(ValueError, match="item 3 is bad"):
         list(runner.map(fail_on_three, range(6)))
+
+
+ABANDON_A_MAP_OF_LARGE_ANSWERS = """
+import sys, time
+from cloudsim.runner import Runner
+
+def answer(k):
+    return bytes(30_000_000) if k else b"x"  # long enough to write that a stop often comes in the middle
+
+if __name__ == "__main__":
+    with Runner(workers=2, progress=False) as runner:
+        results = runner.map(answer, [0, 1, 1, 1])
+        next(results)
+        time.sleep(float(sys.argv[1]))
+        results.close()  # abandoned: the runner stops the workers, one of them writing its answer
+    print("ended")
+"""
+
+
+def test_a_map_abandoned_while_a_worker_writes_its_answer_lets_the_process_end(tmp_path):
+    # A worker stopped halfway through writing its answer used to leave part of a message in the pool's
+    # pipe: the pool's reading thread then waited for the rest, and the process never ended.
+    script = tmp_path / "abandon.py"
+    script.write_text(ABANDON_A_MAP_OF_LARGE_ANSWERS)
+    for pause in ("0", "0.01", "0.02", "0.04"):
+        done = subprocess.run([sys.executable, str(script), pause], capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout) == (0, "ended\n"), done.stderr
 
 
 def test_bad_runner_settings_are_refused():
