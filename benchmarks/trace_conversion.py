@@ -1,7 +1,7 @@
 """How fast raw Alibaba CSV tables become the Parquet cache, and proof that the conversion streams.
 
 The published Alibaba v2018 batch tables are far larger than memory (batch_instance is
-about 20 GB as .tar.gz), so `traces.rawcsv` converts them once, batch by batch, into a
+about 20 GB as .tar.gz), so `traces.cache` converts them once, batch by batch, into a
 Parquet cache. This benchmark answers three questions a user asks before pointing the
 loaders at the full trace:
 

@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import traces.rawcsv as rawcsv
+import traces.cache
 from conftest import DATA, write
 from traces import CacheError, EmptyWorkloadError, load_alibaba_v2017, load_alibaba_v2018
-from traces.rawcsv import cached_parquet
+from traces.cache import cached_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
 # v2017 batch_task: create, end, job, task, instances, status, plan_cpu, plan_mem
@@ -260,7 +260,7 @@ def test_dag_job_ranges_equal_a_full_load_sliced(tmp_path, cache):
 
 
 def test_a_selection_reads_only_the_row_groups_of_its_jobs(tmp_path, cache, monkeypatch):
-    monkeypatch.setattr(rawcsv, "ROW_GROUP_ROWS", 2)  # rows 2k and 2k+1 of the table (lines 2k+1, 2k+2) per group
+    monkeypatch.setattr(traces.cache, "ROW_GROUP_ROWS", 2)  # rows 2k and 2k+1 of the table (lines 2k+1, 2k+2) per group
     trace = write(tmp_path, "ties.csv", TIES)
     load_alibaba_v2017(trace, cache=cache)  # converts and indexes: reads everything once
     read = []

@@ -9,7 +9,8 @@ from traces.chunks import chunk_count, iter_chunks, job_chunk, job_range, rebase
 from traces.cloudsimpy import load_cloudsimpy
 from traces.deepk8s import deepk8s_cluster, deepk8s_workload
 from traces.generators import GENERATORS, generate, generator_skips
-from traces.rawcsv import CacheError, EmptyWorkloadError, TraceFormatError
+from traces.cache import CacheError
+from traces.rawcsv import EmptyWorkloadError, TraceFormatError
 from traces.swf import SwfHeader, load_swf, machines_swf, swf_header
 from traces.synthetic import (
     DEEPRM,

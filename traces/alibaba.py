@@ -1,7 +1,7 @@
 """Loaders for the Alibaba cluster traces v2017 and v2018, as published (headerless CSV).
 
 Each raw table is converted once, streamed, into a typed Parquet file in the
-cache (see `traces.rawcsv`). From it a per-job index is computed once per
+cache (see `traces.cache`). From it a per-job index is computed once per
 status policy and cached beside it: for every job its submit time, whether it
 is replayable, where its rows are (Parquet row groups) and its skipped tasks
 by reason. Loading then reads the index and only the rows of the jobs asked
@@ -92,20 +92,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, MachineEvent, TaskSpec
-from traces.rawcsv import (
-    BEYOND_EXACT,
-    CacheError,
-    DamagedCacheEntry,
-    EmptyWorkloadError,
-    TableSpec,
-    TraceFormatError,
-    cached_derived,
-    cached_parquet,
-    discard_entry,
-    reading,
-    stream_batches,
-    stream_table,
-)
+from traces.cache import CacheError, DamagedCacheEntry, cached_derived, cached_parquet, discard_entry, reading
+from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TableSpec, TraceFormatError, stream_batches, stream_table
 from traces.workload import Workload
 
 if TYPE_CHECKING:
