@@ -106,7 +106,8 @@ class DeepRMBroker:
         extra = cluster.resources[p.resources:]
         if extra:
             notes.append(f"{self.name}: its images show {p.resources} resources, this cluster has "
-                         f"{', '.join(cluster.resources)}: {', '.join(extra)} is not shown (the engine still checks it)")
+                         f"{', '.join(cluster.resources)}: {', '.join(extra)} is not shown "
+                         "(the engine still checks it)")
         if cluster.machines != 1:
             notes.append(f"{self.name}: trained on one machine of {p.res_slot} units per resource; runs on "
                          f"{cluster.machines} machines, one image each, in units of each machine's capacity")

@@ -39,7 +39,8 @@ from cloudsim.broker import ClusterView, CompiledRound, Decision
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["GPU_POLICIES", "GPU_VARIANTS", "target_options", "ExactFragmentationGradientDescent", "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
+__all__ = ["GPU_POLICIES", "GPU_VARIANTS", "target_options", "ExactFragmentationGradientDescent",
+           "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
            "GpuPacking", "GpuRandom", "NodeScorer"]
 
 CPU_SCALE = 128_000  # the largest node's milli-cores

@@ -391,8 +391,8 @@ class QueuePolicy:
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
         """The engine's compiled round of this policy (`cloudsim.compiled`): that of the class that declares
-        ``compiled_rule`` (FCFS, SJF, HRRN, DRF, best-fit, least-load, round-robin), while the policy's `priority`, `place`,
-        `decide_one`, ``strict`` and ``repeats`` are that class's own; None otherwise."""
+        ``compiled_rule`` (FCFS, SJF, HRRN, DRF, best-fit, least-load, round-robin), while the policy's `priority`,
+        `place`, `decide_one`, ``strict`` and ``repeats`` are that class's own; None otherwise."""
         owner = next((cls for cls in type(self).__mro__ if "compiled_rule" in vars(cls)), None)
         if owner is None or any(name in vars(self) for name in ("priority", "place", "decide_one", "strict",
                                                                 "repeats")):

@@ -87,7 +87,8 @@ class RLSKPolicy:
             shapes = np.unique(cluster.capacity_array(), axis=0).tolist()
             return [f"rlsk: trained on {self.config.clusters} clusters of {self.config.nodes} node(s) of "
                     f"{trained.capacity_array()[0].tolist()}; running on {cluster.machines} machines in clusters of "
-                    f"{', '.join(map(str, sizes))} node(s) of {shapes[0] if len(shapes) == 1 else f'{len(shapes)} shapes'}: "
+                    f"{', '.join(map(str, sizes))} node(s) of "
+                    f"{shapes[0] if len(shapes) == 1 else f'{len(shapes)} shapes'}: "
                     f"its states are ratios of a cluster's capacity, so it runs, but on clusters it has not seen"]
         return []
 

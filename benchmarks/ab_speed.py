@@ -104,7 +104,8 @@ def main() -> None:
              "ratio": statistics.median(t["this"]) / statistics.median(t["other"]), "this_all": t["this"],
              "other_all": t["other"]} for name, t in times.items()]
     header = (f"# Side by side: this checkout ({code_version()}) against another ({code_version(args.against)})"
-              f"\n\n`python benchmarks/ab_speed.py --against OTHER --repeats {args.repeats}`; medians of {args.repeats} alternating repeats, simulation time summed over each "
+              f"\n\n`python benchmarks/ab_speed.py --against OTHER --repeats {args.repeats}`; medians of "
+              f"{args.repeats} alternating repeats, simulation time summed over each "
               f"command's runs (start-up and loading left out).\n\n"
               "| command | this s | other s | this / other |\n|---|---|---|---|\n")
     table = "".join(f"| `{r['command']}` | {r['this_s']:.3f} | {r['other_s']:.3f} | {r['ratio']:.2f} |\n" for r in rows)

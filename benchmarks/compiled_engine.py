@@ -15,7 +15,8 @@ CloudSimPy's whole jobs.csv on 50 machines through ``cloudsim replay``; first-fi
 its broker):
 
 * ``first-fit-1000`` and ``<broker>-1000`` (Tetris, Packer, Tetris*, FCFS, SJF, HRRN, DRF, best-fit, least-load,
-  round-robin, random, EASY, DeepJS with its shipped checkpoint): decisions per second of simulation (results left out), 1,000 jobs;
+  round-robin, random, EASY, DeepJS with its shipped checkpoint): decisions per second of simulation (results left
+  out), 1,000 jobs;
 * ``first-fit-10000``, ``tetris-10000``: seconds of simulation, 10,000 jobs;
 * ``deeprm-v2018``, ``deeprm-plus-v2018``: the DeepRM brokers with their shipped checkpoints (which take the
   Python path: they reserve starts ahead and wait a time step at a time), through ``cloudsim replay``, on jobs

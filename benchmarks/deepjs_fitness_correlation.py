@@ -68,7 +68,8 @@ def main() -> None:
     (RESULTS / "deepjs").mkdir(parents=True, exist_ok=True)
     fig.savefig(RESULTS / "deepjs" / "deepjs_fitness_correlation.png", dpi=120)
     result = {"a": str(args.a), "b": str(args.b), "chunk": args.chunk, "pairs": n, "pearson_r": r, "p_value": p,
-              "command": f"python benchmarks/deepjs_fitness_correlation.py --a {args.a} --b {args.b} --chunk {args.chunk}"}
+              "command": f"python benchmarks/deepjs_fitness_correlation.py --a {args.a} --b {args.b} "
+                         f"--chunk {args.chunk}"}
     (RESULTS / "deepjs" / "deepjs_fitness_correlation.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))
 

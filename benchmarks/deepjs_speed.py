@@ -57,7 +57,8 @@ def decision_speed(jobs, chunks, checkpoint, repeats) -> list[dict]:
             summary = runs[0][1].summary
             rows.append({"chunk": index, "broker": name, "makespan": summary["makespan"],
                          "instances": summary["instances"], "decisions": summary["decisions"], "sim_s": wall,
-                         "decisions_per_s": summary["decisions"] / wall, "instances_per_s": summary["instances"] / wall})
+                         "decisions_per_s": summary["decisions"] / wall,
+                         "instances_per_s": summary["instances"] / wall})
     return rows
 
 

@@ -67,10 +67,13 @@ def main() -> None:
     fig.tight_layout()
     (RESULTS / "deepjs").mkdir(parents=True, exist_ok=True)
     fig.savefig(RESULTS / "deepjs" / "deepjs_training_curve.png", dpi=120)
-    (RESULTS / "deepjs" / "deepjs_training_curve.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    (RESULTS / "deepjs" / "deepjs_training_curve.json").write_text(
+        json.dumps({"rows": rows, "summary": summary}, indent=1))
     lines = ["# DeepJS during training", "", f"Command: `python benchmarks/deepjs_training_curve.py --checkpoint "
-             f"{args.checkpoint}`", "", f"{len(rows)} training chunks; DeepJS's makespan on each chunk before it trained on it.",
-             "", "| baseline | chunks | DeepJS lower | equal | higher | mean (baseline - DeepJS) |", "|---|---|---|---|---|---|"]
+             f"{args.checkpoint}`", "",
+             f"{len(rows)} training chunks; DeepJS's makespan on each chunk before it trained on it.",
+             "", "| baseline | chunks | DeepJS lower | equal | higher | mean (baseline - DeepJS) |",
+             "|---|---|---|---|---|---|"]
     lines += [f"| {b} | {s['chunks']} | {s['lower']} | {s['equal']} | {s['higher']} | {s['mean_difference']:.1f} |"
               for b, s in summary.items()]
     (RESULTS / "deepjs" / "deepjs_training_curve.md").write_text("\n".join(lines) + "\n")

@@ -83,7 +83,8 @@ def main() -> None:
                     pooled.append(in_deeprm(policy, params, lengths, sizes, arrivals))
                 else:
                     jobs = core_jobs(lengths[0], sizes[0], None if arrivals is None else arrivals[0])
-                    broker = make_broker(name, seed=seed) if name != "sjf" else Windowed(make_broker("sjf"), params.slots)
+                    broker = (make_broker(name, seed=seed) if name != "sjf"
+                              else Windowed(make_broker("sjf"), params.slots))
                     pooled.append(in_core(broker, replace(params), jobs))
             result[(where, name)] = float(np.mean(np.concatenate(pooled)))
         rows.append({"agent": agent, "arrivals": arrivals_kind, "load": load, "seeds": args.seeds,
@@ -93,7 +94,8 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps({"code": code_version(), "rows": rows}, indent=1) + "\n")
-    lines = ["| broker | jobsets | load | SJF, DeepRM's env | broker, DeepRM's env | SJF (window M), core | broker, core |",
+    lines = ["| broker | jobsets | load | SJF, DeepRM's env | broker, DeepRM's env | SJF (window M), core "
+             "| broker, core |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['agent']} | {r['seeds']} ({r['arrivals']}) | {r['load']:.0%} | {r['sjf_deeprm_env']:.3f} | "

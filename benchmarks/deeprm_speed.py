@@ -94,7 +94,8 @@ def main() -> None:
     (RESULTS / "speed.json").write_text(json.dumps(result, indent=1) + "\n")
     lines = ["| measure | value |", "|---|---|",
              f"| one environment (M = 10, image, SJF) | {result['single_env_steps_per_s']:,.0f} steps/s |",
-             f"| {args.batch:,} jobsets in lockstep, image drawn | {result['batched_image_steps_per_s']:,.0f} steps/s |",
+             f"| {args.batch:,} jobsets in lockstep, image drawn | "
+             f"{result['batched_image_steps_per_s']:,.0f} steps/s |",
              f"| {args.batch:,} jobsets in lockstep, state only | {result['batched_state_steps_per_s']:,.0f} steps/s |",
              f"| training iteration, 100 jobsets x 20 episodes | {result['training_iteration_s']:.2f} s "
              f"(rollout {result['training_rollout_s']:.2f} s, {result['training_steps_per_iteration']:,.0f} steps) |"]

@@ -70,7 +70,8 @@ def arguments() -> argparse.Namespace:
     unknown = [w for w in args.workloads if w not in WORKLOADS] + [p for p in args.policies
                                                                    if p not in POLICIES and p not in GPU_VARIANTS]
     if unknown or args.seeds < 1 or not 0 < args.fill <= MAX_FILL:
-        parser.error(f"unknown {', '.join(unknown)}" if unknown else f"--seeds must be >= 1 and --fill in (0, {MAX_FILL:g}]")
+        parser.error(f"unknown {', '.join(unknown)}" if unknown
+                     else f"--seeds must be >= 1 and --fill in (0, {MAX_FILL:g}]")
     missing = [w for w in args.workloads if not (DATA / f"openb_pod_list_{w}.csv").is_file()]
     if missing or not (DATA / "openb_node_list_gpu_node.csv").is_file():
         parser.error(f"the openb files are not in {DATA} (missing: {', '.join(missing) or 'the node list'}); "
@@ -86,7 +87,8 @@ def report(rows: list[dict], out: Path, seeds: int, fill: float, wall: float, ra
     runs.to_csv(out / "study.csv", index=False)
     default = [r for r in rows if r["workload"] == "default"]
     lines = [f"# The fill study: {len(runs)} runs", "",
-             f"`python benchmarks/gpu_fill_study.py` ({seeds} seed(s) per policy and workload, pods inflated to {fill:g} "
+             f"`python benchmarks/gpu_fill_study.py` ({seeds} seed(s) per policy and workload, "
+             f"pods inflated to {fill:g} "
              f"x the 6,212 GPUs of the 1,213 GPU nodes). Unallocated GPU (% of the cluster's) at {AT} % arrived, "
              "mean over seeds; the last columns: how many fewer GPUs FGD leaves unallocated than each other policy.",
              ""]

@@ -273,7 +273,8 @@ def main() -> None:
              "print(json.dumps(jobs_range.write_batch_task(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))))",
              str(path), str(args.rows), str(args.seed)],
             cwd=Path(__file__).parent, capture_output=True, text=True, check=True).stdout)
-        progress(f"wrote {table['rows']:,} rows ({table['bytes'] / 1e6:.0f} MB) in {time.perf_counter() - started:.0f} s")
+        progress(f"wrote {table['rows']:,} rows ({table['bytes'] / 1e6:.0f} MB) in "
+                 f"{time.perf_counter() - started:.0f} s")
         cache, old_cache = work / "cache", work / "cache-before"
         current = str(ROOT)
         base = {"path": str(path), "code": current, "cache": str(cache)}

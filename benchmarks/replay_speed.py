@@ -76,7 +76,8 @@ def replay_cases(trace: Path, quick: bool, repeats: int) -> list[dict]:
             "process_s": round(process, 2), "simulation_s": round(sim, 2),
             "instances_per_s": round(first["instances"] / sim),
             "peak_rss_mb": round(max(r["peak_rss_mb"] for r in runs)),
-            "speedup_vs_cloudsimpy": round(CLOUDSIMPY_0_200_S / process, 1) if (jobs, machines) == ("0:200", 5) else None,
+            "speedup_vs_cloudsimpy": (round(CLOUDSIMPY_0_200_S / process, 1) if (jobs, machines) == ("0:200", 5)
+                                      else None),
         })
         print(json.dumps(rows[-1]), flush=True)
     return rows
@@ -132,7 +133,8 @@ def plot_decision_cost(rows: list[dict], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for broker in dict.fromkeys(r["broker"] for r in rows):
         mine = [r for r in rows if r["broker"] == broker]
-        ax.plot([(r["pairs_from"] * r["pairs_to"]) ** 0.5 for r in mine], [r["median_us"] for r in mine], "o-", label=broker)
+        ax.plot([(r["pairs_from"] * r["pairs_to"]) ** 0.5 for r in mine], [r["median_us"] for r in mine], "o-",
+                label=broker)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("machines x ready tasks (bucket centre)")
@@ -146,7 +148,8 @@ def plot_decision_cost(rows: list[dict], path: Path) -> None:
 
 def write_markdown(replays: list[dict], costs: list[dict], path: Path) -> None:
     lines = ["# Replay speed (first-fit, CloudSimPy v2017 jobs.csv, machines of cpu=64, memory=1, disk=1)", ""]
-    lines.append("| jobs | machines | mode | instances | decisions | makespan | process s | simulation s | instances/s | peak RSS MB | vs CloudSimPy 77 s |")
+    lines.append("| jobs | machines | mode | instances | decisions | makespan | process s | simulation s | instances/s "
+                 "| peak RSS MB | vs CloudSimPy 77 s |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in replays:
         speedup = f"{r['speedup_vs_cloudsimpy']}x" if r["speedup_vs_cloudsimpy"] else ""
@@ -154,10 +157,12 @@ def write_markdown(replays: list[dict], costs: list[dict], path: Path) -> None:
                      f"{r['makespan']:.0f} | {r['process_s']} | {r['simulation_s']} | {r['instances_per_s']:,} | "
                      f"{r['peak_rss_mb']} | {speedup} |")
     lines += ["", "Process s is the median whole-process time over the runs (imports and loading included).",
-              "The CloudSimPy figure (77 s for jobs 0:200 on 5 machines) is the one given in the core issue, not measured here.",
+              "The CloudSimPy figure (77 s for jobs 0:200 on 5 machines) is the one given in the core issue, "
+              "not measured here.",
               "", "# Cost of one decision against machines x ready tasks (event mode, alibaba_like workload)", "",
               "| broker | pairs | decisions | median µs |", "|---|---|---|---|"]
-    lines += [f"| {r['broker']} | {r['pairs_from']}-{r['pairs_to']} | {r['decisions']} | {r['median_us']} |" for r in costs]
+    lines += [f"| {r['broker']} | {r['pairs_from']}-{r['pairs_to']} | {r['decisions']} | {r['median_us']} |"
+              for r in costs]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -175,7 +180,8 @@ def main() -> None:
     for row in costs:
         print(json.dumps(row))
     plot_decision_cost(costs, RESULTS / "decision_cost.png")
-    (RESULTS / "replay_speed.json").write_text(json.dumps({"replays": replays, "decision_cost": costs}, indent=1) + "\n")
+    (RESULTS / "replay_speed.json").write_text(
+        json.dumps({"replays": replays, "decision_cost": costs}, indent=1) + "\n")
     write_markdown(replays, costs, RESULTS / "replay_speed.md")
     print(f"wrote {RESULTS / 'replay_speed.md'}")
 

@@ -161,7 +161,8 @@ def utilisation_figure(name: str, result, path: Path, load: float) -> None:
 def figure4(log: pd.DataFrame, levels: dict, path: Path) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot(log["epoch"], log["reward"], marker="o", markersize=3, color="black", label="RLSK (training, epsilon-greedy)")
+    ax.plot(log["epoch"], log["reward"], marker="o", markersize=3, color="black",
+            label="RLSK (training, epsilon-greedy)")
     for (name, level), colour in zip(levels.items(), ("tab:blue", "tab:orange", "tab:green", "tab:red")):
         ax.axhline(level, linestyle="--", linewidth=1, color=colour, label=title(name))
     ax.set_xlabel("epoch (one episode per training sequence)")
@@ -210,7 +211,8 @@ def main() -> None:
     loads = [float(v) for v in args.loads.split(",")]
     flags = [(k, item) for k, v in vars(args).items() if k != "out" for item in (v if isinstance(v, list) else [v])]
     report = {"command": "python benchmarks/rlsk_results.py " + " ".join(
-        f"--{k.replace('_', '-')} {item}" for k, item in flags), "policy_config": dataclasses.asdict(config), "loads": {}}
+        f"--{k.replace('_', '-')} {item}" for k, item in flags),
+        "policy_config": dataclasses.asdict(config), "loads": {}}
     md = [f"# RLSK: held-out sequences (seeds 0-{args.seeds - 1}, {args.jobs} jobs each)\n",
           f"Made by `{report['command']}`. Mean ± standard deviation over sequences; brokers act on 3 clusters "
           f"of 1 cpu and 1 memory (one node each unless stated). Reward weights alpha={weights.alpha:g}, "
@@ -244,7 +246,8 @@ def main() -> None:
                "sequence, mean and standard error:\n\n| broker | eq. 8 | minus Least Load | standard error | "
                "sequences below Least Load |\n|---|---|---|---|---|\n"]
         md += [f"| {title(name) if name in TITLES else name} | {row.eq8:.4f} | {row.minus_least_load:+.4f} | "
-               f"{row.standard_error:.4f} | {int(row.sequences_below_least_load)} |\n" for name, row in limits.iterrows()]
+               f"{row.standard_error:.4f} | {int(row.sequences_below_least_load)} |\n"
+               for name, row in limits.iterrows()]
     # Figure 4: the baselines' levels on the training sequences.
     log = pd.read_csv(args.log)
     levels = {}

@@ -286,7 +286,8 @@ def streaming(sizes: list[int], repeats: int, seed: int, work: Path, cache_root:
         path = work / f"batch_instance_{size}.csv"
         started = time.perf_counter()
         write_instances(path, size, seed)
-        progress(f"stream {size:,} rows: wrote {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - started:.1f} s")
+        progress(f"stream {size:,} rows: wrote {path.stat().st_size / 1e6:.0f} MB in "
+                 f"{time.perf_counter() - started:.1f} s")
         spec = {"call": "load_alibaba_v2018", "path": str(path), "args": [str(tasks), str(path)]}
         runs = []
         for k in range(repeats):
@@ -298,7 +299,8 @@ def streaming(sizes: list[int], repeats: int, seed: int, work: Path, cache_root:
             if len(instance_calls) != 2:
                 raise RuntimeError("load_alibaba_v2018 no longer calls traces.alibaba.cached_parquet for instances")
             r["calls"] = instance_calls
-        row = summarise(f"batch_instance {size:,} rows", runs, runs[0]["calls"][0]["report"]["rows"], path.stat().st_size)
+        row = summarise(f"batch_instance {size:,} rows", runs, runs[0]["calls"][0]["report"]["rows"],
+                        path.stat().st_size)
         row["rows_generated"] = size
         row["arrow_pool"] = runs[0]["arrow_pool"]
         traces = [r["streams"].get(str(path), []) for r in runs]
@@ -309,7 +311,8 @@ def streaming(sizes: list[int], repeats: int, seed: int, work: Path, cache_root:
         row["arrow_allocated_max_mb"] = round(max(allocated)) if allocated else None
         row["batch_trace"] = traces[0]  # rows read, RSS MB, Arrow-allocated MB after each batch (first run)
         rows.append(row)
-        progress(f"stream {size:,} rows: {json.dumps({k: v for k, v in row.items() if k not in ('report', 'batch_trace')})}")
+        progress(f"stream {size:,} rows: "
+                 f"{json.dumps({k: v for k, v in row.items() if k not in ('report', 'batch_trace')})}")
         path.unlink()  # several hundred MB: only one file on disk at a time
     return rows
 
@@ -334,7 +337,8 @@ def stream_note(stream: list[dict]) -> str:
         f" During the {b['rows']:,}-row conversion ({len(trace)} batches) the RSS over the second half of the "
         f"batches stayed between {min(second_half):.0f} and {max(second_half):.0f} MB. Arrow's own pool "
         f"({a['arrow_pool']}) held at most {max(r['arrow_allocated_max_mb'] or 0 for r in stream)} MB between "
-        f"batches; the CSV reader parses blocks of traces.rawcsv.BLOCK_BYTES ahead of the conversion, and this read-ahead "
+        f"batches; the CSV reader parses blocks of traces.rawcsv.BLOCK_BYTES ahead of the conversion, "
+        f"and this read-ahead "
         f"(with the allocators' freed pages) fills up over the first few tens of batches and then stops growing "
         f"(right panel of the plot). Memory is therefore bounded by the block size and the read-ahead, not by the "
         f"file size: {b['convert_peak_rss_mb'] - b['baseline_rss_mb']} MB above the imports here, and files of "
@@ -440,7 +444,8 @@ def write_markdown(result: dict, path: Path) -> None:
               "second load. `machines_v2017` / `machines_v2018` keep no cache: they stream the CSV on every call, so "
               "their convert s is the whole first call and the second load parses the CSV again.", "",
               "## Projection to the full v2018 tables", "",
-              "| table | rows assumed | archive | rate used (rows/s) | rate from | projected time | CSV GB est. | Parquet GB est. |",
+              "| table | rows assumed | archive | rate used (rows/s) | rate from | projected time | CSV GB est. "
+              "| Parquet GB est. |",
               "|---|---|---|---|---|---|---|---|"]
     for p in result["projections"]:
         minutes = p["projected_s"] < 3600

@@ -90,7 +90,8 @@ row = {
     "events_total": len(events),
     "events_at_zero": sum(e.time == 0 for e in events),
     "events_in_run": sum(e.time <= makespan for e in events),
-    "events_in_run_by_state": {s: sum(e.time <= makespan and e.state == s for e in events) for s in ("up", "down", "failed")},
+    "events_in_run_by_state": {s: sum(e.time <= makespan and e.state == s for e in events)
+                               for s in ("up", "down", "failed")},
 }
 print(json.dumps(row), flush=True)
 # Leave without interpreter shutdown: up to commit 4919adc, a process that had read CSV through
@@ -226,10 +227,12 @@ def fmt(value, digits: int = 1) -> str:
 def write_markdown(result: dict, path: Path) -> None:
     rows = result["replays"]
     lines = ["# Trace replay: real Alibaba samples on their real clusters", "",
-             f"Command: `{result['command']}`", "", f"Code: {result['code']}.", "", f"Machine: {result['machine']}.", "",
+             f"Command: `{result['command']}`", "", f"Code: {result['code']}.", "",
+             f"Machine: {result['machine']}.", "",
              result["slice_note"], "",
              "## Replays (event-driven)", "",
-             "| trace | broker | machine events | machines | jobs | tasks | instances | makespan s | avg completion s | "
+             "| trace | broker | machine events | machines | jobs | tasks | instances | makespan s | "
+             "avg completion s | "
              "avg slowdown | avg job completion s | avg job slowdown | mean cpu util | mean memory util | decisions | "
              "simulation s | ms/decision | process s | peak RSS MB |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -267,7 +270,8 @@ def write_markdown(result: dict, path: Path) -> None:
         r = next(x for x in rows if x["trace"] == trace)
         skipped = ", ".join(f"{k} {v:,}" for k, v in sorted(r["skipped"].items(), key=lambda kv: -kv[1]))
         notes = ", ".join(f"{k} {v:,}" for k, v in r["notes"].items()) or "-"
-        lines.append(f"| {trace} | {r['workload_jobs']:,} | {skipped} (total {sum(r['skipped'].values()):,}) | {notes} |")
+        lines.append(f"| {trace} | {r['workload_jobs']:,} | {skipped} (total {sum(r['skipped'].values()):,}) "
+                     f"| {notes} |")
     lines += ["", "Plots: `benchmarks/results/replay_v2017_utilisation.png`, "
               "`benchmarks/results/replay_v2018_utilisation.png`.", "",
               f"Wall time of the whole benchmark: {result['wall_s']} s.", ""]

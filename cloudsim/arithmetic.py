@@ -15,7 +15,8 @@ everything a broker computes to choose goes through this module instead:
 
 The loops are compiled with numba (`cloudsim.kernels`, ``cache=True``: compiled once per installation and
 processor, then loaded from ``__pycache__``; numba is imported on first use). The engine's time averages
-use `dot` too, so that a summary is the same bits everywhere as well. Their accuracy: within one unit in the last place of the correctly rounded values on every point
+use `dot` too, so that a summary is the same bits everywhere as well. Their accuracy: within one unit in the
+last place of the correctly rounded values on every point
 checked against 200-bit arithmetic, and within 2 (`exp`) and 3 (`tanh`) of Python's `math` functions,
 themselves within one, on a million points (tests/test_arithmetic.py).
 Training keeps torch's fast kernels; a trained network's decisions go through here, so they are the

@@ -557,7 +557,8 @@ class ClusterView:
         return self.fits[:, task]
 
     def fits_one(self, machine: int, task: int) -> bool:
-        """Whether one instance of the view's ``task`` fits ``machine`` now (one entry of ``fits``, without the matrix)."""
+        """Whether one instance of the view's ``task`` fits ``machine`` now (one entry of ``fits``, without the
+        matrix)."""
         if self._state.constrained:  # devices and attributes too: the fit matrix has them
             return bool(self.fits[machine, task])
         # On Python floats: the same comparisons, without numpy's per-call cost (a check per decision).

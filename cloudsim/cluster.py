@@ -169,7 +169,8 @@ class ClusterState:
         given = {"free": (free, self.free), "running": (running, self.running)}
         if device_free is not None:
             given.update(device_free=(device_free, self.device_free), device_users=(device_users, self.device_users))
-        wrong = [f"{name} {new.shape} (not {old.shape})" for name, (new, old) in given.items() if new.shape != old.shape]
+        wrong = [f"{name} {new.shape} (not {old.shape})" for name, (new, old) in given.items()
+                 if new.shape != old.shape]
         if wrong:
             raise ValueError(f"set_machines: {', '.join(wrong)}")
         for new, old in given.values():

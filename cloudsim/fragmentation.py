@@ -97,7 +97,8 @@ class TargetWorkload:
             if covered >= coverage * total:
                 break
         weight = np.array([n for _, n in kept], dtype=np.float64)
-        return cls(np.array([s[0] for s, _ in kept], dtype=np.float64), np.array([s[1] for s, _ in kept], dtype=np.int64),
+        return cls(np.array([s[0] for s, _ in kept], dtype=np.float64),
+                   np.array([s[1] for s, _ in kept], dtype=np.int64),
                    np.array([s[2] for s, _ in kept], dtype=np.int64), tuple(s[3] for s, _ in kept),
                    weight / weight.sum(), attribute)
 
@@ -207,7 +208,8 @@ class GpuSampler:
         """Time-weighted means over [first round, ``until``] and the peak allocation, for a run's summary."""
         times, allocated, fragmentation = self.curves()
         if len(times) == 0:
-            return {"gpu_allocated_pct_mean": 0.0, "gpu_allocated_pct_peak": 0.0, "gpu_fragmentation_pct_mean": math.nan}
+            return {"gpu_allocated_pct_mean": 0.0, "gpu_allocated_pct_peak": 0.0,
+                    "gpu_fragmentation_pct_mean": math.nan}
         span = np.clip(np.diff(np.append(times, max(until, times[-1]))), 0, None)
         if span.sum() == 0:
             span = np.ones_like(times)

@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
     from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "RESERVATION_COLUMNS", "capacity_frame", "group_frame", "job_frame", "jsonable",
-           "reservation_frame", "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals", "used_resources",
-           "write_summary"]
+__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "RESERVATION_COLUMNS", "capacity_frame", "group_frame", "job_frame",
+           "jsonable", "reservation_frame", "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals",
+           "used_resources", "write_summary"]
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)

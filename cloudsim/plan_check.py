@@ -180,9 +180,11 @@ class PlanCheck:
         if not view.up[machine]:
             raise refuse("the machine is down")
         if view.task_accepts(task) and not view.accepts(task)[machine]:  # (a cached mask; message on refusal)
-            name, values = next((n, v) for n, v in view.task_accepts(task) if view.machine_attribute(n)[machine] not in v)
+            name, values = next((n, v) for n, v in view.task_accepts(task)
+                                if view.machine_attribute(n)[machine] not in v)
             value = view.machine_attribute(name)[machine]
-            raise refuse(f"the machine's {name} {value or '(none)'!r} is not one the task accepts ({', '.join(values)})")
+            raise refuse(f"the machine's {name} {value or '(none)'!r} is not one the task accepts "
+                         f"({', '.join(values)})")
         free = view.free[machine] if machine not in self._free else self._free[machine]
         fitting, left = sequential_fit(free, view.demand[task], count)
         if fitting < count:

@@ -2,8 +2,8 @@
 
 An instance group is the engine's unit of work: instances of one task started
 on one machine at one instant with one duration, finishing together (one SimPy
-event). A long replay has millions of them: `GroupTable` keeps them as columns. `EpisodeRecord` gathers what `cloudsim.metrics.EpisodeResult` needs,
-so results never reach into the simulation's internals.
+event). A long replay has millions of them: `GroupTable` keeps them as columns. `EpisodeRecord` gathers what
+`cloudsim.metrics.EpisodeResult` needs, so results never reach into the simulation's internals.
 """
 
 from __future__ import annotations

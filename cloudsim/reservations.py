@@ -166,13 +166,14 @@ class Timeline:
                     booked_when += [r.start, self.released(r.start, r.end)]
                     booked_delta += [-taken, taken]
         when = np.concatenate([np.asarray(plan_when, float), group_when, np.asarray(booked_when, float)])
-        delta = np.concatenate([np.reshape(plan_delta, (-1, width)), group_delta, np.reshape(booked_delta, (-1, width))])
+        delta = np.concatenate([np.reshape(plan_delta, (-1, width)), group_delta,
+                                np.reshape(booked_delta, (-1, width))])
         now_free = self._state.free[machine] if free_now is None else free_now
         # Each change after now, in the order above, from its instant on: the same floats as the engine's
         # running totals.
         from cloudsim.kernels import step_profile  # (numba, imported on first use)
-        return step_profile(float(now), np.ascontiguousarray(now_free, dtype=float), np.ascontiguousarray(when, dtype=float),
-                            np.ascontiguousarray(delta, dtype=float))
+        return step_profile(float(now), np.ascontiguousarray(now_free, dtype=float),
+                            np.ascontiguousarray(when, dtype=float), np.ascontiguousarray(delta, dtype=float))
 
     def fits(self, machine: int, demand: np.ndarray, start: float, end: float, now: float,
              free_now: np.ndarray | None = None, held: Sequence[tuple[float, float, np.ndarray]] = ()) -> bool:

@@ -31,7 +31,8 @@ Gymnasium environment needs::
 
 ``next_decision`` steps the SimPy environment (``Environment.step``, the loop
 ``Environment.run`` makes) until an event's callback opens a decision round, and
-returns the view; ``apply(None)`` closes the round and the environment moves on. `Simulation.run` is this loop with a broker's ``decide``.
+returns the view; ``apply(None)`` closes the round and the environment moves on.
+`Simulation.run` is this loop with a broker's ``decide``.
 
 The state lives in `cloudsim.cluster.ClusterState` (machines, fit cache) and
 `cloudsim.tasks.TaskTable` (tasks, DAG release, re-queues, the waiting set);
@@ -621,7 +622,8 @@ class Simulation:
         if self.state.constrained and (rule.rule not in CompiledRound.WITH_DEVICES or self._source is not None):
             return (f"on a cluster with devices or machine attributes only the rounds "
                     f"{', '.join(CompiledRound.WITH_DEVICES)} run compiled, in a run held in memory (broker "
-                    f"{self.record.broker!r}'s round is {rule.rule!r}{', streamed' if self._source is not None else ''})")
+                    f"{self.record.broker!r}'s round is {rule.rule!r}"
+                    f"{', streamed' if self._source is not None else ''})")
         self._compiled_rule = rule
         return None
 

@@ -3,8 +3,8 @@
 A workload is a sequence of `JobSpec`; a job holds `TaskSpec`s; a task holds
 `instances` identical copies that each occupy the task's `demand` for its duration.
 A `JobBlock` holds many plain jobs as columns: the fast way to feed a streamed
-simulation (no object per job or task). A `MachineEvent` says when a machine goes down, fails or comes back up. A machine
-may also hold devices (GPUs, `DEVICE_MILLI` milli-units each) and attributes (a GPU
+simulation (no object per job or task). A `MachineEvent` says when a machine goes down, fails or comes back up.
+A machine may also hold devices (GPUs, `DEVICE_MILLI` milli-units each) and attributes (a GPU
 model); a task may ask for part of one device or for whole ones (`DeviceRequest`)
 and accept only some attribute values (``TaskSpec.accepts``).
 Specs never change while a simulation runs: the mutable state lives in numpy
@@ -471,7 +471,8 @@ class ClusterSpec:
         if unknown:
             raise ValueError(
                 f"{where}task {task.id!r} demands {asked} but the cluster only has resources "
-                f"{self.resources!r}; add them to the capacity (e.g. --capacity {','.join(f'{r}=...' for r in (*self.resources, *unknown))})"
+                f"{self.resources!r}; add them to the capacity "
+                f"(e.g. --capacity {','.join(f'{r}=...' for r in (*self.resources, *unknown))})"
             )
         return np.array([float(task.demand.get(r, 0.0)) for r in self.resources], dtype=np.float64)
 
@@ -484,7 +485,8 @@ class ClusterSpec:
             elif (block.demand[:, column] != 0).any():
                 row = int(np.argmax(block.demand[:, column] != 0))
                 task = TaskSpec(block.task_ids[row], 1, dict(zip(block.resources, block.demand[row].tolist())), 0.0)
-                self.demand_vector(task, where=f"job {block.ids[block.job_of(row)]!r}: ")  # (raises, naming what to add)
+                self.demand_vector(task,
+                                   where=f"job {block.ids[block.job_of(row)]!r}: ")  # (raises, naming what to add)
         return matrix
 
 @dataclass(frozen=True)
@@ -603,7 +605,8 @@ def _check_devices_fit(cluster: ClusterSpec, jobs: Sequence[JobSpec], demand: np
             wants.append(f"{task.devices.count} device(s) of {task.devices.milli} milli per instance "
                          f"(the most any machine has: {int(cluster.device_counts().max())})")
         for name, values in task.accepts:
-            wants.append(f"{name} in {{{', '.join(values)}}} (the cluster has {', '.join(sorted(set(cluster.attribute(name))))})")
+            wants.append(f"{name} in {{{', '.join(values)}}} "
+                         f"(the cluster has {', '.join(sorted(set(cluster.attribute(name))))})")
         raise UnschedulableTaskError(
             f"job {job.id!r}, task {task.id!r} asks for {' and '.join(wants)} with its resources, which no machine "
             f"offers; {len(bad)} task(s) {counted} cannot run. Give the cluster such machines or drop these tasks "

@@ -37,8 +37,8 @@ class TaskTable:
     class's methods.
     """
 
-    _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances", "task_pending_parents",
-                    "task_device_count", "task_device_milli",
+    _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances",
+                    "task_pending_parents", "task_device_count", "task_device_milli",
                     "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
     _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")

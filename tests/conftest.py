@@ -60,7 +60,8 @@ def jobs_csv() -> Path:
 
 
 def task(id, instances, cpu, memory, duration, parents=()):
-    return TaskSpec(id=id, instances=instances, demand={"cpu": cpu, "memory": memory}, duration=duration, parents=parents)
+    return TaskSpec(id=id, instances=instances, demand={"cpu": cpu, "memory": memory}, duration=duration,
+                    parents=parents)
 
 
 @pytest.fixture

@@ -82,7 +82,8 @@ def test_v2017_instance_durations_come_from_terminated_instance_rows(tmp_path, c
 
 
 def test_window_selects_jobs_by_submit_time_with_all_their_tasks(tmp_path, cache):
-    tasks = write(tmp_path, "batch_task.csv", V2017_TASKS + "8,14,6,1,1,Terminated,50,0.01\n16,30,6,2,1,Terminated,50,0.01\n")
+    tasks = write(tmp_path, "batch_task.csv", V2017_TASKS + "8,14,6,1,1,Terminated,50,0.01\n"
+                  "16,30,6,2,1,Terminated,50,0.01\n")
     workload = load_alibaba_v2017(tasks, window=(6, 15), cache=cache)
     # Job 1 (10) and job 6 (8) are in [6, 15); job 6's task created at 16 comes along; job 2 (5) does not.
     assert [(j.id, len(j.tasks)) for j in workload.jobs] == [("6", 2), ("1", 2)]
@@ -155,7 +156,8 @@ def test_v2018_as_a_block_holds_the_same_jobs_as_columns(tmp_path, cache):
     workload = load_alibaba_v2018(tasks, cache=cache, as_blocks=True)
     [block] = workload.jobs
     assert block.ids == ("j_2", "j_1") and block.submit.tolist() == [50.0, 100.0]
-    assert block.task_start.tolist() == [0, 1, 4] and block.task_ids == ("task_Nzg3ODAwNDgzMTAwNTIxNTM4NQ==", "1", "2", "3")
+    assert (block.task_start.tolist() == [0, 1, 4]
+            and block.task_ids == ("task_Nzg3ODAwNDgzMTAwNTIxNTM4NQ==", "1", "2", "3"))
     assert block.instances.tolist() == [3, 2, 1, 1] and block.duration.tolist() == [10.0, 10.0, 20.0, 5.0]
     assert block.demand[:, 0].tolist() == [1.0, 1.0, 0.5, 2.0] and block.demand[1:3, 1].tolist() == [0.005, 0.01]
     # "2" (row 2) after "1" (row 1); "3" (row 3) after "1" and "2"
@@ -194,10 +196,12 @@ def test_v2018_instances_time_each_instance(tmp_path, cache):
                       "ins_2,M1,j_1,1,Terminated,101,111,m_2,1,1,0,0,0,0\n"
                       "ins_3,R2_1,j_1,1,Terminated,112,120,m_1,1,1,0,0,0,0\n")
     job = load_alibaba_v2018(tasks, instances, cache=cache).jobs[1]
-    assert [(t.id, t.instances, t.duration) for t in job.tasks] == [("1", 2, (3.0, 10.0)), ("2", 1, (8.0,)), ("3", 1, 5.0)]
+    assert [(t.id, t.instances, t.duration) for t in job.tasks] == [("1", 2, (3.0, 10.0)), ("2", 1, (8.0,)),
+                                                                    ("3", 1, 5.0)]
     broken = write(tmp_path, "broken_instance.csv", "ins_1,M1,j_1,1,Terminated,101,104,m_1,1,1,0,0,0,0\n"
                    "ins_2,M1,j_1,1,Lost,101,111,m_2,1,1,0,0,0,0\n")
-    with pytest.raises(TraceFormatError, match=r"broken_instance.csv: column 'status' is not one of .* on 1 line\(s\): 2"):
+    with pytest.raises(TraceFormatError,
+                       match=r"broken_instance.csv: column 'status' is not one of .* on 1 line\(s\): 2"):
         load_alibaba_v2018(tasks, broken, cache=cache)
 
 
@@ -245,9 +249,11 @@ GOOD = "10,40,1,1,2,Terminated,50,0.01\n"
         ("10,40,1,1,2,Terminated,50\n", r"line 1 has 7 columns, but alibaba-v2017 batch_task .* has 8"),
         (GOOD + "10,40,1,2,2,Terminated,50,0.01,9\n", r"line 2: expected 8 columns, found 9"),
         (GOOD + "10,40,abc,2,2,Terminated,50,0.01\n", r"line 2, column 'job_id': 'abc' is not a number"),
-        (GOOD + "10.5,40,1,2,2,Terminated,50,0.01\n", r"line 2, column 'task_create_time': '10.5' is not a whole number"),
+        (GOOD + "10.5,40,1,2,2,Terminated,50,0.01\n",
+         r"line 2, column 'task_create_time': '10.5' is not a whole number"),
         (GOOD + "10,40,1,2,2,Terminated,-50,0.01\n", r"column 'plan_cpu' is negative on 1 line\(s\): 2"),
-        (GOOD + "10,40,1,2,2.5,Terminated,50,0.01\n", r"column 'instances' is not a whole number >= 0 on 1 line\(s\): 2"),
+        (GOOD + "10,40,1,2,2.5,Terminated,50,0.01\n",
+         r"column 'instances' is not a whole number >= 0 on 1 line\(s\): 2"),
         (GOOD + "10,40,1,2,2,Exploded,50,0.01\n", r"column 'status' is not one of .* on 1 line\(s\): 2"),
         (GOOD + "11,40,1,1,1,Terminated,50,0.01\n", r"line 2: job '1' has task '1' more than once"),
     ],

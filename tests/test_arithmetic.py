@@ -72,8 +72,9 @@ def test_exp_is_its_series_and_scaling_bit_for_bit():
         return math.ldexp(1.0 + (r + r * r * q), int(k))
 
     rng = np.random.default_rng(4)
-    x = np.concatenate([rng.uniform(-745, 709.7, 20_000), rng.uniform(-745, -700, 5_000), rng.uniform(700, 709.7, 5_000),
-                        rng.normal(0, 3, 20_000), [-708.39641853226, -708.4, -707.7, 709.78]])
+    x = np.concatenate([rng.uniform(-745, 709.7, 20_000), rng.uniform(-745, -700, 5_000),
+                        rng.uniform(700, 709.7, 5_000), rng.normal(0, 3, 20_000),
+                        [-708.39641853226, -708.4, -707.7, 709.78]])
     expected = np.array([reference(v) for v in x])
     assert np.array_equal(arithmetic.exp(x).view(np.int64), expected.view(np.int64))
     assert (expected[x < -708.4] < np.finfo(float).tiny).all()  # (subnormal results were among them)

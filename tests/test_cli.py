@@ -96,7 +96,8 @@ def test_compare_runs_every_broker_on_every_load_and_seed(capsys, tmp_path):
     # The same seeds give the same numbers, in parallel processes too.
     main([*argv, "--workers", "2"])
     again = json_lines(capsys)[:-1]
-    assert [(r["makespan"], r["avg_job_slowdown"]) for r in again] == [(r["makespan"], r["avg_job_slowdown"]) for r in runs]
+    assert ([(r["makespan"], r["avg_job_slowdown"]) for r in again]
+            == [(r["makespan"], r["avg_job_slowdown"]) for r in runs])
 
 
 def test_compare_writes_the_report(capsys, tmp_path, trace):

@@ -2,7 +2,8 @@
 
 `Simulation.run` takes the compiled path (`cloudsim.compiled`) for a broker that declares a compiled
 round (first-fit, random, the pair scores Tetris, Packer, Tetris* and DeepJS, the queue policies FCFS, SJF,
-HRRN, DRF, best-fit, least-load and round-robin); ``compiled=False`` forces the Python path, where the broker's own ``decide`` makes the plan and
+HRRN, DRF, best-fit, least-load and round-robin); ``compiled=False`` forces the Python path, where the broker's own
+``decide`` makes the plan and
 the engine checks and applies it. The two must leave the same task, job and group tables, the same
 summary and the same machine state, on every workload: ties of submit and end times, DAGs, tasks that
 fill machines exactly, zero durations, shares that do not add up exactly in floating point.
@@ -62,7 +63,8 @@ def assert_same_run(python, compiled):
 
 @st.composite
 def workloads(draw, min_resources=1):
-    """A cluster of 1-5 machines of ``min_resources``-3 resources, 1-12 jobs of 1-4 tasks with DAGs and a tick or none: submit times and
+    """A cluster of 1-5 machines of ``min_resources``-3 resources, 1-12 jobs of 1-4 tasks with DAGs and a tick or
+    none: submit times and
     durations from a few integers (ties everywhere, zero durations among them), demands from shares that
     fill a machine exactly (1/2, 1/4) or not quite in floating point (1/3, 0.1, 0.05)."""
     resources = ("cpu", "memory", "disk")[:draw(st.integers(min_resources, 3))]
@@ -189,7 +191,8 @@ def test_devices_on_a_large_cluster_on_both_paths(broker):
             DeviceRequest(int(rng.integers(1, 3)), 1000)
         accepts = {"model": str(rng.choice(["A", "B"]))} if rng.random() < 0.3 else ()
         jobs.append(JobSpec(j, float(j // 4), (TaskSpec(0, int(rng.integers(1, 40)), {"cpu": 2.0, "memory": 0.01},
-                                                        float(rng.integers(1, 20)), devices=request, accepts=accepts),)))
+                                                        float(rng.integers(1, 20)), devices=request,
+                                                        accepts=accepts),)))
     python, compiled = both_paths(cluster, jobs, broker, sampled=True)
     assert len(compiled[1].groups) > 1000 and len(compiled[0].record.group_devices) > 500
     assert_same_run(python, compiled)
@@ -756,4 +759,5 @@ def test_an_interrupted_streamed_compiled_run_leaves_the_folder_as_it_was(tmp_pa
     with pytest.raises(KeyboardInterrupt):
         sim.run()
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
-    assert [p.name for p in out.iterdir()] == ["summary.json"] and (out / "summary.json").read_text() == "an earlier run"
+    assert ([p.name for p in out.iterdir()] == ["summary.json"]
+            and (out / "summary.json").read_text() == "an earlier run")

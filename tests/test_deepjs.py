@@ -69,7 +69,8 @@ def test_the_update_recomputes_the_recorded_decisions_log_probabilities():
                            atol=1e-5)
         start += n
     # Tick mode, makespan reward: -1 per wake until all jobs are done, so the return is -makespan.
-    assert sum(t.rewards) == -Simulation(CLUSTER, small_jobs(0), DeepJS(policy, sample=True, seed=3), tick=1).run().makespan
+    assert sum(t.rewards) == -Simulation(CLUSTER, small_jobs(0), DeepJS(policy, sample=True, seed=3),
+                                         tick=1).run().makespan
 
 
 def test_one_update_moves_towards_the_better_trajectory():

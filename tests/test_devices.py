@@ -133,7 +133,8 @@ def test_devices_come_back_when_instances_end_or_fail():
 
 def test_a_task_no_machine_can_hold_is_refused_before_the_run():
     cluster = gpu_cluster(8, 4, models=("V100", "T4"))
-    with pytest.raises(UnschedulableTaskError, match="asks for 9 device.s. of 1000 milli .*the most any machine has: 8"):
+    with pytest.raises(UnschedulableTaskError,
+                       match="asks for 9 device.s. of 1000 milli .*the most any machine has: 8"):
         simulate(cluster, [pod(0, 1000, count=9)], make_broker("first-fit"))
     with pytest.raises(UnschedulableTaskError, match=r"model in \{A100\} \(the cluster has T4, V100\)"):
         simulate(cluster, [pod(0, 500, accepts={"model": "A100"})], make_broker("first-fit"))

@@ -28,7 +28,8 @@ def runnable_snippets() -> list[tuple[str, str, str]]:
             continue
         text = page.read_text()
         snippets = SNIPPET.findall(text)
-        assert len(snippets) == text.count(MARKER), f"{page}: a {MARKER} line is not right before a bash or python fence"
+        assert len(snippets) == text.count(MARKER), (f"{page}: a {MARKER} line is not right before a bash or "
+                                                     "python fence")
         found += [(f"{page.relative_to(ROOT)}#{k}", language, code) for k, (language, code) in enumerate(snippets)]
     return found
 

@@ -171,7 +171,8 @@ def test_a_module_that_exits_at_import_is_one_line_naming_it(here, capsys):
 def test_a_broker_failing_outside_decide_is_named_not_an_internal_error(here, capsys, broker, words):
     method, text = {"FailsInCheckCluster": ("check_cluster", "len(cluster)"),
                     "ExitsInCheckCluster": ("check_cluster", "sys.exit"), "FailsToStart": ("__init__", "raise"),
-                    "ExitsInConstructor": ("__init__", "sys.exit"), "RefusesEveryCluster": ("check_cluster", "raise")}[broker]
+                    "ExitsInConstructor": ("__init__", "sys.exit"),
+                    "RefusesEveryCluster": ("check_cluster", "raise")}[broker]
     line = line_of(getattr(getattr(hostile_brokers, broker), method), text)
     code, _, err = cli([*COMMANDS["replay"], "--brokers", f"brokers/hostile.py:{broker}"], capsys)
     assert code == 1 and words.format(line=line) in one_line(err) and "internal error" not in err, err
@@ -204,7 +205,8 @@ def dies_on_two(item: int) -> int:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_an_exit_in_the_work_is_an_error_naming_the_item(workers):
-    with Runner(workers=workers) as runner, pytest.raises(WorkExited, match=r"item 2: it exited \(SystemExit: code 0\)"):
+    with Runner(workers=workers) as runner, pytest.raises(WorkExited,
+                                                          match=r"item 2: it exited \(SystemExit: code 0\)"):
         list(runner.map(exits_on_two, range(4), name=lambda item: f"item {item}"))
 
 

@@ -66,7 +66,8 @@ def test_a_target_workload_that_cannot_be_measured_against_is_refused(cpu, milli
 
 
 def test_fgd_takes_a_target_workload_or_none():
-    with pytest.raises(TypeError, match=r"FGD: target must be a cloudsim.fragmentation.TargetWorkload .* got 'the pods'"):
+    with pytest.raises(TypeError,
+                       match=r"FGD: target must be a cloudsim.fragmentation.TargetWorkload .* got 'the pods'"):
         make_broker("fgd", target="the pods")
 
 def test_node_fragmentation_by_hand():
@@ -199,7 +200,8 @@ def test_a_fill_offered_on_the_compiled_path_is_its_stepped_run(broker):
     jobs = []
     for j in range(120):
         kind = int(rng.integers(5))
-        devices = (DeviceRequest(1, int(rng.choice([100, 250, 500, 700]))), DeviceRequest(int(rng.integers(1, 5)), 1000),
+        devices = (DeviceRequest(1, int(rng.choice([100, 250, 500, 700]))),
+                   DeviceRequest(int(rng.integers(1, 5)), 1000),
                    None, DeviceRequest(1, 500), DeviceRequest(9, 1000))[kind]  # (nine GPUs: no node holds them)
         demand = {"cpu": 0.0, "memory": 0.0} if j % 37 == 0 else {"cpu": float(rng.integers(1, 12)), "memory": 0.01}
         jobs.append(JobSpec(j, 0.0, (TaskSpec(0, 1, demand, 10.0, devices=None if j % 37 == 0 else devices,
@@ -212,7 +214,8 @@ def test_a_fill_offered_on_the_compiled_path_is_its_stepped_run(broker):
 
 
 # ------------------------------------------------------------------ the trace, hostile input
-POD_HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+              "scheduled_time\n")
 
 
 def test_openb_rows_that_cannot_be_pods_are_counted(tmp_path):
@@ -233,7 +236,8 @@ def test_openb_rows_that_cannot_be_pods_are_counted(tmp_path):
                                 "several GPUs shared": 1, "bad times": 1}
     assert workload.notes == {"never scheduled": 1}
     p0, p1 = workload.jobs[2].tasks[0], workload.jobs[1].tasks[0]
-    assert p0.duration == 88.0 and p0.devices == DeviceRequest(1, 500) and p0.demand == {"cpu": 4000.0, "memory": 1024.0}
+    assert (p0.duration == 88.0 and p0.devices == DeviceRequest(1, 500)
+            and p0.demand == {"cpu": 4000.0, "memory": 1024.0})
     assert p1.duration == 45.0 and p1.accepts == (("model", ("T4", "V100M16")),)
 
 
@@ -257,7 +261,8 @@ def test_openb_files_that_cannot_be_read_say_why(tmp_path):
         machines_openb(node)
     node.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,1024,2,T4\nn1,32000,512,0,\n")
     cluster = machines_openb(node)
-    assert cluster.devices == (2, 0) and cluster.attribute("model") == ("T4", "") and cluster.machine_ids == ("n0", "n1")
+    assert (cluster.devices == (2, 0) and cluster.attribute("model") == ("T4", "")
+            and cluster.machine_ids == ("n0", "n1"))
 
 
 def _cli(*args):
@@ -358,7 +363,8 @@ def test_a_second_round_at_one_instant_replaces_its_sample(compiled):
     from cloudsim.fragmentation import GpuSampler
 
     cluster = nodes((2, "T4"))
-    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 0.0, devices=DeviceRequest(1, 1000)),)), pod(1, 1.0, 1000, at=5.0)]
+    jobs = [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 0.0, devices=DeviceRequest(1, 1000)),)),
+            pod(1, 1.0, 1000, at=5.0)]
     sampler = GpuSampler(cluster, TargetWorkload.of(jobs))
     Simulation(cluster, jobs, make_broker("first-fit"), on_round=sampler, compiled=compiled).run()
     assert [sample[:2] for sample in sampler.samples] == [(0.0, 0.0), (5.0, 50.0)]

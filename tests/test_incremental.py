@@ -276,7 +276,8 @@ def test_a_changed_task_is_not_kept_behind_tasks_a_row_does_not_keep(monkeypatch
     kept there, T2 was picked before T1 once T0 ran out."""
     monkeypatch.setattr(incremental, "KEPT", 2)
     cluster = ClusterSpec(("cpu",), ((3.0,), (2.0,)))
-    jobs = [JobSpec(0, 0.0, tuple(TaskSpec(t, n, {"cpu": cpu}, 1.0) for t, (n, cpu) in enumerate([(1, 2.0), (1, 1.0), (2, 1.0)])))]
+    jobs = [JobSpec(0, 0.0, tuple(TaskSpec(t, n, {"cpu": cpu}, 1.0)
+                                  for t, (n, cpu) in enumerate([(1, 2.0), (1, 1.0), (2, 1.0)])))]
     broker = MostWaiting()
     broker.incremental_from = 1
     assert decisions(broker, cluster, jobs, []) == [(0, 2, 1), (0, 0, 1), (1, 1, 1), (1, 2, 1)]

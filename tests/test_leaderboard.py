@@ -139,7 +139,8 @@ def test_a_learned_broker_off_its_training_cluster_runs_and_its_warnings_are_in_
 def test_the_gpu_workloads_rank_by_unallocated_gpu_and_fragmentation(tmp_path):
     gpu = tmp_path / "data" / "alibaba" / "gpu-v2023"
     gpu.mkdir(parents=True)
-    header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+    header = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+              "scheduled_time\n")
     (gpu / "openb_pod_list_default.csv").write_text(header + "".join(
         f"p{k},1000,1024,1,{[100, 200, 300][k % 3]},,LS,Running,{k},{k + 50},{k}\n" for k in range(12)))
     # 40 GPUs: a pod adds at most 0.75 % of them, so every whole percent of arrived workload has a value

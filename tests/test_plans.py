@@ -2,8 +2,8 @@
 
 Each heuristic runs twice on the same workload: once as it answers (one decision per call, or
 its own plans), recording every round's decisions (by global task index), and once answering
-each round with all the recorded decisions as one plan. The two runs must leave the same instance groups (task, machine, first
-instance, count, start, end, outcome), with ticks, failures and EASY's reservations.
+each round with all the recorded decisions as one plan. The two runs must leave the same instance groups
+(task, machine, first instance, count, start, end, outcome), with ticks, failures and EASY's reservations.
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def test_starts_and_ends_applied_at_once_leave_the_state_one_by_one_leaves(data,
             seen.append(broker.seen)
     assert seen[0] == seen[1]  # what every decision saw, changes included
     assert states[0]["groups"].equals(states[1]["groups"])
-    assert {k: v for k, v in states[0].items() if k != "groups"} == {k: v for k, v in states[1].items() if k != "groups"}
+    assert ({k: v for k, v in states[0].items() if k != "groups"}
+            == {k: v for k, v in states[1].items() if k != "groups"})
 
 
 class Watcher:
@@ -237,7 +238,8 @@ def test_plans_on_a_real_sized_round_with_ties_and_reservations():
     cluster = ClusterSpec.uniform(3, {"cpu": 8, "memory": 1})
     rng = np.random.default_rng(5)
     jobs = [JobSpec(j, float(j // 4), tuple(TaskSpec(t, int(rng.integers(1, 6)), {"cpu": float(rng.integers(1, 9)),
-                                                                               "memory": 0.125}, float(rng.integers(1, 7)))
+                                                                               "memory": 0.125},
+                                                     float(rng.integers(1, 7)))
                                           for t in range(3))) for j in range(12)]
     for name in ("first-fit", "tetris", "easy", "sjf", "drf"):
         for tick in (None, 1.0):

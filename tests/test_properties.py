@@ -92,7 +92,8 @@ class Inspector:
         assert (view.free >= -EPS).all(), f"negative free resources at t={view.time}: {view.free}"
         assert (view.free <= view.capacity + EPS).all(), f"free above capacity at t={view.time}"
         s = self.sim
-        self.snapshot = (s.state.free.copy(), s.tasks.task_started.copy(), s.state.up.copy(), s.record.decisions, s.tasks.ready.copy())
+        self.snapshot = (s.state.free.copy(), s.tasks.task_started.copy(), s.state.up.copy(), s.record.decisions,
+                         s.tasks.ready.copy())
         return self.broker.decide(view)
 
 
@@ -163,7 +164,8 @@ def test_a_random_broker_either_finishes_soundly_or_is_stopped_with_the_state_in
     except InvalidDecisionError:
         free, started, up, decisions, ready = inspector.snapshot
         assert np.array_equal(sim.state.free, free) and np.array_equal(sim.tasks.task_started, started)
-        assert np.array_equal(sim.state.up, up) and sim.record.decisions == decisions and np.array_equal(sim.tasks.ready, ready)
+        assert (np.array_equal(sim.state.up, up) and sim.record.decisions == decisions
+                and np.array_equal(sim.tasks.ready, ready))
     except SimulationStalledError:
         # It may keep answering None in event mode; nothing may have been lost meanwhile.
         assert sim.tasks.task_finished.sum() + sim.tasks.task_failed.sum() <= sum(j.instances for j in jobs)

@@ -218,7 +218,8 @@ def test_every_reservation_is_in_the_results_with_when_it_was_made_and_its_outco
 
 @pytest.mark.parametrize("compiled", [False, True])
 def test_easy_backfilling_on_the_textbook_example(compiled):
-    # The Python path (each decision checked by the engine) and the compiled path alike. 4 cpu. J1 (2 cpu, 10 s) starts; the head J2 needs all 4: it is reserved for t = 10;
+    # The Python path (each decision checked by the engine) and the compiled path alike. 4 cpu. J1 (2 cpu, 10 s)
+    # starts; the head J2 needs all 4: it is reserved for t = 10;
     # J3 (1 cpu, 5 s) ends before 10 and is backfilled now; J4 (1 cpu, 20 s) fits now
     # but would delay J2, so it waits until J2 is done at 15.
     jobs = [job("J1", 2, 10.0), job("J2", 4, 5.0), job("J3", 1, 5.0), job("J4", 1, 20.0)]

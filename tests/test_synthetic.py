@@ -102,7 +102,8 @@ def test_alibaba_like_dag_jobs_point_to_earlier_tasks():
 
 def test_fit_measures_what_the_generator_stores():
     jobs = [JobSpec(1, 0, (task(1, 1, 0.5, 0.01, 1), task(2, 4, 1.0, 0.01, 4))),
-            JobSpec(2, 30, (task(1, 2, 0.5, 0.01, 2, ()), task(2, 2, 0.5, 0.01, 2, (1,)), task(3, 1, 0.5, 0.01, 1, (1, 2))))]
+            JobSpec(2, 30, (task(1, 2, 0.5, 0.01, 2, ()), task(2, 2, 0.5, 0.01, 2, (1,)),
+                            task(3, 1, 0.5, 0.01, 1, (1, 2))))]
     fit = fit_alibaba_like(jobs, dag_jobs=jobs[1:])
     assert fit["mean_interarrival"] == 30
     assert fit["tasks_per_job"][:3] == [0, 0.5, 0.5]

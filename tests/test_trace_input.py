@@ -222,13 +222,15 @@ def test_cloudsimpy_infinite_and_overflowing_values(tmp_path):
         load_cloudsimpy(write(tmp_path, "inf.csv", CLOUDSIMPY_HEADER + CLOUDSIMPY.replace("1.0,0.5", "1e999,0.5")))
     with pytest.raises(TraceFormatError, match=r"big.csv: column 'job_id' is beyond the 64-bit integer range on 1 "
                                                r"line\(s\): 2"):
-        load_cloudsimpy(write(tmp_path, "big.csv", CLOUDSIMPY_HEADER + "0,10,4.0,1.0,0.02,99999999999999999999,1,1,0\n"))
+        load_cloudsimpy(write(tmp_path, "big.csv",
+                              CLOUDSIMPY_HEADER + "0,10,4.0,1.0,0.02,99999999999999999999,1,1,0\n"))
 
 
 def test_compressed_files_work_for_every_format(tmp_path, cache):
     assert load_alibaba_v2018(write(tmp_path, "t.csv.gz", V2018), cache=cache).jobs == \
         load_alibaba_v2018(write(tmp_path, "t.csv", V2018), cache=cache).jobs
-    assert load_cloudsimpy(write(tmp_path, "c.csv.gz", CLOUDSIMPY)) == load_cloudsimpy(write(tmp_path, "c.csv", CLOUDSIMPY))
+    assert load_cloudsimpy(write(tmp_path, "c.csv.gz", CLOUDSIMPY)) == \
+        load_cloudsimpy(write(tmp_path, "c.csv", CLOUDSIMPY))
     meta = "m_1,0,1,1,96,100,USING\nm_2,0,1,2,96,50,USING\n"
     assert machines_v2018(write(tmp_path, "m.csv.gz", meta)).cluster.capacities == ((96, 1.0), (96, 0.5))
     assert machines_v2017(write(tmp_path, "e.csv.gz", "0,1,add,,64,0.5,1\n")).cluster.machine_ids == (1,)
@@ -271,7 +273,8 @@ def test_machine_messages_name_the_machine_and_the_right_column(tmp_path):
                                                r"first value: -64.0\)"):
         machines_v2017(write(tmp_path, "e2.csv", "0,1,add,,64,0.5,1\n0,7,add,,-64,0.5,1\n"))
     with pytest.raises(TraceFormatError, match=r"m1.csv: column 'mem_size' is empty on the machine's first record "
-                                               r"\(capacity unknown\) on 1 line\(s\): 2 \(machine m_5; first value: ''\)"):
+                                               r"\(capacity unknown\) on 1 line\(s\): 2 \(machine m_5; "
+                                               r"first value: ''\)"):
         machines_v2018(write(tmp_path, "m1.csv", "m_1,0,1,1,96,100,USING\nm_5,0,1,1,96,,USING\n"))
     with pytest.raises(TraceFormatError, match=r"m2.csv: column 'cpu_num' is negative on 1 line\(s\): 1 "
                                                r"\(machine m_3;"):
@@ -303,4 +306,5 @@ def test_a_row_cut_short_names_its_line_in_the_text_tables(tmp_path):
     with pytest.raises(TraceFormatError, match=r"pods.csv: line 3 has 2 of 5 columns \(truncated\?\)"):
         load_openb(write(tmp_path, "pods.csv", pods))
     with pytest.raises(TraceFormatError, match=r"twice.csv: the header names column\(s\) 'cpu' more than once"):
-        load_cloudsimpy(write(tmp_path, "twice.csv", CLOUDSIMPY_HEADER.rstrip("\n") + ",cpu\n0,10,4.0,1.0,0.02,3,1,1,0,1\n"))
+        load_cloudsimpy(write(tmp_path, "twice.csv",
+                              CLOUDSIMPY_HEADER.rstrip("\n") + ",cpu\n0,10,4.0,1.0,0.02,3,1,1,0,1\n"))

@@ -51,11 +51,13 @@ def test_loader_builds_jobs_as_cloudsimpy_does(tmp_path):
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ("0,0,1.0,0.5,0.01,1,1,2,0\n1,0,1.0,,0.01,1,2,2,0\n", r"column 'cpu' is empty or not a number on 1 line\(s\): 3"),
+        ("0,0,1.0,0.5,0.01,1,1,2,0\n1,0,1.0,,0.01,1,2,2,0\n",
+         r"column 'cpu' is empty or not a number on 1 line\(s\): 3"),
         ("0,0,1.0,0.5,0.01,1,1,2,0\n1,0,-1.0,0.5,0.01,1,2,2,0\n", r"column 'duration' is negative on 1 line\(s\): 3"),
         ("0,0,1.0,0.5,0.01,1,1,2.5,0\n", r"column 'instances_num' is not a whole number on 1 line\(s\): 2"),
         ("0,0,1.0,0.5,0.01,1,1,0,0\n", r"column 'instances_num' is below 1 on 1 line\(s\): 2"),
-        ("0,0,1.0,0.5,0.01,1,1,1,0\n1,0,1.0,0.5,0.01,1,1,1,0\n", r"column 'task_id' repeats a task id of the same job on 1 line\(s\): 3"),
+        ("0,0,1.0,0.5,0.01,1,1,1,0\n1,0,1.0,0.5,0.01,1,1,1,0\n",
+         r"column 'task_id' repeats a task id of the same job on 1 line\(s\): 3"),
     ],
 )
 def test_loader_errors_name_file_line_and_column(tmp_path, rows, message):

@@ -339,7 +339,8 @@ def test_an_interrupted_overwrite_leaves_the_old_results_whole(tmp_path):
 def test_a_completed_run_replaces_the_old_folder_whole(files, capsys):
     assert cli(["replay", *TRACE, "--chunk-size", "2", "--out", "full", "--overwrite"], capsys)[0] == 0
     names = sorted(p.name for p in Path("full").iterdir())
-    assert names == [".cloudsim-results", "brokers.json", "episode-0", "episode-1", "episodes.csv"]  # the old file is gone
+    assert names == [".cloudsim-results", "brokers.json", "episode-0", "episode-1",
+                     "episodes.csv"]  # the old file is gone
     assert not list(files.glob(".full*"))
 
 

@@ -25,8 +25,8 @@ Rows that cannot be a pod are counted skips, by reason: ``gpu_milli outside 0..1
 ``negative or non-whole resources``, ``gpu_milli without num_gpu`` (a GPU share but no GPU),
 ``num_gpu without gpu_milli``, ``several GPUs shared`` (``num_gpu`` above 1 with ``gpu_milli``
 below 1,000, which the model does not have), ``bad times`` (missing or negative creation time, a
-deletion before it, or a scheduling outside them). A missing column, an unreadable file or a file with no pod left is an error that
-names the file and the fix.
+deletion before it, or a scheduling outside them). A missing column, an unreadable file or a file with no
+pod left is an error that names the file and the fix.
 """
 
 from __future__ import annotations

@@ -181,7 +181,8 @@ def _parse(path: Path) -> tuple[np.ndarray, np.ndarray, SwfHeader]:
                                  f"no jobs to load")
     texts = [field for row in rows for field in row]
     values = exact_floats(texts).reshape(len(rows), len(columns))
-    unread = np.isnan(values) & ~np.array([field.lower().lstrip("+-") == "nan" for field in texts]).reshape(values.shape)
+    unread = np.isnan(values) & ~np.array([field.lower().lstrip("+-") == "nan"
+                                           for field in texts]).reshape(values.shape)
     if unread.any():
         row, k = np.argwhere(unread)[0]
         raise TraceFormatError(f"{path}: line {numbers[row]}: field {columns[k] + 1} ({SWF_FIELDS[columns[k]]}) is "

@@ -304,7 +304,8 @@ def rlsk_workload(
 # --------------------------------------------------------------- Alibaba-like
 # fit_alibaba_like(load_cloudsimpy(jobs.csv), load_alibaba_v2018(selected_DAGs.csv, status_policy="keep").jobs)
 _MEAN_INTERARRIVAL = 11.47
-_TASKS_PER_JOB = np.array([0.1237, 0.1603, 0.0961, 0.1026, 0.1313, 0.0546, 0.0581, 0.0266, 0.0387, 0.0387, 0.0895, 0.0798])
+_TASKS_PER_JOB = np.array([0.1237, 0.1603, 0.0961, 0.1026, 0.1313, 0.0546, 0.0581, 0.0266, 0.0387, 0.0387, 0.0895,
+                           0.0798])
 _LOG_INSTANCES = (1.708, 2.098)
 _LOG_DURATION = (2.668, 1.519)
 _LOG_MEMORY = (-5.092, 0.399)

@@ -37,7 +37,8 @@ def run(namespace: argparse.Namespace) -> int:
     print(f"\n{result.ran} cell(s) run now, {result.kept} kept from before; report: {result.out / 'leaderboard.md'}")
     if result.failed:
         first, reason = next(iter(result.failed.items()))
-        print(f"cloudsim: {len(result.failed)} cell(s) failed and are not kept ({', '.join(result.failed)}); the first: "
+        print(f"cloudsim: {len(result.failed)} cell(s) failed and are not kept ({', '.join(result.failed)}); "
+              "the first: "
               f"{reason}. Fix the cause and run the same command again to run them", file=sys.stderr)
         return 1
     return 0

@@ -1,4 +1,5 @@
-"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm, deeprm-plus, rlsk), one subcommand per agent."""
+"""``cloudsim train AGENT``: train a learned broker (deepjs, deepk8s, deeprm, deeprm-plus, rlsk), one subcommand per
+agent."""
 
 from __future__ import annotations
 

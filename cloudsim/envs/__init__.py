@@ -18,8 +18,9 @@ from cloudsim.envs.deepk8s import Deepk8sEncoding, Deepk8sEnv, deepk8s_cluster
 from cloudsim.envs.deeprm import DeepRMBatch, DeepRMEnv, DeepRMParams, deeprm_jobsets
 from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, federation_cluster, federation_metrics
 
-__all__ = ["ENVIRONMENTS", "DeepRMBatch", "DeepRMEnv", "DeepRMParams", "Deepk8sEncoding", "Deepk8sEnv", "deeprm_jobsets", "Federation", "RLSKEnv", "RLSKWeights", "SchedulingEnv", "TRAINING_SEEDS", "deepk8s_cluster",
-           "federation_cluster", "federation_metrics",
+__all__ = ["ENVIRONMENTS", "DeepRMBatch", "DeepRMEnv", "DeepRMParams", "Deepk8sEncoding", "Deepk8sEnv",
+           "deeprm_jobsets", "Federation", "RLSKEnv", "RLSKWeights", "SchedulingEnv", "TRAINING_SEEDS",
+           "deepk8s_cluster", "federation_cluster", "federation_metrics",
            "register_environments"]
 
 # id -> entry point

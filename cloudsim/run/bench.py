@@ -78,7 +78,8 @@ def plot_makespan_differences(rows: pd.DataFrame, candidate: str, baselines: Seq
     box.boxplot([d.to_numpy() for d in diffs.values()], tick_labels=names, whis=(0, 100))
     box.axhline(0, color="black", linewidth=0.8)
     box.set_title("min, quartiles, median, max")
-    fig.suptitle(f"Makespan difference against {candidate} over {max((len(d) for d in diffs.values()), default=0)} chunks")
+    fig.suptitle(f"Makespan difference against {candidate} over "
+                 f"{max((len(d) for d in diffs.values()), default=0)} chunks")
     stats = out / "makespan_difference_stats.png"
     fig.tight_layout()
     save_figure(fig, stats, dpi=120)

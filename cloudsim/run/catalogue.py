@@ -58,8 +58,8 @@ def _core(name: str, factory) -> BrokerEntry:
         refuses.append("clusters with GPUs (its observations hold no devices)")
     if name == "rlsk":
         needs.append("the clusters it was trained for (the machines split into its federation)")
-    return BrokerEntry(name, "core", _summary(factory), plugins.source(name, builtin_source)["package"], "; ".join(needs) or "-",
-                       "; ".join(refuses) or "-")
+    return BrokerEntry(name, "core", _summary(factory), plugins.source(name, builtin_source)["package"],
+                       "; ".join(needs) or "-", "; ".join(refuses) or "-")
 
 
 def catalogue() -> list[BrokerEntry]:
@@ -75,10 +75,12 @@ def catalogue() -> list[BrokerEntry]:
         summary = (f"(not loaded, its name is refused: {refused}; run it as --brokers {point.value})" if refused
                    else _installed_summary(name))
         rows.append(BrokerEntry(name, "core (installed)", summary, f"{package} ({point.value})", "-", "-"))
-    rows += [BrokerEntry(name, "DeepRM's environment", _summary(factory), plugins.source(name, builtin_source)["package"],
+    rows += [BrokerEntry(name, "DeepRM's environment", _summary(factory),
+                         plugins.source(name, builtin_source)["package"],
                          "compare deeprm --env deeprm", "any other command (not a broker of the core)")
              for name, factory in DEEPRM_ENV_BROKERS.items()]
-    rows += [BrokerEntry(name, "RLSK's federation", _summary(RLSK_DISPATCHERS[name]), plugins.source(name, builtin_source)["package"],
+    rows += [BrokerEntry(name, "RLSK's federation", _summary(RLSK_DISPATCHERS[name]),
+                         plugins.source(name, builtin_source)["package"],
                          "compare rlsk --env rlsk", "any other command (a dispatcher over clusters, not machines)")
              for name in RLSK_DISPATCHERS]
     return rows

@@ -94,7 +94,8 @@ def compare_deeprm(config: DeepRMCompareConfig, argv: Sequence[str] = (), on_row
                            "avg_job_completion": summary["avg_job_completion"],
                            "total_reward": float(totals[b]), "end_time": summary["end_time"],
                            "jobs": summary["jobs"], "dropped": summary["dropped"],
-                           "not_allocated": summary["not_allocated"], "truncated": summary["truncated"], "wall_s": round(wall, 4)}
+                           "not_allocated": summary["not_allocated"], "truncated": summary["truncated"],
+                           "wall_s": round(wall, 4)}
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)

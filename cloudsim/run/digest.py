@@ -188,7 +188,8 @@ def compute(data: str | Path | None = None, names: Iterable[str] | None = None,
     wanted = None if names is None else set(names)
     unknown = sorted((wanted or set()) - {run.name for run in DIGEST_RUNS})
     if unknown:
-        raise ValueError(f"no digest run named {', '.join(unknown)}; the runs are {', '.join(r.name for r in DIGEST_RUNS)}")
+        raise ValueError(f"no digest run named {', '.join(unknown)}; "
+                         f"the runs are {', '.join(r.name for r in DIGEST_RUNS)}")
     runs, missing = {}, {}
     for run in DIGEST_RUNS:
         if wanted is not None and run.name not in wanted:

@@ -72,8 +72,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
     started = time.perf_counter()
     if spec.jobs is None:
         resolved = resolve_workload(spec.generate, load=spec.load, seed=spec.seed)
-        jobs, place, events = resolved.workload.jobs, workplace(spec.generate, resolved.cluster, resolved.workload.jobs), \
-            resolved.events
+        jobs, place, events = (resolved.workload.jobs,
+                               workplace(spec.generate, resolved.cluster, resolved.workload.jobs), resolved.events)
     else:
         jobs, place, events = spec.jobs, spec.place, spec.events
     simulation = spec.simulation

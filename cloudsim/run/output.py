@@ -25,8 +25,9 @@ from typing import Any, Callable, Mapping
 
 from cloudsim.metrics import jsonable
 
-__all__ = ["BROKER_SOURCES", "RESULTS_MARK", "ResultFolder", "folder_problem", "jsonable", "mark_results", "parent_problem",
-           "place_problem", "pyplot", "resumable_or_nothing", "save_figure", "strict_json", "write_text_atomically"]
+__all__ = ["BROKER_SOURCES", "RESULTS_MARK", "ResultFolder", "folder_problem", "jsonable", "mark_results",
+           "parent_problem", "place_problem", "pyplot", "resumable_or_nothing", "save_figure", "strict_json",
+           "write_text_atomically"]
 
 RESULTS_MARK = ".cloudsim-results"
 """The file every result folder of a command holds (its cloudsim version): a later output is never put inside it."""

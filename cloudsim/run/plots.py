@@ -243,7 +243,8 @@ def plot_gantt(run: RunTables, path: str | Path, max_machines: int = GANTT_MACHI
         ax.set_ylim(-0.6, machines - 0.4)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("machine")
-        what = f"{len(g)} instance groups on {machines} machines, coloured by job ({jobs.max() + 1 if len(g) else 0} jobs)"
+        what = (f"{len(g)} instance groups on {machines} machines, coloured by job "
+                f"({jobs.max() + 1 if len(g) else 0} jobs)")
         _mark_failures(ax, end, machine, failed)
         _mark_reservations(ax, run.reservations, np.arange(machines))
     else:

@@ -111,7 +111,8 @@ def replay(config: RunConfig, on_row: Callable[[dict], None] | None = None) -> R
                  for episode in run.episodes for plan in run.brokers]
         rows = []
         with config.runner.runner(config.chosen_brokers.brokers) as runner:
-            for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode", name=RunSpec.describe)):
+            for spec, outcome in zip(specs, runner.map(run_one, specs, desc="episodes", unit="episode",
+                                                       name=RunSpec.describe)):
                 row = {key: spec.label, **outcome.summary}
                 rows.append(row)
                 if outcome.result is not None:  # a streamed run has written its own tables

@@ -7,8 +7,8 @@ A command's data flows one way::
 The configs declare and check options; this module is where they meet the
 workload (`cloudsim.run.workload` loads or generates it and slices its
 episodes), the cluster the brokers place on, and the brokers themselves
-(`BrokerPlan`: how each run builds its broker; FGD also gets the workload's target shapes). Everything that can refuse a run
-(a missing file, a task no machine holds, a checkpoint that does not load) is
+(`BrokerPlan`: how each run builds its broker; FGD also gets the workload's target shapes).
+Everything that can refuse a run (a missing file, a task no machine holds, a checkpoint that does not load) is
 met here, before the first simulation. What runs after, `cloudsim.run.episode`,
 reads only what this step made, never the config.
 """
@@ -26,7 +26,8 @@ from cloudsim.envs.rlsk import federation_cluster
 from cloudsim.foreign import check_cluster
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.run.config import GENERATOR_WINDOWS, RunConfig, SimulationConfig
-from cloudsim.run.workload import Episode, ResolvedWorkload, check_episodes, cluster_option_of, episodes, resolve_workload
+from cloudsim.run.workload import (Episode, ResolvedWorkload, check_episodes, cluster_option_of, episodes,
+                                   resolve_workload)
 from cloudsim.specs import ClusterSpec
 
 __all__ = ["BrokerPlan", "ResolvedRun", "RunWarning", "Workplace", "broker_plans", "resolve", "workplace"]

@@ -80,8 +80,8 @@ def train_deeprm(config: DeepRMTrainConfig) -> dict:
     last = json.loads(log.read_text().splitlines()[-1]) if log.is_file() and log.stat().st_size else {}
     clone = Path(config.out) / "clone.json"
     cloned = json.loads(clone.read_text()) if clone.is_file() else {}
-    return {"agent": config.agent_name, "objective": agent.objective, "load": agent.load, "iterations": agent.iterations,
-            "policy": str(policy), "wall_s": round(time.perf_counter() - started, 3),
+    return {"agent": config.agent_name, "objective": agent.objective, "load": agent.load,
+            "iterations": agent.iterations, "policy": str(policy), "wall_s": round(time.perf_counter() - started, 3),
             "mean_reward": last.get("mean_reward"), "max_reward": last.get("max_reward"),
             "mean_slowdown": last.get("mean_slowdown"),
             **({"clone_test_accuracy": cloned["test_accuracy"][-1]} if cloned.get("test_accuracy") else {})}

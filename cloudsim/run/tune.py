@@ -133,7 +133,8 @@ def tune(config: TuneConfig) -> TuneResult:
     try:
         with Runner(runner.executor, runner.workers, runner.address) as pool:
             while len(done) < config.trials:
-                batch = [study.ask(fixed_distributions=space) for _ in range(min(pool.workers, config.trials - len(done)))]
+                batch = [study.ask(fixed_distributions=space)
+                         for _ in range(min(pool.workers, config.trials - len(done)))]
                 items = [{"number": len(done) + k, "params": trial.params, "base": config.base,
                           "init": config.init_path, "tasks": config.tasks, "seeds": config.seeds,
                           "seed": config.seed, "device": config.device,

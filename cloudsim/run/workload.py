@@ -233,8 +233,8 @@ def _check_range(option: str, value: tuple[int, int | None], count: int, what: s
     first, last = value
     last = count if last is None else last
     if first >= count or last > count:
-        raise ConfigError(option, span_text(value), f"the workload has {count} {unit if count != 1 else unit[:-1]} ({what}); "
-                          f"ask for a range within 0:{count}" if count else f"the workload has no {unit}")
+        raise ConfigError(option, span_text(value), f"the workload has {count} {unit if count != 1 else unit[:-1]} "
+                          f"({what}); ask for a range within 0:{count}" if count else f"the workload has no {unit}")
     return first, last
 
 

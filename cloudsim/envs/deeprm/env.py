@@ -70,7 +70,8 @@ class DeepRMEnv(gym.Env):
             raise ValueError(f"unknown reset options {sorted(unknown)}; use 'jobset' or 'jobset_seed'")
         if "jobset" in options:
             jobset = options["jobset"]
-            if not (isinstance(jobset, dict) and {"lengths", "sizes"} <= set(jobset) <= {"lengths", "sizes", "arrivals"}):
+            if not (isinstance(jobset, dict)
+                    and {"lengths", "sizes"} <= set(jobset) <= {"lengths", "sizes", "arrivals"}):
                 raise ValueError("options['jobset'] must be a dict with 'lengths' and 'sizes' (and 'arrivals', "
                                  "optional)")
             lengths, sizes, arrivals = jobset["lengths"], jobset["sizes"], jobset.get("arrivals")

@@ -11,7 +11,8 @@ from cloudsim.run.config.fields import check_positive_whole, name_list, option, 
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig, check_distinct_brokers, check_user_brokers
 from traces.data import data_folder
 
-LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017@0.8", "v2017@1.1", "v2018@0.8", "v2018@1.1", "swf", "synthetic", "gpu-fill", "gpu-replay")
+LEADERBOARD_WORKLOADS = ("cloudsimpy", "v2017@0.8", "v2017@1.1", "v2018@0.8", "v2018@1.1", "swf", "synthetic",
+                         "gpu-fill", "gpu-replay")
 """The workloads `cloudsim leaderboard` runs by default (`cloudsim.run.leaderboard` says what each is)."""
 
 
@@ -41,9 +42,9 @@ class LeaderboardConfig:
         require(self.out is not None, cls, "out", None, "give the report folder: --out DIR")
         if self.data is not None:
             data = Path(self.data)
-            require(data.is_dir(), cls, "data", self.data, "is a file; give the folder that holds cloudsimpy/, alibaba/ "
-                    "and swf/" if data.exists() else "no such folder; give the folder that holds cloudsimpy/, alibaba/ "
-                    "and swf/")
+            require(data.is_dir(), cls, "data", self.data, "is a file; give the folder that holds cloudsimpy/, "
+                    "alibaba/ and swf/" if data.exists() else "no such folder; give the folder that holds "
+                    "cloudsimpy/, alibaba/ and swf/")
         problem = place_problem(self.out, {"--data": str(self.data_folder),
                                            "--brokers": plugins.files(tuple(self.brokers))}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)

@@ -48,8 +48,8 @@ class WorkloadConfig:
     """What to run on: a trace file or a generator, and which of its jobs form the episodes."""
 
     source: str | None = option(
-        None, "WORKLOAD", "trace file (.csv, .csv.gz, .swf or .swf.gz), or a generator name (alibaba-like, deeprm, poisson, "
-        "rlsk); default: the built-in alibaba-like generator", positional=True)
+        None, "WORKLOAD", "trace file (.csv, .csv.gz, .swf or .swf.gz), or a generator name (alibaba-like, deeprm, "
+        "poisson, rlsk); default: the built-in alibaba-like generator", positional=True)
     format: str | None = option(
         None, "--format", "trace format: cloudsimpy (CloudSimPy's jobs.csv), alibaba-v2017 or alibaba-v2018 "
         "(the raw batch_task table), swf (the Standard Workload Format of the Parallel Workloads Archive; "
@@ -387,8 +387,8 @@ class BrokerConfig:
         (), "--checkpoint", "weights for learned brokers, NAME=PATH[,NAME=PATH] (a bare PATH when one learned "
         "broker runs); default: the checkpoints shipped with cloudsim", parse=checkpoint_list, metavar="NAME=PATH")
     window: int | None = option(
-        None, "--task-window", "show every heuristic only the first N waiting tasks, as the learned Deepk8s brokers see "
-        "them (default: all; the deepk8s workload: 10)", parse=whole, metavar="N")
+        None, "--task-window", "show every heuristic only the first N waiting tasks, as the learned Deepk8s brokers "
+        "see them (default: all; the deepk8s workload: 10)", parse=whole, metavar="N")
     options: tuple[tuple[str, str, object], ...] = option(
         (), "--broker-options", "options of the brokers in --brokers, NAME.KEY=VALUE[,NAME.KEY=VALUE] (VALUE a number, "
         "True/False/None or text), passed to each broker's class as keywords; `cloudsim brokers` lists them",
