@@ -1,13 +1,19 @@
-"""Brokers (scheduling policies) for cloudsim, and a registry that builds them by name."""
+"""Brokers (scheduling policies) for cloudsim: the one table that declares each built-in broker by name
+(`agents.registry.register_broker`), and the functions that build a broker by name.
+
+A new broker is its code plus one `register_broker` line below; every command, ``cloudsim brokers`` and the
+default lists find it from there.
+"""
 
 from __future__ import annotations
 
 from typing import Callable
 
+from agents import federation
 from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
-from agents.federation import DISPATCHERS as RLSK_DISPATCHERS
 from agents.federation import FederatedBroker, make_dispatcher
-from agents.gpu import GPU_POLICIES, GPU_VARIANTS
+from agents.gpu import (ExactFragmentationGradientDescent, FragmentationGradientDescent, GpuBestFit, GpuClustering,
+                        GpuDotProduct, GpuPacking, GpuRandom)
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -25,7 +31,8 @@ from agents.heuristics import (
     TetrisStar,
     Windowed,
 )
-from agents.registry import BrokerOptionError, build
+from agents.registry import (CORE, DEEPRM_ENV, RLSK_FEDERATION, BrokerOptionError, broker_names, broker_source,
+                             broker_spec, build, factories, make, register_broker)
 from cloudsim.foreign import failed
 
 __all__ = [
@@ -60,34 +67,12 @@ __all__ = [
 ]
 
 
+# ------------------------------------------------ factories of the trained brokers (torch only when made)
 def _deepjs(checkpoint: str | None = None, sample: bool = False, seed: int | None = 0) -> object:
     """DeepJS with the weights of ``checkpoint`` (None: the checkpoint shipped with the package)."""
     from agents.deepjs import DeepJS, load_policy  # torch is imported only when DeepJS is asked for
 
     return DeepJS(load_policy(checkpoint), sample=sample, seed=seed)
-
-
-BROKERS: dict[str, Callable[..., object]] = {
-    cls.name: cls
-    for cls in (
-        FirstFit,
-        BestFit,
-        Tetris,
-        RandomFit,
-        FirstComeFirstServed,
-        ShortestJobFirst,
-        HighestResponseRatioNext,
-        DominantResourceFairness,
-        Packer,
-        TetrisStar,
-        LeastLoad,
-        RoundRobin,
-        EasyBackfilling,
-    )
-}
-BROKERS.update(GPU_POLICIES)
-BROKERS.update(GPU_VARIANTS)
-BROKERS["deepjs"] = _deepjs
 
 
 def _deepk8s(algo: str) -> Callable[..., object]:
@@ -108,10 +93,6 @@ def _deepk8s(algo: str) -> Callable[..., object]:
     return deepk8s
 
 
-for _algo, _name in DEEPK8S_BROKERS.items():
-    BROKERS[_name] = _deepk8s(_algo)
-
-
 def _rlsk(checkpoint: str | None = None, seed: int | None = 0) -> object:
     """The trained RLSK agent dispatching jobs to its clusters (None: the checkpoint shipped with the package),
     as a broker of the core: the machines split into the clusters it was trained for."""
@@ -119,9 +100,6 @@ def _rlsk(checkpoint: str | None = None, seed: int | None = 0) -> object:
 
     policy = load_policy(checkpoint)
     return FederatedBroker(policy, policy.config.clusters, seed=seed, name="rlsk")
-
-
-BROKERS["rlsk"] = _rlsk
 
 
 def _deeprm_core(agent: str) -> Callable[..., object]:
@@ -136,56 +114,7 @@ def _deeprm_core(agent: str) -> Callable[..., object]:
     return deeprm
 
 
-BROKERS["deeprm"] = _deeprm_core("deeprm")
-BROKERS["deeprm-plus"] = _deeprm_core("deeprm-plus")
-"""Broker factories by command-line name; each class's ``name`` is its key."""
-
-TRAINED_BY = {"deepjs": "deepjs", **{name: "deepk8s" for name in DEEPK8S_BROKERS.values()}, "deeprm": "deeprm",
-              "deeprm-plus": "deeprm-plus", "rlsk": "rlsk"}
-"""Each learned broker, and the `cloudsim train` command that makes its checkpoints."""
-LEARNED = tuple(TRAINED_BY)
-"""The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
-
-
-def make_broker(name: str, *, seed: int | None = None, **options) -> object:
-    """Build the broker ``name`` with ``options``: a built-in (e.g. ``"first-fit"``), one an installed
-    package declares (`agents.plugins`), or a reference, ``package.module:Class`` or ``path/to/file.py:Class``.
-
-    ``seed`` goes to brokers that draw random numbers and is ignored by the others; without one they
-    use their own default seed (0), so two runs make the same decisions.
-    """
-    if name in BROKERS:
-        return build(BROKERS, name, "", seed, options)
-    from agents import plugins
-
-    made = plugins.factory(name, builtin_source)
-    try:
-        broker = build({name: made}, name, "", seed, options)
-    except (plugins.BrokerReferenceError, BrokerOptionError, KeyboardInterrupt):
-        raise
-    except BaseException as error:  # the user's own constructor failed, or exited
-        raise plugins.BrokerReferenceError(f"broker {name!r}: making it {failed(error, made)}") from error
-    if not callable(getattr(broker, "decide", None)):
-        raise plugins.BrokerReferenceError(f"broker {name!r} made {broker!r}, which has no decide(view) method")
-    return broker
-
-
-def builtin_source(name: str) -> str | None:
-    """What a name means among the built-in registries ("cloudsim's broker sjf"), or None when it is none of them."""
-    where = [label for label, registry in (("cloudsim's broker", BROKERS),
-                                           ("cloudsim's policy of DeepRM's environment", DEEPRM_ENV_BROKERS),
-                                           ("cloudsim's dispatcher of RLSK's federation", RLSK_DISPATCHERS))
-             if name in registry]
-    return f"{' and '.join(where)} {name}" if where else None
-
-
-def make_federated_broker(name: str, *, clusters: int = 3, seed: int | None = None, **options) -> FederatedBroker:
-    """The cluster-level policy ``name`` of RLSK's federation (`RLSK_DISPATCHERS`) as a broker of the core,
-    on ``clusters`` clusters; ``seed`` seeds its random draws and the postponements."""
-    return FederatedBroker(make_dispatcher(name, seed=seed, **options), clusters, seed=seed, name=name)
-
-
-# ------------------------------------------------ brokers of DeepRM's environment
+# ------------------------------------------------ policies of DeepRM's environment
 DEEPRM_TETRIS_STAR_KNOB = 0.5
 """Tetris*'s knob in DeepRM's environment unless one is given (the paper gives none)."""
 
@@ -230,20 +159,87 @@ def _deeprm_plus(checkpoint: str | None = None, seed: int | None = 0) -> Callabl
     return load_policy(checkpoint if checkpoint is not None else shipped_checkpoint(agent="deeprm-plus"), seed=seed)
 
 
-DEEPRM_ENV_BROKERS: dict[str, Callable[..., Callable]] = {
-    "sjf": _deeprm_named("sjf"),
-    "packer": _deeprm_named("packer"),
-    "fcfs": _deeprm_named("fcfs"),
-    "hrrn": _deeprm_named("hrrn"),
-    "tetris-star": _deeprm_tetris_star,
-    "random": _deeprm_random,
-    "deeprm": _deeprm,
-    "deeprm-plus": _deeprm_plus,
-}
+# ------------------------------------------------ the registry: every built-in broker, once
+for _cls in (FirstFit, BestFit, Tetris, RandomFit, FirstComeFirstServed, ShortestJobFirst, HighestResponseRatioNext,
+             DominantResourceFairness, Packer, TetrisStar, LeastLoad, RoundRobin, EasyBackfilling):
+    register_broker(_cls.name, _cls)
+for _cls in (FragmentationGradientDescent, GpuBestFit, GpuDotProduct, GpuPacking, GpuClustering, GpuRandom):
+    register_broker(_cls.name, _cls, devices="required")
+register_broker(ExactFragmentationGradientDescent.name, ExactFragmentationGradientDescent, devices="required",
+                listed=False)  # an ablation variant
+register_broker("deepjs", _deepjs, trained_by="deepjs")
+for _algo, _name in DEEPK8S_BROKERS.items():
+    register_broker(_name, _deepk8s(_algo), trained_by="deepk8s", devices="refused")
+register_broker("rlsk", _rlsk, trained_by="rlsk",
+                needs="the clusters it was trained for (the machines split into its federation)")
+register_broker("deeprm", _deeprm_core("deeprm"), trained_by="deeprm", devices="refused")
+register_broker("deeprm-plus", _deeprm_core("deeprm-plus"), trained_by="deeprm-plus", devices="refused")
+
+for _name in ("sjf", "packer", "fcfs", "hrrn"):
+    register_broker(_name, _deeprm_named(_name), acts_in=DEEPRM_ENV)
+register_broker("tetris-star", _deeprm_tetris_star, acts_in=DEEPRM_ENV)
+register_broker("random", _deeprm_random, acts_in=DEEPRM_ENV)
+register_broker("deeprm", _deeprm, acts_in=DEEPRM_ENV, trained_by="deeprm")
+register_broker("deeprm-plus", _deeprm_plus, acts_in=DEEPRM_ENV, trained_by="deeprm-plus")
+
+register_broker("first-fit", federation.first_fit, acts_in=RLSK_FEDERATION)
+register_broker("random", federation.random_cluster, acts_in=RLSK_FEDERATION)
+register_broker("round-robin", federation.round_robin, acts_in=RLSK_FEDERATION)
+register_broker("least-load", federation.least_load, acts_in=RLSK_FEDERATION)
+register_broker("lookahead", federation.lookahead, acts_in=RLSK_FEDERATION)
+register_broker("rlsk", federation.rlsk_dispatcher, acts_in=RLSK_FEDERATION, trained_by="rlsk")
+
+# Views of the registry, by the names earlier releases gave them.
+BROKERS: dict[str, Callable[..., object]] = factories(CORE)
+"""Broker factories by command-line name (the core's), in the order they are declared."""
+GPU_POLICIES = {name: BROKERS[name] for name in broker_names(devices="required", listed=True)}
+"""The GPU-sharing placement policies of the paper by command-line name."""
+GPU_VARIANTS = {name: BROKERS[name] for name in broker_names(devices="required", listed=False)}
+"""Variants of the GPU policies for ablations, brokers by name too, in no default list."""
+LEARNED = tuple(sorted(broker_names(learned=True)))
+"""The brokers that are trained policies: each takes ``checkpoint=PATH`` and ships a checkpoint of its own."""
+TRAINED_BY = {name: spec.trained_by for name in LEARNED if (spec := broker_spec(name)) is not None}
+"""Each learned broker, and the `cloudsim train` command that makes its checkpoints."""
+DEEPRM_ENV_BROKERS: dict[str, Callable[..., Callable]] = factories(DEEPRM_ENV)
 """Policies of DeepRM's environment (`cloudsim.envs.deeprm`) by name: ``policy(batch) -> actions``.
 The heuristics act as DeepRM's code defines them (over the M visible slots)."""
+RLSK_DISPATCHERS = factories(RLSK_FEDERATION)
+"""Cluster-level policies of RLSK's federation by name (`cloudsim compare rlsk --env rlsk`)."""
+
+
+def make_broker(name: str, *, seed: int | None = None, **options) -> object:
+    """Build the broker ``name`` with ``options``: a built-in (e.g. ``"first-fit"``), one an installed
+    package declares (`agents.plugins`), or a reference, ``package.module:Class`` or ``path/to/file.py:Class``.
+
+    ``seed`` goes to brokers that draw random numbers and is ignored by the others; without one they
+    use their own default seed (0), so two runs make the same decisions.
+    """
+    if broker_spec(name) is not None:
+        return make(name, CORE, seed, options)
+    from agents import plugins
+
+    made = plugins.factory(name, builtin_source)
+    try:
+        broker = build({name: made}, name, "", seed, options)
+    except (plugins.BrokerReferenceError, BrokerOptionError, KeyboardInterrupt):
+        raise
+    except BaseException as error:  # the user's own constructor failed, or exited
+        raise plugins.BrokerReferenceError(f"broker {name!r}: making it {failed(error, made)}") from error
+    if not callable(getattr(broker, "decide", None)):
+        raise plugins.BrokerReferenceError(f"broker {name!r} made {broker!r}, which has no decide(view) method")
+    return broker
+
+
+builtin_source = broker_source
+"""What a name means among the built-in brokers (`agents.registry.broker_source`)."""
+
+
+def make_federated_broker(name: str, *, clusters: int = 3, seed: int | None = None, **options) -> FederatedBroker:
+    """The cluster-level policy ``name`` of RLSK's federation (`RLSK_DISPATCHERS`) as a broker of the core,
+    on ``clusters`` clusters; ``seed`` seeds its random draws and the postponements."""
+    return FederatedBroker(make_dispatcher(name, seed=seed, **options), clusters, seed=seed, name=name)
 
 
 def make_deeprm_broker(name: str, *, seed: int | None = None, **options) -> Callable:
-    """Build the policy of DeepRM's environment registered under ``name``."""
-    return build(DEEPRM_ENV_BROKERS, name, " for DeepRM's environment", seed, options)
+    """Build the policy of DeepRM's environment declared as ``name``."""
+    return make(name, DEEPRM_ENV, seed, options)

@@ -22,13 +22,13 @@ from typing import Callable
 
 import numpy as np
 
-from agents.registry import build
+from agents.registry import RLSK_FEDERATION, make
 from cloudsim.broker import ClusterView, Decision
 from cloudsim.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation, RLSKWeights, reward_rate
 from cloudsim.specs import ClusterSpec
 
-__all__ = ["DISPATCHERS", "FederatedBroker", "first_fit", "least_load", "lookahead", "make_dispatcher",
-           "random_cluster", "round_robin"]
+__all__ = ["FederatedBroker", "first_fit", "least_load", "lookahead", "make_dispatcher", "random_cluster",
+           "rlsk_dispatcher", "round_robin"]
 
 Dispatcher = Callable[[Federation, ClusterView, int], "int | None"]
 
@@ -90,27 +90,17 @@ def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
     return dispatch
 
 
-def _rlsk(checkpoint: str | None = None) -> Dispatcher:
+def rlsk_dispatcher(checkpoint: str | None = None) -> Dispatcher:
     """The trained RLSK agent (None: the checkpoint shipped with the package), greedy on its Q-values."""
     from agents.rlsk import load_policy  # torch only when asked for
 
     return load_policy(checkpoint)
 
 
-DISPATCHERS: dict[str, Callable[..., Dispatcher]] = {
-    "first-fit": first_fit,
-    "random": random_cluster,
-    "round-robin": round_robin,
-    "least-load": least_load,
-    "lookahead": lookahead,
-    "rlsk": _rlsk,
-}
-"""Cluster-level policies of RLSK's federation by name (`cloudsim compare rlsk --env rlsk`)."""
-
-
 def make_dispatcher(name: str, *, seed: int | None = None, **options) -> Dispatcher:
-    """Build the dispatcher registered under ``name``; ``seed`` goes to those that draw random numbers."""
-    return build(DISPATCHERS, name, " for RLSK's federation", seed, options)
+    """Build the dispatcher of RLSK's federation declared as ``name`` (`agents.registry`); ``seed`` goes to
+    those that draw random numbers."""
+    return make(name, RLSK_FEDERATION, seed, options)
 
 
 class FederatedBroker:

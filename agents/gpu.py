@@ -35,11 +35,12 @@ import numpy as np
 
 from typing import Sequence
 
+from agents.registry import broker_spec
 from cloudsim.broker import ClusterView, CompiledRound, Decision
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.specs import DEVICE_MILLI
 
-__all__ = ["GPU_POLICIES", "GPU_VARIANTS", "target_options", "ExactFragmentationGradientDescent",
+__all__ = ["target_options", "ExactFragmentationGradientDescent",
            "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
            "GpuPacking", "GpuRandom", "NodeScorer"]
 
@@ -351,15 +352,10 @@ class ExactFragmentationGradientDescent(FragmentationGradientDescent):
         super().__init__(seed, target, whole_scores=False)
 
 
-GPU_POLICIES = {cls.name: cls for cls in (FragmentationGradientDescent, GpuBestFit, GpuDotProduct, GpuPacking,
-                                          GpuClustering, GpuRandom)}
-"""The GPU-sharing placement policies of the paper by command-line name."""
-GPU_VARIANTS = {ExactFragmentationGradientDescent.name: ExactFragmentationGradientDescent}
-"""Variants for ablations, brokers by name too, in no default list."""
-
-
 def target_options(name: str, target: TargetWorkload) -> dict:
     """`agents.make_broker`'s options giving broker ``name`` the run's target workload, where it measures
     fragmentation against one (FGD and its variant); none for the others."""
-    broker = {**GPU_POLICIES, **GPU_VARIANTS}.get(name)
-    return {"target": target} if broker is not None and issubclass(broker, FragmentationGradientDescent) else {}
+    spec = broker_spec(name)
+    measures = spec is not None and isinstance(spec.factory, type) and issubclass(spec.factory,
+                                                                                 FragmentationGradientDescent)
+    return {"target": target} if measures else {}

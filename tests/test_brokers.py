@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from agents import BROKERS, LEARNED, make_broker
+from agents.registry import broker_names, register_broker
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -158,3 +159,44 @@ def test_a_broker_built_without_a_seed_runs_reproducibly(name):
     assert run() == run()
     rng = make_broker(name).rng
     assert rng.bit_generator.state == np.random.default_rng(0).bit_generator.state
+
+
+def test_the_default_broker_lists_come_from_the_registry():
+    from cloudsim.run.config import HEURISTICS
+    from cloudsim.run.config.leaderboard import LeaderboardConfig
+
+    # compare's default: the hand-written brokers of CPU clusters, neither a GPU policy, nor the ablation
+    # variant fgd-exact, nor a trained policy.
+    assert HEURISTICS == ("first-fit", "best-fit", "tetris", "random", "fcfs", "sjf", "hrrn", "drf", "packer",
+                          "tetris-star", "least-load", "round-robin", "easy")
+    board = LeaderboardConfig.__dataclass_fields__["brokers"].default
+    assert "fgd-exact" not in board and {"fgd", "deepjs", "rlsk", "deeprm-plus"} <= set(board)
+    assert set(board) == set(BROKERS) - {"fgd-exact"}
+
+
+def test_exactly_the_brokers_declared_to_refuse_devices_refuse_a_gpu_cluster():
+    gpu = ClusterSpec(("cpu", "memory"), ((64.0, 1.0),) * 4, devices=(2, 2, 2, 2))  # two GPUs a machine
+
+    def refuses(name):
+        try:
+            make_broker(name).check_cluster(gpu)
+        except ValueError as refusal:
+            return "GPU" in str(refusal)
+        return False
+
+    refusing = {name for name in LEARNED if refuses(name)}
+    assert refusing == {"deeprm", "deeprm-plus", "deepk8s", "deepk8s-a2c", "deepk8s-dagger"}
+    assert refusing == set(broker_names(learned=True, devices="refused"))
+
+
+@pytest.mark.parametrize("name, options, words", [
+    ("first-fit", {}, "already declared as cloudsim's broker"),
+    ("mine", {"acts_in": "kubernetes"}, "acts_in must be one of core, deeprm-env, rlsk-federation"),
+    ("mine", {"devices": "some"}, "devices must be one of any, required, refused"),
+    ("my:Broker", {}, "without ':'"),
+    ("", {}, "give a non-empty name"),
+])
+def test_a_broker_declared_twice_or_wrongly_is_refused(name, options, words):
+    with pytest.raises(ValueError, match=words):
+        register_broker(name, FirstFit, **options)
+    assert "mine" not in BROKERS

@@ -1,12 +1,12 @@
-"""Every broker this installation knows, one row each: `cloudsim brokers`.
+"""Every broker this installation knows, one row each: `cloudsim brokers`, read from the registry.
 
-Three registries hold the built-in ones, and they are not interchangeable: the core's brokers (what
-``replay``, ``compare``, ``bench`` and ``leaderboard`` run), the policies of DeepRM's own environment
-(``compare deeprm --env deeprm``: DeepRM's code's heuristics, another implementation of ``sjf`` or
-``packer`` than the core's) and the dispatchers of RLSK's federation (``compare rlsk --env rlsk``). A
-row says which, what the broker is (the first sentence of its docstring), where it comes from, what it
-needs and where it refuses to run. Brokers that installed packages declare (`agents.plugins`) are core
-brokers and are listed with their package and version.
+The registry (`agents.registry`) declares each built-in broker in one of three places, which are not
+interchangeable: the core's brokers (what ``replay``, ``compare``, ``bench`` and ``leaderboard`` run), the
+policies of DeepRM's own environment (``compare deeprm --env deeprm``: DeepRM's code's heuristics, another
+implementation of ``sjf`` or ``packer`` than the core's) and the dispatchers of RLSK's federation
+(``compare rlsk --env rlsk``). A row says which, what the broker is (the first sentence of its docstring),
+where it comes from, what it needs and where it refuses to run. Brokers that installed packages declare
+(`agents.plugins`) are core brokers and are listed with their package and version.
 """
 
 from __future__ import annotations
@@ -16,13 +16,17 @@ import inspect
 import re
 from dataclasses import asdict, dataclass
 
-from agents import (BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, GPU_VARIANTS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY,
-                    builtin_source, plugins)
+from agents import builtin_source, plugins
+from agents.registry import CORE, DEEPRM_ENV, RLSK_FEDERATION, BrokerSpec, broker_names, broker_spec
 
 __all__ = ["BrokerEntry", "catalogue"]
 
-# Learned brokers whose observations hold no devices: they refuse a GPU cluster (their check_cluster).
-_NO_DEVICES = ("deeprm", "deeprm-plus", "deepk8s", "deepk8s-a2c", "deepk8s-dagger")
+_ELSEWHERE = {
+    DEEPRM_ENV: ("DeepRM's environment", "compare deeprm --env deeprm", "any other command (not a broker of the core)"),
+    RLSK_FEDERATION: ("RLSK's federation", "compare rlsk --env rlsk",
+                      "any other command (a dispatcher over clusters, not machines)"),
+}
+"""The places other than the core: how a row names each, what its brokers need and where they refuse to run."""
 
 
 @dataclass(frozen=True)
@@ -48,23 +52,23 @@ def _summary(factory) -> str:
     return re.split(r"(?<=[.!?])\s+(?=[A-Z])", flat)[0] if flat else "(no docstring)"
 
 
-def _core(name: str, factory) -> BrokerEntry:
+def _core(spec: BrokerSpec) -> BrokerEntry:
     needs, refuses = [], []
-    if name in LEARNED:
-        needs.append(f"a checkpoint (one ships; --checkpoint {name}=PATH from cloudsim train {TRAINED_BY[name]})")
-    if name in GPU_POLICIES or name in GPU_VARIANTS:
+    if spec.learned:
+        needs.append(f"a checkpoint (one ships; --checkpoint {spec.name}=PATH from cloudsim train {spec.trained_by})")
+    if spec.devices == "required":
         needs.append("a cluster with GPUs (openb node lists, the gpu-fill and gpu-replay workloads)")
-    if name in _NO_DEVICES:
+    if spec.devices == "refused":
         refuses.append("clusters with GPUs (its observations hold no devices)")
-    if name == "rlsk":
-        needs.append("the clusters it was trained for (the machines split into its federation)")
-    return BrokerEntry(name, "core", _summary(factory), plugins.source(name, builtin_source)["package"],
+    if spec.needs:
+        needs.append(spec.needs)
+    return BrokerEntry(spec.name, "core", _summary(spec.factory), plugins.source(spec.name, builtin_source)["package"],
                        "; ".join(needs) or "-", "; ".join(refuses) or "-")
 
 
 def catalogue() -> list[BrokerEntry]:
     """Every broker known here: the core's built-ins, the installed ones, DeepRM's environment's, RLSK's."""
-    rows = [_core(name, factory) for name, factory in BROKERS.items()]
+    rows = [_core(broker_spec(name)) for name in broker_names(CORE)]
     for name, point in plugins.installed().items():
         dist = getattr(point, "dist", None)
         package = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
@@ -75,14 +79,10 @@ def catalogue() -> list[BrokerEntry]:
         summary = (f"(not loaded, its name is refused: {refused}; run it as --brokers {point.value})" if refused
                    else _installed_summary(name))
         rows.append(BrokerEntry(name, "core (installed)", summary, f"{package} ({point.value})", "-", "-"))
-    rows += [BrokerEntry(name, "DeepRM's environment", _summary(factory),
-                         plugins.source(name, builtin_source)["package"],
-                         "compare deeprm --env deeprm", "any other command (not a broker of the core)")
-             for name, factory in DEEPRM_ENV_BROKERS.items()]
-    rows += [BrokerEntry(name, "RLSK's federation", _summary(RLSK_DISPATCHERS[name]),
-                         plugins.source(name, builtin_source)["package"],
-                         "compare rlsk --env rlsk", "any other command (a dispatcher over clusters, not machines)")
-             for name in RLSK_DISPATCHERS]
+    for place, (label, needs, refuses) in _ELSEWHERE.items():
+        rows += [BrokerEntry(name, label, _summary(broker_spec(name, place).factory),
+                             plugins.source(name, builtin_source)["package"], needs, refuses)
+                 for name in broker_names(place)]
     return rows
 
 

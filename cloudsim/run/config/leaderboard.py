@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents import BROKERS, GPU_VARIANTS, plugins
+from agents import BROKERS, plugins
+from agents.registry import broker_names
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import check_positive_whole, name_list, option, require, whole
 from cloudsim.run.config.sections import MAX_SEEDS, RunnerConfig, check_distinct_brokers, check_user_brokers
@@ -23,7 +24,7 @@ class LeaderboardConfig:
     out: str | None = option(None, "--out", "the report folder: made, or resumed where a run of the same "
                              "leaderboard stopped (finished cells are not run again)", metavar="DIR")
     brokers: tuple[str, ...] = option(
-        tuple(b for b in BROKERS if b not in GPU_VARIANTS), "--brokers", "brokers, comma-separated (default: every "
+        broker_names(listed=True), "--brokers", "brokers, comma-separated (default: every "
         "heuristic, learned broker and GPU policy; the GPU policies run on the GPU workloads only)",
         parse=name_list, metavar="NAMES", aliases=("--broker",))
     workloads: tuple[str, ...] = option(

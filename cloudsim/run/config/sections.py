@@ -9,9 +9,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import ClassVar, Mapping
 
-from agents import BROKERS, DEEPRM_ENV_BROKERS, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
+from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
 from agents import plugins
-from agents.registry import reserved_option_problem
+from agents.registry import broker_names, reserved_option_problem
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS, Runner
@@ -35,8 +35,9 @@ BYTES_PER_MACHINE = 256
 DEFAULT_GENERATOR = "alibaba-like"
 DEFAULT_LOAD = 0.7
 MAX_SEEDS = 1_000_000
-HEURISTICS = tuple(name for name in BROKERS if name not in LEARNED and name not in GPU_POLICIES)
-"""Every hand-written broker of CPU clusters: what compare runs by default."""
+HEURISTICS = broker_names(learned=False, devices="any", listed=True)
+"""Every hand-written broker of CPU clusters (not the GPU policies, not an ablation variant): what compare runs
+by default."""
 GENERATOR_WINDOWS = {"deepk8s": 10}
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
 UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
