@@ -1,43 +1,28 @@
-"""The project's number checks, written once: what counts as a whole number and as a finite number
-(`is_whole`, `is_finite_number`, which the run layer's option checks use too), and the range checks of
-the agents' hyper-parameter dataclasses.
+"""The range checks of the agents' hyper-parameter dataclasses, on the project's one number check
+(`cloudsim.checks`: what a whole and a finite number are, and the words of every message).
 
-Each range check raises ``ValueError("NAME must be ..., got VALUE")``, the form the command
-line turns into a message naming the option ``--NAME``
-(`cloudsim.run.config.check_agent_settings`). No torch, no numpy: the command
-line imports the configs to show their defaults.
+Each check raises ``ValueError("NAME must be ..., got VALUE")``, the form the command line turns into a
+message naming the option ``--NAME`` (`cloudsim.run.config.check_agent_settings`). No torch, no numpy: the
+command line imports the configs to show their defaults.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any, Iterable
 
-__all__ = ["FLOAT32_MAX", "check_finite", "check_learning_rate", "check_whole", "is_finite_number", "is_whole"]
+from cloudsim.checks import check_number
+
+__all__ = ["FLOAT32_MAX", "check_finite", "check_learning_rate", "check_whole"]
 
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest float32: the networks' weights are float32, so no step of the optimiser may be larger."""
-
-
-def is_whole(value: object) -> bool:
-    """A whole number: a Python or numpy integer, not a bool (``iterations=True`` is a mistake, not a count)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def is_finite_number(value: object) -> bool:
-    """A finite real number (int or float, Python's or numpy's), not a bool, NaN or an infinity."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_whole(config: Any, names: Iterable[str], minimum: int, hint: str = "") -> None:
     """Each field of ``names`` is a whole number (not a bool) >= ``minimum``; ``hint`` (what the number is, the
     paper's value) ends the message."""
     for name in names:
-        value = getattr(config, name)
-        if not (is_whole(value) and value >= minimum):
-            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}"
-                             + (f"; {hint}" if hint else ""))
+        check_number(name, getattr(config, name), whole=True, at_least=minimum, hint=hint)
 
 
 def check_learning_rate(config: Any, name: str = "learning_rate", hint: str = "") -> None:
@@ -55,16 +40,4 @@ def check_finite(config: Any, names: Iterable[str], *, above: float | None = Non
     """Each field of ``names`` is a finite number (not a bool), ``> above`` or ``>= at_least``, and ``<= at_most``,
     where given; ``hint`` (what the number is, the paper's value) ends the message."""
     for name in names:
-        value = getattr(config, name)
-        low = "" if above is None and at_least is None else f"({above:g}" if above is not None else f"[{at_least:g}"
-        if at_most is not None:
-            problem = f"in {low or '(-inf'}, {at_most:g}]"
-        else:
-            problem = f"> {above:g}" if above is not None else f">= {at_least:g}" if at_least is not None else ""
-        if not is_finite_number(value):
-            problem = ""
-        elif (above is None or value > above) and (at_least is None or value >= at_least) and (
-                at_most is None or value <= at_most):
-            continue
-        raise ValueError(f"{name} must be a finite number{' ' + problem if problem else ''}, got {value!r}"
-                         + (f"; {hint}" if hint else ""))
+        check_number(name, getattr(config, name), above=above, at_least=at_least, at_most=at_most, hint=hint)

@@ -11,8 +11,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.checks import check_finite, check_learning_rate, check_whole, is_finite_number, is_whole
+from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
+from cloudsim.checks import is_finite_number, is_whole
 from cloudsim import ClusterView
 
 __all__ = [

@@ -37,6 +37,7 @@ from typing import Sequence
 
 from agents.registry import broker_spec
 from cloudsim.broker import ClusterView, CompiledRound, Decision
+from cloudsim.checks import is_whole
 from cloudsim.fragmentation import TargetWorkload
 from cloudsim.specs import DEVICE_MILLI
 
@@ -84,7 +85,7 @@ class NodeScorer(ABC):
                 "decide", "scores", "machine_scores", "finish", "_start", "_task", "_nodes", "_round_options")):
             return None
         seed = self.seed
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        if not (is_whole(seed) and seed >= 0):
             return None  # (a seed numpy's default_rng takes otherwise, or refuses: its own decide says which)
         return CompiledRound(owner.compiled_rule, columns=(resources.index("cpu") if "cpu" in resources else 0,),
                              seed=int(seed), **self._round_options())

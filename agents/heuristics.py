@@ -29,6 +29,7 @@ import numpy as np
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.planning import PlannedView, plan_of
 from cloudsim.broker import ArrayPlan, ClusterView, CompiledRound, Decision, Plan, sequential_fit
+from cloudsim.checks import is_whole
 
 __all__ = [
     "BestFit",
@@ -609,7 +610,7 @@ class Windowed:
     """
 
     def __init__(self, broker: object, size: int) -> None:
-        if not (isinstance(size, (int, np.integer)) and size >= 1):
+        if not (is_whole(size) and size >= 1):
             raise ValueError(f"a task window holds at least 1 task, got {size!r}")
         self.broker = broker
         self.size = int(size)

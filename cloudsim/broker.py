@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Hashable, Protocol, runtime_checkable
 
 import numpy as np
 
+from cloudsim.checks import is_whole
 from cloudsim.cluster import frozen
 from cloudsim.devices import device_fit_count
 
@@ -204,7 +205,7 @@ class CompiledRound:
                              f"rule {self.rule!r} with columns {self.columns!r}")
         seed = self.seed
         if (self.rule in self.GPU_POLICIES) != (seed is not None) or seed is not None and not (
-                isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+                is_whole(seed) and seed >= 0):
             raise ValueError(f"CompiledRound: a GPU policy's rule, and it alone, takes a seed (its ties' "
                              f"permutation): an int >= 0; got rule {self.rule!r} with seed {seed!r}")
         knob = self.knob
@@ -330,7 +331,7 @@ class ClusterView:
 
     def window(self, size: int) -> "ClusterView":
         """This instant with only the first ``size`` waiting tasks visible; the rest are the backlog."""
-        if not (isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size >= 1):
+        if not (is_whole(size) and size >= 1):
             raise ValueError(f"a task window holds at least 1 task, got {size!r}")
         windows = self.__dict__.setdefault("_windows", {})  # one view per size: its cached arrays are shared
         if size not in windows:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cloudsim.checks import is_whole
 from cloudsim.specs import DEVICE_MILLI
 
 __all__ = ["default_devices", "device_fit_count", "device_fits", "device_problem", "device_rank"]
@@ -32,7 +33,7 @@ def device_problem(free: np.ndarray, devices: object, count: int, milli: int) ->
     """What is wrong with a broker's ``devices`` for one instance asking for ``count`` devices of ``milli``
     on a machine whose devices have ``free`` milli-units; None when they are right."""
     if not isinstance(devices, (tuple, list)) or not all(
-            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in devices):
+            is_whole(d) for d in devices):
         return f"devices must be a tuple of device numbers, got {devices!r}"
     held = int((free >= 0).sum())
     if len(devices) != count:

@@ -10,12 +10,12 @@ counted failed, as the simulation's ``on_failure`` says) until it is up again.
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import numpy as np
 
+from cloudsim.checks import is_finite_number
 from cloudsim.specs import MachineEvent
 
 __all__ = ["RandomFaults"]
@@ -45,7 +45,7 @@ class RandomFaults:
     def __post_init__(self) -> None:
         for name in ("mtbf", "mttr"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            if not (is_finite_number(value) and value > 0):
                 raise ValueError(f"RandomFaults: {name} must be a positive number of time units, got {value!r}")
 
     def events(self, machines: int) -> Iterator[MachineEvent]:

@@ -35,6 +35,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Sequence
 
 from tqdm.auto import tqdm
+from cloudsim.checks import is_whole
 
 __all__ = ["EXECUTORS", "Runner", "RunnerError", "WorkExited", "WorkerDied", "default_workers"]
 
@@ -221,7 +222,7 @@ class Runner:
                  progress: bool | None = None, isolate: bool = False) -> None:
         if executor not in EXECUTORS:
             raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        if workers is not None and not (is_whole(workers) and workers >= 1):
             raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
         if address is not None and executor != "ray":
             raise ValueError("address applies to the ray executor only")

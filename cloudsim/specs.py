@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Hashable, Mapping, Sequence
 
 import numpy as np
+from cloudsim.checks import is_finite_number, is_whole
 
 __all__ = [
     "ClusterSpec",
@@ -57,7 +58,7 @@ class DeviceRequest:
     milli: int
 
     def __post_init__(self) -> None:
-        whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (self.count, self.milli))
+        whole = is_whole(self.count) and is_whole(self.milli)
         if not whole or self.count < 1 or not 1 <= self.milli <= DEVICE_MILLI:
             raise ValueError(f"a device request needs a whole count >= 1 and whole milli in 1..{DEVICE_MILLI}, "
                              f"got count={self.count!r}, milli={self.milli!r}")
@@ -127,13 +128,13 @@ class TaskSpec:
     accepts: Mapping[str, tuple[str, ...]] | tuple = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.instances, (int, np.integer)) or not 1 <= self.instances < EXACT_BOUND:
+        if not is_whole(self.instances) or not 1 <= self.instances < EXACT_BOUND:
             raise ValueError(
                 f"task {self.id!r}: instances must be a whole number >= 1 and below 2**53 ({EXACT_BOUND}), "
                 f"got {self.instances!r}"
             )
         for name, value in self.demand.items():
-            if not (isinstance(value, (int, float, np.number)) and math.isfinite(value) and value >= 0):
+            if not (is_finite_number(value) and value >= 0):
                 raise ValueError(
                     f"task {self.id!r}: demand {name}={value!r} must be a finite number >= 0"
                 )
@@ -149,8 +150,7 @@ class TaskSpec:
                 )
         if not all(math.isfinite(d) and d >= 0 for d in durations):
             raise ValueError(f"task {self.id!r}: durations must be finite and >= 0, got {self.duration!r}")
-        if self.estimate is not None and not (isinstance(self.estimate, (int, float, np.number))
-                                              and math.isfinite(self.estimate) and self.estimate >= 0):
+        if self.estimate is not None and not (is_finite_number(self.estimate) and self.estimate >= 0):
             raise ValueError(f"task {self.id!r}: estimate must be None or a finite number >= 0, "
                              f"got {self.estimate!r}")
         object.__setattr__(self, "parents", tuple(self.parents))
@@ -416,7 +416,7 @@ class ClusterSpec:
             raise ValueError(f"{len(self.machine_ids)} machine ids for {len(rows)} machines")
         devices = tuple(self.devices)
         if devices and (len(devices) != len(rows) or not all(
-                isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 <= d for d in devices)):
+                is_whole(d) and 0 <= d for d in devices)):
             raise ValueError(f"devices must give a whole number >= 0 per machine ({len(rows)}), got {len(devices)} "
                              f"values: {devices[:5]!r}...")
         object.__setattr__(self, "devices", tuple(int(d) for d in devices) if any(devices) else ())

@@ -148,14 +148,14 @@ def test_config_errors_name_the_choices():
     ({"learning_rate": 0.0}, "learning_rate must be a finite number > 0, got 0.0; the paper uses 0.001 "
                              "(--learning-rate 0.001)"),
     ({"learning_rate": -0.001}, "learning_rate must be a finite number > 0, got -0.001; the paper uses 0.001"),
-    ({"learning_rate": math.nan}, "learning_rate must be a finite number, got nan; the paper uses 0.001"),
-    ({"learning_rate": math.inf}, "learning_rate must be a finite number, got inf; the paper uses 0.001"),
+    ({"learning_rate": math.nan}, "learning_rate must be a finite number > 0, got nan; the paper uses 0.001"),
+    ({"learning_rate": math.inf}, "learning_rate must be a finite number > 0, got inf; the paper uses 0.001"),
     ({"gamma": 0.0}, "gamma must be a finite number in (0, 1], got 0.0; 1 (no discount) is Algorithm 2's"),
     ({"gamma": 1.5}, "gamma must be a finite number in (0, 1], got 1.5;"),
-    ({"gamma": math.nan}, "gamma must be a finite number, got nan;"),
+    ({"gamma": math.nan}, "gamma must be a finite number in (0, 1], got nan;"),
     ({"tick": 0.0}, "tick must be a finite number > 0, got 0.0; the time between scheduler wakes; DeepJS's reward "
                     "of -1 per tick uses 1 (--tick 1)"),
-    ({"tick": math.inf}, "tick must be a finite number, got inf;"),
+    ({"tick": math.inf}, "tick must be a finite number > 0, got inf;"),
     ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
     ({"features": ()}, "DeepJSConfig.features is empty; name at least one of"),
     ({"feature_std": (1.0,) * 5}, "DeepJSConfig.feature_std=(1.0, 1.0, 1.0, 1.0, 1.0) needs one finite value > 0 per "

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cloudsim.checks import check_number
 from cloudsim.envs.deepk8s import deepk8s_cluster
 from cloudsim.specs import JobSpec, TaskSpec
 from traces.alibaba import load_alibaba_v2017
@@ -103,8 +104,7 @@ def deepk8s_tasks(source: str | None = None) -> tuple[np.ndarray, dict[str, int]
 
 def deepk8s_workload(seed: int = 0, tasks: int = DEFAULT_TASKS, *, source: str | None = None) -> list[JobSpec]:
     """``tasks`` consecutive real tasks from a seed-drawn place in the trace, as single-task jobs."""
-    if not (isinstance(tasks, (int, np.integer)) and tasks >= 1):
-        raise ValueError(f"tasks must be a whole number >= 1, got {tasks!r}")
+    check_number("tasks", tasks, whole=True, at_least=1)
     table, _ = deepk8s_tasks(None if source is None else str(source))
     if len(table) < tasks:
         raise ValueError(f"the Deepk8s workload has {len(table):,} usable tasks; ask for at most that many "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cloudsim.checks import check_number
 from cloudsim.envs.deeprm import DeepRMParams
 from traces.workload import Workload
 
@@ -55,8 +56,7 @@ def deeprm_jobsets_from_trace(workload: Workload, params: DeepRMParams, *, tasks
     Raises ValueError when the trace holds fewer tasks than asked, or a setting is out of range.
     """
     for name, value in (("tasks", tasks), ("per_jobset", per_jobset)):
-        if not (isinstance(value, int) and value >= 1):
-            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        check_number(name, value, whole=True, at_least=1)
     if not (math.isfinite(load) and load > 0 and math.isfinite(step_s) and step_s > 0):
         raise ValueError(f"load and step_s must be numbers > 0, got {load!r} and {step_s!r}")
     submit, duration, cpu, memory = [], [], [], []

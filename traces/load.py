@@ -33,6 +33,7 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
+from cloudsim.checks import is_finite_number
 from cloudsim.specs import DEVICE_MILLI, EXACT_BOUND, ClusterSpec, JobSpec
 
 __all__ = ["DEVICES", "Limits", "LoadOutOfRange", "MIN_FACTOR", "Scaling", "load_limits", "load_that_works",
@@ -171,7 +172,7 @@ def time_scale(jobs: Iterable[JobSpec], cluster: ClusterSpec, target: float) -> 
     Raises ValueError when the offered load is undefined (`offered_load`), and `LoadOutOfRange` when the
     factor would leave what float64 holds (see the module).
     """
-    if not (isinstance(target, (int, float)) and math.isfinite(target) and target > 0):
+    if not (is_finite_number(target) and target > 0):
         raise ValueError(f"a load must be a finite number > 0, got {target!r}")
     limits = load_limits(jobs, cluster)
     problem = limits.problem(target)

@@ -40,6 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
+from cloudsim.checks import is_finite_number, is_whole
 from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, TaskSpec
 
 __all__ = [
@@ -141,7 +142,7 @@ class LoadOutOfRange(ValueError):
 
 def _problem(load: float, jobs: int, spec: BimodalJobs, pools: int) -> str | None:
     """Why ``jobs`` jobs at ``load`` are out of reach of the generators (see `load_range`); None when they are not."""
-    if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
+    if not (is_finite_number(load) and load > 0):
         return "a load must be a finite number > 0 (a fraction of capacity, 0.7 = 70 %)"
     rate = load * pools / spec.mean_work()  # as the generators compute it
     if not rate <= MAX_RATE:
@@ -212,9 +213,9 @@ def _range_problem(load: float, jobs: int, spec: BimodalJobs, pools: int) -> str
 
 
 def _check_load(load: float, jobs: int, spec: BimodalJobs, pools: int) -> None:
-    if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
+    if not (is_finite_number(load) and load > 0):
         raise ValueError(f"load must be a positive fraction of capacity (0.7 = 70 %), got {load!r}")
-    if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
+    if not (is_whole(jobs) and jobs >= 1):
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     problem = _range_problem(load, jobs, spec, pools)
     if problem is not None:
@@ -400,7 +401,7 @@ def iter_alibaba_like(
         raise ValueError(f"jobs must be >= 0, got {jobs}")
     if not 0 <= dag_fraction <= 1:
         raise ValueError(f"dag_fraction must be in [0, 1], got {dag_fraction!r}")
-    if block is not None and (not isinstance(block, int) or isinstance(block, bool) or block < 1):
+    if block is not None and not (is_whole(block) and block >= 1):
         raise ValueError(f"block must be None (one JobSpec at a time) or a whole number of jobs >= 1, got {block!r}")
     rng = np.random.default_rng(seed)
     arrivals = np.random.default_rng(seed)  # the same stream: its first draws are the inter-arrival times

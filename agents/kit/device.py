@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from cloudsim.checks import check_number
+
 
 DEVICES = ("auto", "cpu", "cuda")
 """Where a training's network updates run: ``auto`` takes CUDA when torch sees a GPU, else the CPU."""
@@ -54,8 +56,7 @@ def training_threads(threads: int, device=None) -> None:
     """
     import torch
 
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a whole number >= 1, got {threads!r}")
+    check_number("threads", threads, whole=True, at_least=1)
     global _deterministic_set_here
     torch.set_num_threads(threads)
     if device is None or torch.device(device).type == "cpu":

@@ -34,6 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 from cloudsim.broker import ClusterView, Decision
+from cloudsim.checks import check_number
 from cloudsim.simulation import Simulation, SimulationStalledError
 from cloudsim.specs import ClusterSpec, JobSpec
 
@@ -79,8 +80,7 @@ class SchedulingEnv(gym.Env, ABC):
                  max_wait: float, name: str) -> None:
         if not callable(workload):
             raise TypeError(f"workload must be a function seed -> list of JobSpec, got {workload!r}")
-        if not (isinstance(window, (int, np.integer)) and window >= 1):
-            raise ValueError(f"window must be a whole number >= 1, got {window!r}")
+        check_number("window", window, whole=True, at_least=1)
         if not (np.isfinite(max_wait) and max_wait > 0):
             raise ValueError(f"max_wait must be a positive number of time units, got {max_wait!r}")
         self.cluster = cluster

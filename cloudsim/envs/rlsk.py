@@ -33,6 +33,7 @@ from gymnasium import spaces
 
 from cloudsim import arithmetic
 from cloudsim.broker import ClusterView, Decision
+from cloudsim.checks import check_number, is_finite_number, is_whole
 from cloudsim.envs.base import episode_jobs
 from cloudsim.simulation import Simulation, SimulationStalledError
 from cloudsim.specs import ClusterSpec, JobSpec
@@ -75,15 +76,14 @@ class RLSKWeights:
     def __post_init__(self) -> None:
         for name in ("alpha", "beta", "gamma"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+            if not (is_finite_number(value) and value >= 0):
                 raise ValueError(f"reward weight {name} must be a finite number >= 0, got {value!r}")
 
 
 def cluster_bounds(machines: int, clusters: int) -> np.ndarray:
     """Where each of ``clusters`` clusters of consecutive machines starts, and the end: (clusters + 1,).
     The machines split as evenly as they go; the first ``machines % clusters`` clusters hold one more."""
-    if not (isinstance(clusters, (int, np.integer)) and clusters >= 1):
-        raise ValueError(f"clusters must be a whole number >= 1, got {clusters!r}")
+    check_number("clusters", clusters, whole=True, at_least=1)
     if machines < clusters:
         raise ValueError(f"{machines} machine(s) cannot form {clusters} clusters: each cluster needs a machine; "
                          f"give at least {clusters} machines or fewer clusters")
@@ -98,8 +98,7 @@ def federation_cluster(clusters: int = 3, nodes: int = 1, capacity: dict[str, fl
     ``capacity`` is one cluster's (default RLSK's: 1 cpu and 1 memory), split
     evenly over its nodes; with ``nodes=1`` a cluster is one resource pool, as in the paper.
     """
-    if not (isinstance(clusters, int) and clusters >= 1):
-        raise ValueError(f"clusters must be a whole number >= 1, got {clusters!r}")
+    check_number("clusters", clusters, whole=True, at_least=1)
     if not (isinstance(nodes, int) and nodes >= 1):
         raise ValueError(f"nodes must be a whole number >= 1, got {nodes!r}")
     capacity = dict(capacity or {"cpu": 1.0, "memory": 1.0})
@@ -175,8 +174,7 @@ class Federation:
         else:
             low, high = postpone_range(postpone)
             self._draw_delay = lambda rng: float(rng.integers(low, high + 1))
-        if not (isinstance(max_postpones, (int, np.integer)) and max_postpones >= 0):
-            raise ValueError(f"max_postpones must be a whole number >= 0, got {max_postpones!r}")
+        check_number("max_postpones", max_postpones, whole=True, at_least=0)
         self.max_postpones = int(max_postpones)
         self.clusters = int(clusters)
         self.resources = tuple(cluster.resources)
@@ -362,7 +360,7 @@ def postpone_range(postpone: object) -> tuple[int, int]:
     except (TypeError, ValueError):
         raise ValueError(f"postpone must be (low, high) whole steps or a function rng -> delay, got "
                          f"{postpone!r}") from None
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (low, high)) or not 1 <= low <= high:
+    if not (is_whole(low) and is_whole(high) and 1 <= low <= high):
         raise ValueError(f"postpone must be whole steps LOW:HIGH with 1 <= LOW <= HIGH, got {postpone!r}")
     return int(low), int(high)
 

@@ -224,10 +224,9 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
     from agents import builtin_source, make_broker, plugins
     from agents.registry import reserved_option_problem
     from cloudsim.run.config import ConfigError
-    from cloudsim.run.config.fields import keyword_list
+    from cloudsim.run.config.fields import check_number_option, keyword_list
 
-    if not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-        raise ConfigError("--timeout", timeout, "give a positive number of seconds")
+    check_number_option("--timeout", timeout, "seconds", above=0)
     try:
         keywords = keyword_list(options) if options else {}
     except ValueError as error:

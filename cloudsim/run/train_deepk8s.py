@@ -16,10 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.checks import is_whole
 from agents.deepk8s_config import LOOK_AHEADS, Deepk8sConfig
 from cloudsim.run.config import ConfigError
-from cloudsim.run.config.fields import option, whole
+from cloudsim.run.config.fields import check_number_option, option, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
 
 __all__ = ["Deepk8sTrainConfig", "train_deepk8s"]
@@ -44,8 +43,7 @@ class Deepk8sTrainConfig(AgentTraining):
                                ("dagger_updates", "--dagger-updates")):
                 if name in self.given:
                     raise ConfigError(flag, getattr(self, name), "applies to DAgger; add --algo dagger")
-        if not (is_whole(self.workers) and self.workers >= 1):
-            raise ConfigError("--workers", self.workers, "must be a whole number >= 1")
+        check_number_option("--workers", self.workers, whole=True, at_least=1)
         if self.workers > 1 and self.agent.expert not in LOOK_AHEADS:
             raise ConfigError("--workers", self.workers, "label DAgger's episodes with a look-ahead in parallel; add "
                               "--algo dagger --expert oracle (or online), or leave --workers out")

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.deeprm_config import DeepRMConfig
-from cloudsim.run.config import ConfigError
-from cloudsim.run.config.fields import option, whole
+from cloudsim.run.config.fields import check_number_option, option, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
@@ -48,9 +47,7 @@ class DeepRMTrainConfig(AgentTraining):
     progress_key = "iteration"
 
     def check_options(self) -> None:
-        if self.keep_every < 0:
-            raise ConfigError("--keep-every", self.keep_every, "must be a whole number >= 0 (0 keeps only the last "
-                              "checkpoint)")
+        check_number_option("--keep-every", self.keep_every, "0 keeps only the last checkpoint", whole=True, at_least=0)
 
     def describe_state(self) -> str:
         return "DeepRM"

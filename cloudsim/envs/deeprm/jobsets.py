@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from cloudsim.checks import check_number, is_finite_number, is_whole
 from cloudsim.envs.deeprm.params import SMALL_JOB_CHANCE, DeepRMParams, rate_for_load
 
 
@@ -24,8 +25,7 @@ def deeprm_jobsets(seed: int, count: int, params: DeepRMParams) -> tuple[np.ndar
         ``lengths`` (count, simu_len) int, 0 where no job arrives, and
         ``sizes`` (count, simu_len, resources) int.
     """
-    if not (isinstance(count, (int, np.integer)) and count >= 1):
-        raise ValueError(f"count must be a whole number >= 1, got {count!r}")
+    check_number("count", count, whole=True, at_least=1)
     (s_lo, s_hi), (b_lo, b_hi) = params.length_ranges()
     (d_lo, d_hi), (o_lo, o_hi) = params.size_ranges()
     if not (1 <= s_lo <= s_hi and 1 <= b_lo <= b_hi):
@@ -88,7 +88,7 @@ generators draw, `traces.synthetic.MAX_STEPS`): its arrival steps stay far insid
 def poisson_rate_for_load(load: float, params: DeepRMParams, jobs: int = POISSON_JOBS[1]) -> float:
     """The Poisson arrival rate (jobs per step) giving ``load`` under ``params``' job sizes; ValueError for a
     load so low that ``jobs`` jobs would arrive over more than `MAX_SPAN` steps, naming the least load."""
-    if not (isinstance(load, (int, float, np.number)) and math.isfinite(load) and load > 0):
+    if not (is_finite_number(load) and load > 0):
         raise ValueError(f"load must be a number > 0 (1.0 = 100 % of a resource), got {load!r}")
     rate = float(load) / params.load_per_rate()
     if jobs / rate > MAX_SPAN:
@@ -126,11 +126,10 @@ def poisson_jobsets(seed: int, count: int, params: DeepRMParams, rate: float,
         length 0 at its last arrival. Give them to `DeepRMBatch` as they are.
     """
     lo, hi = jobs
-    if not (isinstance(count, (int, np.integer)) and count >= 1):
-        raise ValueError(f"count must be a whole number >= 1, got {count!r}")
-    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer)) and 1 <= lo <= hi):
+    check_number("count", count, whole=True, at_least=1)
+    if not (is_whole(lo) and is_whole(hi) and 1 <= lo <= hi):
         raise ValueError(f"jobs must be (fewest, most) whole numbers with 1 <= fewest <= most, got {jobs!r}")
-    if not (isinstance(rate, (int, float, np.number)) and math.isfinite(rate) and rate > 0):
+    if not (is_finite_number(rate) and rate > 0):
         raise ValueError(f"rate must be a number of jobs per step > 0, got {rate!r}")
     if hi / rate > MAX_SPAN:
         raise ValueError(f"rate {rate:g} is too low: {hi} jobs would arrive over about {hi / rate:.3g} steps, past "

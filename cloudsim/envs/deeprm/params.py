@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from cloudsim.checks import check_number
 
 
 MODES = ("code", "paper")
@@ -58,8 +58,7 @@ class DeepRMParams:
         for name in ("slots", "horizon", "max_job_len", "max_job_size", "backlog", "resources", "simu_len",
                      "max_track_since_new", "max_time"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-                raise ValueError(f"DeepRMParams.{name} must be a whole number >= 1, got {value!r}")
+            check_number(f"DeepRMParams.{name}", value, whole=True, at_least=1)
         if self.mode not in MODES:
             raise ValueError(f"DeepRMParams.mode must be one of {MODES}, got {self.mode!r}")
         if self.objective not in OBJECTIVES:
@@ -68,8 +67,7 @@ class DeepRMParams:
             raise ValueError(f"DeepRMParams.end must be one of {ENDS}, got {self.end!r}")
         if self.res_slot is None:
             object.__setattr__(self, "res_slot", 10 if self.mode == "code" else 20)
-        if not (isinstance(self.res_slot, (int, np.integer)) and self.res_slot >= 1):
-            raise ValueError(f"DeepRMParams.res_slot must be a whole number >= 1, got {self.res_slot!r}")
+        check_number("DeepRMParams.res_slot", self.res_slot, whole=True, at_least=1)
         if self.max_job_len >= self.horizon:
             raise ValueError(f"max_job_len ({self.max_job_len}) must be shorter than the horizon ({self.horizon}): "
                              "a job is placed only where it ends inside the horizon")

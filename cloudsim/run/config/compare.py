@@ -7,9 +7,10 @@ from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS
+from cloudsim.checks import is_finite_number, is_whole
 from cloudsim.run.output import folder_problem
 from cloudsim.run.config.fields import (
-    ConfigError, Option, check_positive_whole, is_finite_number, is_whole, load_list, option, real, real_list, require,
+    ConfigError, Option, check_positive_whole, load_list, option, real, real_list, require,
     seed_span, whole,
 )
 from cloudsim.run.config.sections import (

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from agents.checks import is_finite_number, is_whole  # the project's number checks, written once
+from cloudsim.checks import is_whole, number_problem
 from cloudsim.specs import parse_capacity
 
 class ConfigError(ValueError):
@@ -273,8 +273,16 @@ def check_choices(section: object) -> None:
             raise ConfigError(how.flag, value, f"is not one of {', '.join(how.choices)}")
 
 
+def check_number_option(flag: str, value: object, meaning: str = "", **bounds: Any) -> None:
+    """The one adapter from the project's number check (`cloudsim.checks.number_problem`, with its ``whole``,
+    ``above``, ``at_least`` and ``at_most``) to the command line's error: ``FLAG VALUE: must be ... (MEANING)``."""
+    problem = number_problem(value, **bounds)
+    if problem is not None:
+        raise ConfigError(flag, value, problem + (f" ({meaning})" if meaning else ""))
+
+
 def check_positive_whole(section: type, name: str, value: object, meaning: str) -> None:
-    require(is_whole(value) and value >= 1, section, name, value, f"must be a whole number >= 1 ({meaning})")
+    check_number_option(flag_of(section, name), value, meaning, whole=True, at_least=1)
 
 
 def physical_memory() -> int | None:
@@ -286,7 +294,7 @@ def physical_memory() -> int | None:
 
 
 def check_positive_real(section: type, name: str, value: object, meaning: str) -> None:
-    require(is_finite_number(value) and value > 0, section, name, value, f"must be a finite number > 0 ({meaning})")
+    check_number_option(flag_of(section, name), value, meaning, above=0)
 
 
 def span_text(value: tuple | None) -> str:

@@ -12,6 +12,7 @@ from typing import ClassVar, Mapping
 from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
 from agents import plugins
 from agents.registry import broker_names, reserved_option_problem
+from cloudsim.checks import is_finite_number
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS, Runner
@@ -20,7 +21,7 @@ from traces import GENERATORS
 from traces.synthetic import load_problem
 from cloudsim.run.config.fields import (
     ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
-    broker_option_list, check_range, checkpoint_list, index_range, is_finite_number, is_whole, name_list, option,
+    broker_option_list, check_number_option, check_range, checkpoint_list, flag_of, index_range, name_list, option,
     physical_memory, real, require, span_text, time_window, whole,
 )
 
@@ -170,7 +171,7 @@ class WorkloadConfig:
             check_positive_real(cls, "load", self.load, "a fraction of capacity such as 0.7")
         if self.synthetic_jobs is not None:
             check_positive_whole(cls, "synthetic_jobs", self.synthetic_jobs, "jobs to generate")
-        require(is_whole(self.seed) and self.seed >= 0, cls, "seed", self.seed, "must be a whole number >= 0")
+        check_number_option(flag_of(cls, "seed"), self.seed, whole=True, at_least=0)
 
     def check_drawn_load(self, load: float, owner: type | None = None, name: str = "load") -> None:
         """Refuse a ``load`` at which the generator cannot draw this workload's jobs, naming the loads it can

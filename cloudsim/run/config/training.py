@@ -33,14 +33,13 @@ from agents.deeprm_config import DeepRMConfig
 from agents.kit import DEVICES, TRAINING_THREADS, changed_settings
 from agents.rlsk_config import RLSKConfig
 from cloudsim.run.output import parent_problem, place_problem
-from cloudsim.run.config.fields import (ConfigError, Option, index_range, is_whole, option, options_of, show_value,
-                                        span_text, time_window, whole, whole_pair)
+from cloudsim.run.config.fields import (ConfigError, Option, check_number_option, index_range, option, options_of,
+                                        show_value, span_text, time_window, whole, whole_pair)
 
 def check_training_numbers(save_every: object, seed: object) -> None:
     """A training's --save-every (>= 1) and --seed (>= 0), as whole numbers."""
     for flag, value, low in (("--save-every", save_every, 1), ("--seed", seed, 0)):
-        if not (is_whole(value) and value >= low):
-            raise ConfigError(flag, value, f"must be a whole number >= {low}")
+        check_number_option(flag, value, whole=True, at_least=low)
 
 
 TRAINING_RUN_FIELDS = frozenset({"out", "resume", "tensorboard", "save_every", "keep_every", "device", "threads",
@@ -65,8 +64,8 @@ THREADS_HELP = ("torch's CPU threads: the count changes a training's numbers, so
 
 def check_threads(threads: int | None) -> None:
     """--threads: a whole number >= 1, or not given (the agent's own count)."""
-    if threads is not None and not (is_whole(threads) and threads >= 1):
-        raise ConfigError("--threads", threads, "must be a whole number >= 1")
+    if threads is not None:
+        check_number_option("--threads", threads, whole=True, at_least=1)
 
 
 def check_tensorboard(tensorboard: bool) -> None:
