@@ -57,16 +57,18 @@ A GPU policy's round (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"
 some machine, one instance on the best-scoring machine that fits it, by the policy's formula (`_node_score`,
 `_fgd_score`: the same operations in the same order), ties to the first machine of its seeded permutation; FGD's
 share takes the device its score chose. gpu-random draws the machine and the devices from its seed's generator
-past that permutation, as numpy's ``integers`` and ``Generator.choice`` draw them (`_drawn_devices`). A machine's score reads nothing of the task but its shape (cpu, devices, milli), so it is kept
+past that permutation, as numpy's ``integers`` and ``Generator.choice`` draw them (`_drawn_devices`). A
+machine's score reads nothing of the task but its shape (cpu, devices, milli), so it is kept
 per shape and machine until the machine changes (`_kept_score`). A task found to fit no machine in a round fits
 none for the rest of it, and in the next round none but the machines freed since (`_may_fit`; the queue
 policies' rounds on a cluster with devices or attributes pass over such a task so too).
 
 On a cluster with devices (GPUs) or machine attributes, first-fit's, the queue policies', random's and the GPU
-policies' rounds (`cloudsim.broker.CompiledRound.WITH_DEVICES`) ask of a machine that fits a task by its free resources (the
-trees) also what the engine's fit matrix asks (`_admits`): an accepted attribute value and the task's devices
-with room. Each instance takes its devices by the engine's default rule, and a log in the int buffer keeps
-which (`_take_devices`), so that its group gives them back when it ends and the episode's record names them.
+policies' rounds (`cloudsim.broker.CompiledRound.WITH_DEVICES`) ask of a machine that fits a task by its free
+resources (the trees) also what the engine's fit matrix asks (`_admits`): an accepted attribute value and the
+task's devices with room. Each instance takes its devices by the engine's default rule, and a log in the int
+buffer keeps which (`_take_devices`), so that its group gives them back when it ends and the episode's record
+names them.
 
 A run held in memory hands the groups ended before the first one still running to the episode's
 `GroupTable` when the group rows fill (`_grow`), so that its groups are not held twice.
@@ -132,7 +134,7 @@ built on the old code (tests/test_kernel_cache.py holds the digest to the source
 _INT_REGIONS, _FLOAT_REGIONS = range(JOB_FIRST_TASK, CAPACITY), range(CAPACITY, TARGET_FLOATS + 1)
 SCORE_NAN = 80  # (a scalar: a fitness came out NaN)
 TURN = 81  # (a scalar: round-robin's next machine)
-GROUP_BASE = 82  # (a scalar: the launched position, and group id, of row 0 of the group rows: `CompiledState.hand_over`)
+GROUP_BASE = 82  # (a scalar: the launched position, and group id, of row 0 of the group rows: `hand_over`)
 FITS = 83  # (a scalar: random's fit (machine, task) pairs, the sum of FIT_COUNT)
 # EASY's pending reservation (one at a time): whether one is pending, its machine and task, what the latest
 # round did with reservations (RESERVATION_* added up), and the first group row that may still run
@@ -142,7 +144,8 @@ RESERVATION_MADE, RESERVATION_STARTED, RESERVATION_CANCELLED = 1, 2, 4
 # log's entries used, the entries the waiting instances may take (each its own chunk: 2 + its device count), and
 # the entries a round asked room for; a GPU policy's cpu column (`_node_score`), its task shapes kept (0: none
 # kept, `_kept_score`), FGD's target shapes, and the device the next share takes (-1: by the default rule)
-CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN, SHAPES, TARGET_SHAPES, CHOSEN_DEVICE = range(89, 98)
+(CONSTRAINED, DEVICE_SLOTS, LOG_USED, LOG_WAITING, NEED_LOG, CPU_COLUMN, SHAPES, TARGET_SHAPES,
+ CHOSEN_DEVICE) = range(89, 98)
 CHOSEN_LISTED = -2  # (CHOSEN_DEVICE: an exclusive instance takes the devices in CHOSEN_LIST, gpu-random's draw)
 INT_HEADER = 100
 # Scalars of the float buffer (RES_START, RES_END: EASY's pending reservation holds its instance between them;
@@ -382,7 +385,8 @@ class CompiledState:
                              (LAST_ROUND, np.full(machines, -1)), (TASK_SLOT, np.full(n_tasks, -1)),
                              (JOB_RUNNING, np.zeros(n_jobs)), (FIT_COUNT, np.zeros(machines)),
                              *self._device_regions(tasks), *self._kept_regions(tasks),
-                             (CHOSEN_LIST, np.zeros(self.machines_state.device_free.shape[1] if self._constrained else 0)),
+                             (CHOSEN_LIST,
+                              np.zeros(self.machines_state.device_free.shape[1] if self._constrained else 0)),
                              (DEVICE_LOG, np.zeros(1024 if self._constrained else 0))):
             ints.add(slot, values)
         ints = ints.build()
@@ -709,7 +713,8 @@ class CompiledState:
             ready_time=_region(ints, floats, READY_TIME, n_tasks),
             start_time=_region(ints, floats, START_TIME, n_tasks),
             finish_time=_region(ints, floats, FINISH_TIME, n_tasks),
-            job_arrival=_region(ints, floats, JOB_ARRIVAL, n_jobs), job_finish=_region(ints, floats, JOB_FINISH, n_jobs),
+            job_arrival=_region(ints, floats, JOB_ARRIVAL, n_jobs),
+            job_finish=_region(ints, floats, JOB_FINISH, n_jobs),
             job_unfinished_tasks=_region(ints, ints, JOB_LEFT, n_jobs), unfinished_jobs=self.unfinished_jobs,
             running_instances=self.running_instances, latest_finish=float(floats[LATEST_FINISH]))
 
@@ -1312,8 +1317,9 @@ def _machine_changed(ints, floats, machine):
 @numba.njit(cache=True)
 def _placement(ints, floats, task, stack):
     """The machine a queue policy starts the task on: the first that fits it (round-robin: counting on from
-    the machine after its previous start, cyclically), or among those that fit, the least loaded (least-load) or the one left with the least sum over resources of (free - demand) /
-    capacity (best-fit), the first on ties; -1 if none fits.
+    the machine after its previous start, cyclically), or among those that fit, the least loaded (least-load)
+    or the one left with the least sum over resources of (free - demand) / capacity (best-fit), the first on
+    ties; -1 if none fits.
 
     Least-load and best-fit search the machine trees in machine order, passing by a subtree where no machine
     fits (max-free) or none can beat the best so far: least-load's least load there, or best-fit's bound, the

@@ -367,7 +367,8 @@ def postpone_range(postpone: object) -> tuple[int, int]:
 
 # ------------------------------------------------------------------ a finished run
 def federation_metrics(result: Any, clusters: int, weights: RLSKWeights = RLSKWeights()) -> dict[str, float]:
-    """RLSK's numbers for a finished run (an `EpisodeResult`) on ``clusters`` clusters (as `cluster_bounds` splits the machines).
+    """RLSK's numbers for a finished run (an `EpisodeResult`) on ``clusters`` clusters (as `cluster_bounds` splits
+    the machines).
 
     * ``total_reward``: the integral of eq. 4 over [0, makespan] (what
       `RLSKEnv`'s rewards of the episode add up to);
