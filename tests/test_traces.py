@@ -107,3 +107,17 @@ def test_alibaba_like_is_reproducible():
     a, b, c = alibaba_like(20, seed=1), alibaba_like(20, seed=1), alibaba_like(20, seed=2)
     assert a == b and a != c
     assert a[0].submit_time == 0 and all(x.submit_time <= y.submit_time for x, y in zip(a, a[1:]))
+
+
+def test_the_format_of_a_file_follows_its_name_unless_said():
+    from traces.formats import TRACE_FORMATS, TRACE_OPTIONS, format_of, formats_taking
+
+    assert [format_of(name) for name in ("log.swf", "LOG.SWF.GZ", "jobs.csv", "batch_task.csv.gz", "x.swf.txt")] == [
+        "swf", "swf", "cloudsimpy", "cloudsimpy", "cloudsimpy"]
+    assert formats_taking("instances") == ("alibaba-v2017", "alibaba-v2018")
+    assert formats_taking("machine_table") == ("alibaba-v2017", "alibaba-v2018", "openb")
+    assert formats_taking("softerror_downtime") == ("alibaba-v2017",)
+    for spec in TRACE_FORMATS.values():  # what a format declares fits together
+        assert spec.takes <= set(TRACE_OPTIONS), spec.name
+        assert ("machine_table" in spec.takes) == (spec.machines is not None) == bool(spec.machine_table), spec.name
+        assert not spec.streams or spec.selects_jobs, spec.name

@@ -10,6 +10,7 @@ from traces.cloudsimpy import load_cloudsimpy
 from traces.deepk8s import deepk8s_cluster, deepk8s_workload
 from traces.generators import GENERATORS, generate, generator_skips
 from traces.cache import CacheError
+from traces.formats import TRACE_FORMATS, TraceFormat
 from traces.rawcsv import EmptyWorkloadError, TraceFormatError
 from traces.swf import SwfHeader, load_swf, machines_swf, swf_header
 from traces.synthetic import (
@@ -34,6 +35,8 @@ __all__ = [
     "RLSK",
     "BimodalJobs",
     "CacheError",
+    "TRACE_FORMATS",
+    "TraceFormat",
     "EmptyWorkloadError",
     "MachineTable",
     "SwfHeader",

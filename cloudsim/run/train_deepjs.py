@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from agents.deepjs_config import DeepJSConfig
+from traces.formats import TRACE_FORMATS
 from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, UNLOADED_GENERATORS, WorkloadConfig
 from cloudsim.run.config.fields import flag_of, option, options_of, span_text, whole
 from cloudsim.run.config.sections import check_machine_table
@@ -91,7 +92,8 @@ def workload_record(workload: WorkloadConfig) -> dict[str, str | None]:
               "format": None if generated else workload.trace_format,
               "instances": path(workload.instances),
               "status_policy": (workload.effective_status_policy
-                                if not generated and workload.trace_format.startswith("alibaba") else None),
+                                if not generated and "status_policy" in TRACE_FORMATS[workload.trace_format].takes
+                                else None),
               "window": workload.window, "machine_table": path(workload.machine_table),
               "machine_events": workload.machine_events, "softerror_downtime": workload.softerror_downtime,
               "chunk_size": workload.chunk_size,

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 from cloudsim.run.config import (
     ConfigError, DEFAULT_CAPACITY, DEFAULT_MACHINES, RunConfig, UNLOADED_GENERATORS, WorkloadConfig
@@ -26,17 +27,11 @@ from traces import (
     generate,
     iter_alibaba_like,
     generator_skips,
-    load_alibaba_v2017,
-    load_alibaba_v2018,
-    load_cloudsimpy,
-    load_swf,
-    machines_swf,
-    machines_v2017,
-    machines_v2018,
     read_in_blocks,
     rebase,
 )
 from traces.alibaba import shift_events
+from traces.formats import TRACE_FORMATS
 from traces.load import LoadOutOfRange, load_limits, load_that_works, time_scale
 from traces.synthetic import ALIBABA_LIKE_JOBS
 
@@ -122,14 +117,14 @@ def _cluster(config: RunConfig, generated: ClusterSpec | None) -> ClusterSpec:
 
 def streams_jobs(config: object) -> bool:
     """Whether a replay reads its jobs as it runs (`traces.JobStream`) instead of loading them first:
-    with --stream, one episode (no --chunk-size), from an Alibaba trace or the alibaba-like generator
-    (all of its jobs)."""
+    with --stream, one episode (no --chunk-size), from a trace whose format streams (the Alibaba ones) or the
+    alibaba-like generator (all of its jobs)."""
     source, report = config.workload, getattr(config, "report", None)  # training configs have no report
     if report is None or not report.stream or source.chunk_size is not None:
         return False
     if source.is_generator:  # the whole generated workload (a --jobs range of it is made in memory)
         return source.generator_name == "alibaba-like" and source.jobs is None
-    return source.trace_format in ("alibaba-v2017", "alibaba-v2018")
+    return TRACE_FORMATS[source.trace_format].streams
 
 
 def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int | None = None) -> ResolvedWorkload:
@@ -159,47 +154,38 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
 
     selection = _selected_range(source)
     first_job = 0
-    if source.trace_format == "openb":  # pods, and the node list as the cluster (required by the config)
-        from traces.openb import load_openb, machines_openb
-
-        workload = load_openb(source.source)
-        return ResolvedWorkload(workload, machines_openb(source.machine_table), total_jobs=len(workload.jobs))
-    if source.trace_format == "swf":
-        workload = load_swf(source.source)
-        cluster = config.cluster
-        logged = machines_swf(source.source) if cluster.machines is None or cluster.capacity is None else None
-        return ResolvedWorkload(workload, _cluster(config, logged), total_jobs=len(workload.jobs))
-    if source.trace_format == "cloudsimpy":
-        workload = Workload(load_cloudsimpy(source.source), source={"jobs": source.source})
-        total = len(workload.jobs)
+    spec = TRACE_FORMATS[source.trace_format]
+    options = spec.loader_options({"instances": source.instances, "status_policy": source.effective_status_policy,
+                                   "window": source.window, "cache": source.cache})
+    if lazy:
+        workload, first_job = _streamed_trace(source, functools.partial(spec.load, source.source, **options))
+        total = workload.total_jobs
+    elif spec.selects_jobs:
+        try:
+            workload = spec.load(source.source, **options, jobs=selection)
+        except EmptyWorkloadError as err:
+            if selection is None:
+                raise
+            # The range starts past the last job: the option is what to change, not the file.
+            option, value = ("--jobs", source.jobs) if source.jobs is not None else ("--chunks", source.chunks)
+            raise ConfigError(option, span_text(value), str(err)) from None
+        total = workload.total_jobs
+        first_job = 0 if selection is None else selection[0]
     else:
-        load_trace = load_alibaba_v2017 if source.trace_format == "alibaba-v2017" else load_alibaba_v2018
-        if lazy:
-            workload, first_job = _streamed_trace(source, load_trace)
-            total = workload.total_jobs
-        else:
-            try:
-                workload = load_trace(source.source, source.instances, status_policy=source.effective_status_policy,
-                                      window=source.window, cache=source.cache, jobs=selection)
-            except EmptyWorkloadError as err:
-                if selection is None:
-                    raise
-                # The range starts past the last job: the option is what to change, not the file.
-                option, value = ("--jobs", source.jobs) if source.jobs is not None else ("--chunks", source.chunks)
-                raise ConfigError(option, span_text(value), str(err)) from None
-            total = workload.total_jobs
-            first_job = 0 if selection is None else selection[0]
-    resolved = ResolvedWorkload(workload, _cluster(config, None), first_job=first_job, total_jobs=total)
+        workload = spec.load(source.source, **options)
+        total = len(workload.jobs)
+    cluster = config.cluster
+    logged = (spec.logged_cluster(source.source) if spec.logged_cluster is not None
+              and (cluster.machines is None or cluster.capacity is None) else None)
+    resolved = ResolvedWorkload(workload, _cluster(config, logged), first_job=first_job, total_jobs=total)
     if source.machine_table is not None:
-        if source.trace_format == "alibaba-v2017":
-            table = machines_v2017(source.machine_table, softerror_downtime=source.softerror_downtime)
-        else:
-            table = machines_v2018(source.machine_table)
-        if config.cluster.machines is not None:  # a smaller cluster of the table's own machine mix
-            if config.cluster.machines > table.cluster.machines:
-                raise ConfigError("--machines", config.cluster.machines,
+        table = spec.machines(source.machine_table, **({"softerror_downtime": source.softerror_downtime}
+                                                       if "softerror_downtime" in spec.takes else {}))
+        if cluster.machines is not None:  # a smaller cluster of the table's own machine mix
+            if cluster.machines > table.cluster.machines:
+                raise ConfigError("--machines", cluster.machines,
                                   f"{source.machine_table} has {table.cluster.machines} machines; ask for at most that")
-            table = table.sample(config.cluster.machines, source.seed)
+            table = table.sample(cluster.machines, source.seed)
         resolved.cluster = table.cluster
         resolved.events = list(table.events) if source.machine_events else []
         resolved.machine_skipped = dict(table.skipped)
@@ -207,12 +193,10 @@ def resolve_workload(config: RunConfig, *, load: float | None = None, seed: int 
     return resolved
 
 
-def _streamed_trace(source: WorkloadConfig, load_trace) -> tuple[Workload, int]:
+def _streamed_trace(source: WorkloadConfig, load: Callable[..., Workload]) -> tuple[Workload, int]:
     """(the workload with a `JobStream` of the selected jobs, the first one's submit-order index):
     only the first job (and the first selected one) is loaded here, for the trace's counts and
-    the stream's origin."""
-    load = functools.partial(load_trace, source.source, source.instances,
-                             status_policy=source.effective_status_policy, window=source.window, cache=source.cache)
+    the stream's origin. ``load(jobs=, as_blocks=)``: the trace's loader with the run's options."""
     head = load(jobs=(0, 1))  # EmptyWorkloadError when the trace (or window) has no replayable job
     total = head.total_jobs
     start, stop = 0, total

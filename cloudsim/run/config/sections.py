@@ -18,6 +18,7 @@ from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS, Runner
 from cloudsim.simulation import FAILURE_POLICIES
 from traces import GENERATORS
+from traces.formats import TRACE_FORMATS, format_of, formats_taking
 from traces.synthetic import load_problem
 from cloudsim.run.config.fields import (
     ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
@@ -25,8 +26,9 @@ from cloudsim.run.config.fields import (
     physical_memory, real, require, span_text, time_window, whole,
 )
 
-FORMATS = ("cloudsimpy", "alibaba-v2017", "alibaba-v2018", "swf", "openb")
-SWF_SUFFIXES = (".swf", ".swf.gz")
+FORMATS = tuple(TRACE_FORMATS)
+"""Every trace format's ``--format`` name (`traces.formats.TRACE_FORMATS`)."""
+SWF_SUFFIXES = TRACE_FORMATS["swf"].suffixes
 """A trace named so is read as --format swf unless --format says otherwise."""
 DEFAULT_CAPACITY = {"cpu": 64.0, "memory": 1.0, "disk": 1.0}
 DEFAULT_MACHINES = 5
@@ -45,6 +47,26 @@ UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
 """Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
 
 
+def _either(items: list[str], last: str = " or ") -> str:
+    """``a, b or c`` (``last`` joins the last two)."""
+    return ", ".join(items[:-1]) + last + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _format_help() -> str:
+    """--format's help, from `TRACE_FORMATS`: each format and what it is (formats alike named together), and
+    which a file is read as by default."""
+    groups: list[tuple[list[str], str]] = []
+    for spec in TRACE_FORMATS.values():
+        if groups and groups[-1][1] == spec.what:
+            groups[-1][0].append(spec.name)
+        else:
+            groups.append(([spec.name], spec.what))
+    defaults = [f"{spec.name} for a {_either(list(spec.suffixes))} file" for spec in TRACE_FORMATS.values()
+                if spec.suffixes]
+    return ("trace format: " + ", ".join(f"{_either(names)} ({what})" for names, what in groups)
+            + f"; default {_either(defaults)}, else {format_of('')}")
+
+
 @dataclass(frozen=True)
 class WorkloadConfig:
     """What to run on: a trace file or a generator, and which of its jobs form the episodes."""
@@ -52,12 +74,7 @@ class WorkloadConfig:
     source: str | None = option(
         None, "WORKLOAD", "trace file (.csv, .csv.gz, .swf or .swf.gz), or a generator name (alibaba-like, deeprm, "
         "poisson, rlsk); default: the built-in alibaba-like generator", positional=True)
-    format: str | None = option(
-        None, "--format", "trace format: cloudsimpy (CloudSimPy's jobs.csv), alibaba-v2017 or alibaba-v2018 "
-        "(the raw batch_task table), swf (the Standard Workload Format of the Parallel Workloads Archive; "
-        "its header's MaxNodes and MaxProcs give the default cluster), openb (a pod list of the Alibaba GPU trace "
-        "of 2023, with its node list as --machine-table); default swf for a .swf or .swf.gz "
-        "file, else cloudsimpy", choices=FORMATS)
+    format: str | None = option(None, "--format", _format_help(), choices=FORMATS)
     instances: str | None = option(
         None, "--instances", "alibaba formats: batch_instance.csv, for each instance's own run time",
         metavar="FILE")
@@ -68,9 +85,9 @@ class WorkloadConfig:
         None, "--window", "alibaba formats: only jobs submitted in [START, END) seconds of trace time",
         parse=time_window, metavar="START:END")
     machine_table: str | None = option(
-        None, "--machine-table", "take the cluster from the trace: server_event.csv (alibaba-v2017), "
-        "machine_meta.csv (alibaba-v2018), or a node list (openb: openb_node_list_gpu_node.csv for the 1,213 GPU "
-        "nodes of the paper, openb_node_list_all_node.csv for all)", metavar="FILE")
+        None, "--machine-table", "take the cluster from the trace: " + _either(
+            [spec.machine_table for spec in TRACE_FORMATS.values() if spec.machines is not None], ", or "),
+        metavar="FILE")
     machine_events: bool = option(
         False, "--machine-events", "with --machine-table: replay the machines' errors and status changes",
         switch=True)
@@ -127,24 +144,23 @@ class WorkloadConfig:
                      "applies only when no trace file is given; leave it out")
             require(self.synthetic_jobs is None, cls, "synthetic_jobs", self.synthetic_jobs,
                     "applies to generators, not to a trace file")
-            if self.trace_format in ("cloudsimpy", "swf", "openb"):
-                for name in ("instances", "status_policy", "window") + (
-                        ("machine_table",) if self.trace_format != "openb" else ("machine_events", "cache")):
-                    value = getattr(self, name)
-                    require(not value, cls, name, span_text(value) if name == "window" else value,
-                             f"applies to --format alibaba-v2017 or alibaba-v2018, "
-                             f"not to {self.trace_format}; leave it out or give the format")
-            if self.trace_format == "openb":
-                require(self.machine_table is not None, cls, "format", "openb",
-                         "a pod list holds no cluster: add --machine-table with its node list "
-                         "(openb_node_list_gpu_node.csv, the 1,213 GPU nodes)")
+            spec = TRACE_FORMATS[self.trace_format]
+            for name in ("instances", "status_policy", "window", "machine_table", "cache") + (
+                    ("machine_events",) if self.machine_table is not None else ()):  # else: needs --machine-table
+                value = getattr(self, name)
+                require(not value or name in spec.takes, cls, name, span_text(value) if name == "window" else value,
+                        f"applies to --format {_either(list(formats_taking(name)))}, "
+                        f"not to {self.trace_format}; leave it out or give the format")
+            if spec.requires_machine_table:
+                require(self.machine_table is not None, cls, "format", spec.name, spec.requires_machine_table)
         check_file(cls, "instances", self.instances, "batch_instance.csv")
         check_file(cls, "machine_table", self.machine_table,
                     "server_event.csv (v2017), machine_meta.csv (v2018) or an openb node list")
         require(not self.machine_events or self.machine_table is not None, cls, "machine_events", True,
                  "needs --machine-table FILE (the machines whose events to replay)")
         if self.softerror_downtime is not None:
-            require(self.trace_format == "alibaba-v2017" and self.machine_table is not None, cls,
+            require("softerror_downtime" in TRACE_FORMATS[self.trace_format].takes and self.machine_table is not None,
+                    cls,
                      "softerror_downtime", self.softerror_downtime,
                      "applies to a v2017 machine table: give --format alibaba-v2017 --machine-table server_event.csv")
             check_positive_real(cls, "softerror_downtime", self.softerror_downtime, "seconds")
@@ -194,7 +210,7 @@ class WorkloadConfig:
     def trace_format(self) -> str:
         if self.format is not None:
             return self.format
-        return "swf" if str(self.source).lower().endswith(SWF_SUFFIXES) else "cloudsimpy"
+        return format_of(self.source)
 
     @property
     def effective_status_policy(self) -> str:
@@ -466,8 +482,9 @@ def check_machine_table(workload: WorkloadConfig, cluster: ClusterConfig) -> Non
         return
     require(cluster.capacity is None, ClusterConfig, "capacity", cluster.capacity,
             "the machines' capacities come from --machine-table; leave it out or drop --machine-table")
-    require(cluster.machines is None or workload.trace_format != "openb", ClusterConfig, "machines",
-            cluster.machines, "an openb node list is replayed whole; leave --machines out")
+    require(cluster.machines is None or TRACE_FORMATS[workload.trace_format].samples_machines, ClusterConfig,
+            "machines", cluster.machines,
+            f"an {workload.trace_format} node list is replayed whole; leave --machines out")
 
 
 def check_distinct_brokers(section: type, name: str, brokers: tuple[str, ...]) -> None:
