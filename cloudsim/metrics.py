@@ -52,9 +52,43 @@ if TYPE_CHECKING:
     from cloudsim.record import EpisodeRecord
     from cloudsim.tasks import TaskTable
 
-__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "RESERVATION_COLUMNS", "capacity_frame", "group_frame", "job_frame",
-           "jsonable", "reservation_frame", "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals",
-           "used_resources", "write_summary"]
+__all__ = ["EpisodeResult", "IMBALANCE_COLUMNS", "MEASURES", "Measure", "RESERVATION_COLUMNS", "capacity_frame",
+           "group_frame", "job_frame", "jsonable", "reservation_frame", "shown_in",
+           "stringify_ids", "summarise", "task_frame", "task_numbers", "TaskTotals", "used_resources",
+           "write_summary"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A number of a run that reports show: its summary key, whether a higher value is the better one, and the
+    tables that show it (``replay``: the table of ``cloudsim replay``; ``compare``: the comparison's table of
+    means and spreads; ``leaderboard``: the measures the leaderboard ranks the brokers by)."""
+
+    key: str
+    higher_is_better: bool = False
+    tables: frozenset[str] = frozenset()
+
+
+MEASURES = (
+    Measure("makespan", tables=frozenset({"replay", "compare", "leaderboard"})),
+    Measure("avg_completion", tables=frozenset({"replay"})),
+    Measure("avg_slowdown", tables=frozenset({"replay"})),
+    Measure("avg_job_completion", tables=frozenset({"replay", "compare", "leaderboard"})),
+    Measure("avg_job_slowdown", tables=frozenset({"replay", "compare", "leaderboard"})),
+    Measure("job_slowdown_p95", tables=frozenset({"compare"})),
+    Measure("avg_job_wait", tables=frozenset({"compare"})),
+    Measure("utilisation_cpu", higher_is_better=True, tables=frozenset({"leaderboard"})),
+    Measure("gpu_allocated_pct_mean", higher_is_better=True),  # of the GPU sampler (`cloudsim.fragmentation`)
+)
+"""The measures reports show, in the order their tables list them: a new summary number is its line in
+`summarise` and, where a table should show it, its line here."""
+
+
+def shown_in(table: str) -> tuple[str, ...]:
+    """The keys of the measures ``table`` shows (one of ``replay``, ``compare``, ``leaderboard``), in order."""
+    return tuple(measure.key for measure in MEASURES if table in measure.tables)
+
+
 
 _GROUP_COLUMNS = ["task", "machine", "first_instance", "instances", "duration", "start", "end", "outcome"]
 _PERCENTILES = (50, 95, 99)

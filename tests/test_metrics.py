@@ -223,3 +223,13 @@ def test_to_parquet_writes_every_table(tmp_path, queueing_run):
     jobs = pd.read_parquet(tmp_path / "jobs.parquet")
     assert jobs.start_time.tolist() == [0, 4, 6, 20] and jobs.wait.tolist() == [0, 3, 4, 0]
     assert len(pd.read_parquet(tmp_path / "groups.parquet")) == 4
+
+
+def test_every_measure_a_table_shows_is_a_number_of_the_summary():
+    from cloudsim.metrics import MEASURES, shown_in
+
+    result = simulate(ClusterSpec.uniform(2, {"cpu": 4.0}), [JobSpec(0, 0.0, (task(0, 2, 1.0, 0.0, 3.0),))],
+                      FirstFit())
+    for table in ("replay", "compare", "leaderboard"):
+        assert shown_in(table) and set(shown_in(table)) <= set(result.summary), table
+    assert [m.key for m in MEASURES if m.higher_is_better] == ["utilisation_cpu", "gpu_allocated_pct_mean"]

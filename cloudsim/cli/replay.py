@@ -6,11 +6,12 @@ import argparse
 
 
 from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
+from cloudsim.metrics import shown_in
 from cloudsim.run import RunConfig, replay, strict_json
 
 __all__ = ["add_parser", "print_table", "run"]
 
-REPORTED = ("makespan", "avg_completion", "avg_slowdown", "avg_job_completion", "avg_job_slowdown")
+REPORTED = shown_in("replay")
 
 
 def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:

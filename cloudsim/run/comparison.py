@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 
+from cloudsim.metrics import shown_in
 from cloudsim.run.output import pyplot, save_figure
 
 if TYPE_CHECKING:
@@ -23,13 +24,7 @@ __all__ = ["REPORTED", "RLSK_REPORTED", "CompareResult", "markdown_table", "plot
 # ------------------------------------------------------------ many brokers, many runs
 # One row per run (broker, load or chunk, seed) with an EpisodeResult summary's numbers.
 
-REPORTED = (
-    "makespan",
-    "avg_job_completion",
-    "avg_job_slowdown",
-    "job_slowdown_p95",
-    "avg_job_wait",
-)
+REPORTED = shown_in("compare")
 """Summary numbers the comparison table shows (mean and standard deviation over runs).
 
 Job completion is DeepRM_Plus's cycling time and job slowdown its weighted

@@ -8,12 +8,13 @@ from typing import Callable
 
 from agents.registry import broker_spec
 from cloudsim.run.config import ClusterConfig, RunConfig, SimulationConfig, WorkloadConfig
+from cloudsim.metrics import MEASURES, shown_in
 from cloudsim.run.compare_fill import AT
 
-METRICS = ("makespan", "avg_job_completion", "avg_job_slowdown", "utilisation_cpu")
+METRICS = shown_in("leaderboard")
 GPU_FILL_METRICS = (f"unallocated_gpu_pct_at_{AT}", f"fragmentation_gpu_pct_at_{AT}", "failed_pods")
 GPU_REPLAY_METRICS = ("gpu_fragmentation_pct_mean", "gpu_allocated_pct_mean", "avg_job_slowdown", "makespan")
-HIGHER_IS_BETTER = frozenset({"utilisation_cpu", "gpu_allocated_pct_mean"})
+HIGHER_IS_BETTER = frozenset(measure.key for measure in MEASURES if measure.higher_is_better)
 """The measures where a higher value is the better one; on every other measure lower is better."""
 BASELINE = "first-fit"
 """The broker every other is compared with, episode by episode (`cloudsim.run.paired`)."""
