@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
+from cloudsim.envs.deepk8s import DEEPK8S_WINDOW
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig",
            "shipped_checkpoint"]
@@ -111,7 +112,7 @@ class Deepk8sConfig:
                            "machine count)", choices=NETWORKS)
     trunk: tuple[int, ...] = (128, 128)
     head: tuple[int, ...] = (64,)
-    window: int = 10
+    window: int = DEEPK8S_WINDOW
     max_wait: float = 16.0
     tasks: int = setting(250, "tasks per training sequence")
     dagger_episodes: int = setting(2, "episodes the learner plays per DAgger iteration")

@@ -17,12 +17,17 @@ from cloudsim.broker import ClusterView, Decision
 from cloudsim.envs.base import SchedulingEnv
 from cloudsim.specs import ClusterSpec, JobSpec
 
-__all__ = ["Deepk8sEnv", "Deepk8sEncoding", "deepk8s_cluster"]
+__all__ = ["DEEPK8S_WINDOW", "Deepk8sEnv", "Deepk8sEncoding", "deepk8s_cluster"]
 
 
 def deepk8s_cluster(machines: int = 5, cpu: float = 10, memory: float = 64) -> ClusterSpec:
     """The paper's cluster: 5 identical machines of 10 CPU and 64 memory."""
     return ClusterSpec.uniform(machines, {"cpu": cpu, "memory": memory})
+
+
+DEEPK8S_WINDOW = 10
+"""The tasks the scheduler sees at once in Deepk8s's formulation (n = 10 in the paper): the encoding's, the
+agent's and the deepk8s workload's window."""
 
 
 class Deepk8sEncoding:
@@ -37,7 +42,7 @@ class Deepk8sEncoding:
     observation holds; the others still decide what fits (the action mask).
     """
 
-    def __init__(self, cluster: ClusterSpec | np.ndarray, window: int = 10, duration_scale: float = 100.0,
+    def __init__(self, cluster: ClusterSpec | np.ndarray, window: int = DEEPK8S_WINDOW, duration_scale: float = 100.0,
                  backlog_scale: float = 50.0, shown: int | None = None) -> None:
         # A cluster, or its machines' capacities (machines x resources) as a broker's view has them.
         capacity = cluster.capacity_array() if isinstance(cluster, ClusterSpec) else np.asarray(cluster, float)

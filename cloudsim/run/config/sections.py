@@ -18,6 +18,7 @@ from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.runner import EXECUTORS, Runner
 from cloudsim.simulation import FAILURE_POLICIES
 from traces import GENERATORS
+from traces.generators import WORKLOAD_GENERATORS
 from traces.formats import TRACE_FORMATS, format_of, formats_taking
 from traces.synthetic import load_problem
 from cloudsim.run.config.fields import (
@@ -41,9 +42,9 @@ MAX_SEEDS = 1_000_000
 HEURISTICS = broker_names(learned=False, devices="any", listed=True)
 """Every hand-written broker of CPU clusters (not the GPU policies, not an ablation variant): what compare runs
 by default."""
-GENERATOR_WINDOWS = {"deepk8s": 10}
+GENERATOR_WINDOWS = {g.name: g.window for g in WORKLOAD_GENERATORS.values() if g.window is not None}
 """Generators whose paper shows the scheduler a window of waiting tasks: its heuristics see the same window."""
-UNLOADED_GENERATORS = ("alibaba-like", "deepk8s")
+UNLOADED_GENERATORS = tuple(g.name for g in WORKLOAD_GENERATORS.values() if not g.loaded)
 """Generators whose load is their own (a trace's arrivals, or a fitted model), not a --load."""
 
 
