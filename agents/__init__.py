@@ -33,7 +33,7 @@ from agents.heuristics import (
 )
 from agents.registry import (CORE, DEEPRM_ENV, RLSK_FEDERATION, BrokerOptionError, broker_names, broker_source,
                              broker_spec, build, factories, make, register_broker)
-from cloudsim.foreign import failed
+from cloudsim.engine.foreign import failed
 
 __all__ = [
     "BROKERS",
@@ -120,7 +120,7 @@ DEEPRM_TETRIS_STAR_KNOB = 0.5
 
 
 def _deeprm_tetris_star(knob: float = DEEPRM_TETRIS_STAR_KNOB) -> Callable:
-    from cloudsim.envs.deeprm import tetris_star_actions
+    from cloudsim.engine.envs.deeprm import tetris_star_actions
 
     if not 0.0 <= knob <= 1.0:
         raise ValueError(f"Tetris* knob must be in [0, 1] (1 = Packer, 0 = SJF), got {knob!r}")
@@ -130,7 +130,7 @@ def _deeprm_tetris_star(knob: float = DEEPRM_TETRIS_STAR_KNOB) -> Callable:
 def _deeprm_random(seed: int | None = 0) -> Callable:
     import numpy as np
 
-    from cloudsim.envs.deeprm import random_actions
+    from cloudsim.engine.envs.deeprm import random_actions
 
     rng = np.random.default_rng(seed)
     return lambda batch: random_actions(batch, rng)
@@ -138,7 +138,7 @@ def _deeprm_random(seed: int | None = 0) -> Callable:
 
 def _deeprm_named(name: str) -> Callable:
     def factory() -> Callable:
-        from cloudsim.envs.deeprm import DEEPRM_HEURISTICS
+        from cloudsim.engine.envs.deeprm import DEEPRM_HEURISTICS
 
         return DEEPRM_HEURISTICS[name]
 
@@ -201,7 +201,7 @@ LEARNED = tuple(sorted(broker_names(learned=True)))
 TRAINED_BY = {name: spec.trained_by for name in LEARNED if (spec := broker_spec(name)) is not None}
 """Each learned broker, and the `cloudsim train` command that makes its checkpoints."""
 DEEPRM_ENV_BROKERS: dict[str, Callable[..., Callable]] = factories(DEEPRM_ENV)
-"""Policies of DeepRM's environment (`cloudsim.envs.deeprm`) by name: ``policy(batch) -> actions``.
+"""Policies of DeepRM's environment (`cloudsim.engine.envs.deeprm`) by name: ``policy(batch) -> actions``.
 The heuristics act as DeepRM's code defines them (over the M visible slots)."""
 RLSK_DISPATCHERS = factories(RLSK_FEDERATION)
 """Cluster-level policies of RLSK's federation by name (`cloudsim compare rlsk --env rlsk`)."""

@@ -1,5 +1,5 @@
 """The range checks of the agents' hyper-parameter dataclasses, on the project's one number check
-(`cloudsim.checks`: what a whole and a finite number are, and the words of every message).
+(`cloudsim.engine.checks`: what a whole and a finite number are, and the words of every message).
 
 Each check raises ``ValueError("NAME must be ..., got VALUE")``, the form the command line turns into a
 message naming the option ``--NAME`` (`cloudsim.run.config.check_agent_settings`). No torch, no numpy: the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from cloudsim.checks import check_number
+from cloudsim.engine.checks import check_number
 
 __all__ = ["FLOAT32_MAX", "check_finite", "check_learning_rate", "check_whole"]
 

@@ -61,10 +61,10 @@ from agents.deepjs_config import (
 )
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
-from cloudsim import arithmetic
+from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
-from cloudsim.broker import ArrayPlan, CompiledRound
-from cloudsim.runner import Runner
+from cloudsim.engine.broker import ArrayPlan, CompiledRound
+from cloudsim.engine.runner import Runner
 
 __all__ = [
     "CheckpointError",
@@ -107,7 +107,7 @@ class FitnessNet(nn.Module):
 class NumpyFitness:
     """The same network as numpy arrays, for decisions and rollouts (no autograd, no torch in workers).
 
-    Computed by `cloudsim.arithmetic` (a fixed order of sums, one ``tanh``): a pair's fitness is the
+    Computed by `cloudsim.engine.arithmetic` (a fixed order of sums, one ``tanh``): a pair's fitness is the
     same bits on every processor, and the same whatever other pairs share its batch, so incremental
     scoring (a few pairs rescored at a time) ranks exactly as a whole-round forward.
     """
@@ -457,7 +457,7 @@ class DeepJSTrainer:
             are fitted by `fit_normaliser` before the first chunk.
         cluster: the cluster every chunk runs on.
         workers: processes for the rollouts (default: all cores), when no ``runner`` is given.
-        runner: where the rollouts run (`cloudsim.runner.Runner`: local processes or Ray); the
+        runner: where the rollouts run (`cloudsim.engine.runner.Runner`: local processes or Ray); the
             trainer makes its own from ``workers`` when None, and closes only its own.
         device: where the updates run (`agents.kit.DEVICES`).
         threads: torch's CPU threads from now on (`agents.kit.training_threads`: a fixed count keeps

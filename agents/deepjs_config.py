@@ -13,7 +13,7 @@ import numpy as np
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
-from cloudsim.checks import is_finite_number, is_whole
+from cloudsim.engine.checks import is_finite_number, is_whole
 from cloudsim import ClusterView
 
 __all__ = [

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
-from cloudsim.envs.deepk8s import DEEPK8S_WINDOW
+from cloudsim.engine.envs.deepk8s import DEEPK8S_WINDOW
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig",
            "shipped_checkpoint"]

@@ -36,8 +36,8 @@ from agents.deeprm_numpy import NumpyDeepRM
 from agents.kit import (TRAINING_THREADS, TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng,
                         returns_to_go, rng_state, save_checkpoint, training_device, training_threads, trim_log,
                         write_config, written_whole)
-from cloudsim import arithmetic
-from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
+from cloudsim.engine import arithmetic
+from cloudsim.engine.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
 __all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "make_net", "load_policy",
            "read_policy_checkpoint", "rollout", "train"]
@@ -204,7 +204,7 @@ class DeepRMPolicy:
     until the time cap (at 70 % load, 68 of 100 held-out jobsets).
 
     It acts as the broker of the core does (`agents.deeprm_numpy.NumpyDeepRM`: the network's weights,
-    copied when the policy is made, in float64 through `cloudsim.arithmetic`; one draw per episode
+    copied when the policy is made, in float64 through `cloudsim.engine.arithmetic`; one draw per episode
     from the softmax by inverse transform with numpy's generator), so an action is the same bits on
     every processor. Training keeps torch's forward (`rollout`).
     """

@@ -2,7 +2,7 @@
 
 A trained policy (`agents.deeprm`, `agents.deeprm_plus`) looks at one machine's image: the machine's
 occupancy over the next T time steps per resource, M job slots and the backlog (DeepRM section 3.1;
-`cloudsim.envs.deeprm`). As a broker of the core it sees every machine at once:
+`cloudsim.engine.envs.deeprm`). As a broker of the core it sees every machine at once:
 
 - **Each machine's image** is drawn from its free profile (`ClusterView.free_profile`): row t holds,
   per resource, the units in use during [now + t, now + t + 1), in units of ``capacity / res_slot``
@@ -12,7 +12,7 @@ occupancy over the next T time steps per resource, M job slots and the backlog (
   machine's units (rounded up, at most ``max_job_size``); the backlog counts the tasks behind them
   (at most ``backlog``); the last column is the steps since the last job arrived (capped).
 - **One batched forward** over all machines of a round (machines whose images are equal share one
-  row), in numpy (`NumpyDeepRM`, its sums and functions from `cloudsim.arithmetic`: the same bits on
+  row), in numpy (`NumpyDeepRM`, its sums and functions from `cloudsim.engine.arithmetic`: the same bits on
   every processor), one action drawn per machine from the policy's softmax with the
   broker's seeded generator, as DeepRM's evaluation draws them.
 - **A placement** is the machine whose drawn action is a slot it can place with the highest
@@ -38,9 +38,9 @@ import numpy as np
 
 from agents.deeprm_numpy import NumpyDeepRM
 from agents.kernels import units_in_use
-from cloudsim import arithmetic
-from cloudsim.broker import ClusterView, Decision
-from cloudsim.specs import ClusterSpec
+from cloudsim.engine import arithmetic
+from cloudsim.engine.broker import ClusterView, Decision
+from cloudsim.engine.specs import ClusterSpec
 
 __all__ = ["DeepRMBroker", "NumpyDeepRM", "load_numpy_policy"]
 
@@ -191,7 +191,7 @@ class DeepRMBroker:
     def _probs_of(self, snap: dict[str, np.ndarray], rows: np.ndarray | None = None) -> np.ndarray:
         """The policy's softmax rows of the machines ``rows`` (every machine when None).
 
-        A machine's row depends on what `_row_keys` keys, and `cloudsim.arithmetic` computes each row
+        A machine's row depends on what `_row_keys` keys, and `cloudsim.engine.arithmetic` computes each row
         alone, so a row met before (machines go through the same states again and again, above all while
         the broker waits a step at a time) is looked up instead of computed: the same bits either way."""
         if rows is not None:

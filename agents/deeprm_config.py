@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
-from cloudsim.checks import is_finite_number
-from cloudsim.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
+from cloudsim.engine.checks import is_finite_number
+from cloudsim.engine.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
 __all__ = ["DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
 

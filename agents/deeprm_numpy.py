@@ -1,7 +1,7 @@
 """A trained DeepRM or DeepRM_Plus network in numpy: the forward every DeepRM policy acts with.
 
 Both the broker of the core (`agents.deeprm_broker.DeepRMBroker`) and the policy in DeepRM's own
-environment (`agents.deeprm.DeepRMPolicy`) compute their logits here, through `cloudsim.arithmetic`
+environment (`agents.deeprm.DeepRMPolicy`) compute their logits here, through `cloudsim.engine.arithmetic`
 (sums in a fixed order), so that an action is the same bits on every processor; training keeps torch's
 forward (`agents.deeprm.DeepRMNet`, `agents.deeprm_plus.DeepRMPlusNet`), of which this is the same network.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cloudsim import arithmetic
-from cloudsim.envs.deeprm import DeepRMParams, render_image
+from cloudsim.engine import arithmetic
+from cloudsim.engine.envs.deeprm import DeepRMParams, render_image
 
 __all__ = ["NumpyDeepRM"]
 

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from agents.kit import written_whole
-from cloudsim.envs.deeprm import DeepRMBatch, DeepRMParams, render_image, sjf_actions
+from cloudsim.engine.envs.deeprm import DeepRMBatch, DeepRMParams, render_image, sjf_actions
 
 if TYPE_CHECKING:
     from agents.deeprm_config import DeepRMConfig

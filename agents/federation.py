@@ -1,5 +1,5 @@
 """RLSK's cluster-level policies as brokers of the core: a dispatcher picks each job's cluster, and
-`FederatedBroker` runs it on `cloudsim.envs.rlsk.Federation` (queues per cluster, postponements,
+`FederatedBroker` runs it on `cloudsim.engine.envs.rlsk.Federation` (queues per cluster, postponements,
 least-allocated nodes), the very layer RLSK's environment is built on.
 
 A dispatcher is a callable ``dispatcher(federation, view, task) -> action``:
@@ -23,9 +23,9 @@ from typing import Callable
 import numpy as np
 
 from agents.registry import RLSK_FEDERATION, make
-from cloudsim.broker import ClusterView, Decision
-from cloudsim.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation, RLSKWeights, reward_rate
-from cloudsim.specs import ClusterSpec
+from cloudsim.engine.broker import ClusterView, Decision
+from cloudsim.engine.envs.rlsk import DEFAULT_POSTPONE, Dispatch, Federation, RLSKWeights, reward_rate
+from cloudsim.engine.specs import ClusterSpec
 
 __all__ = ["FederatedBroker", "first_fit", "least_load", "lookahead", "make_dispatcher", "random_cluster",
            "rlsk_dispatcher", "round_robin"]
@@ -71,7 +71,7 @@ def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
     running job ending when it will (the machines' free profiles) and nothing else arriving."""
 
     def dispatch(federation: Federation, view: ClusterView, task: int) -> int:
-        from cloudsim import arithmetic  # numba: loaded when the dispatcher first chooses
+        from cloudsim.engine import arithmetic  # numba: loaded when the dispatcher first chooses
 
         now, stay = view.time, float(view.duration[task])
         machines = len(view.capacity)

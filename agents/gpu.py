@@ -7,7 +7,7 @@ docs/gpu.md ("The reference study") gives the formulas; with idle a machine's fr
 free cpu and G = GPUs x milli of the task:
 
 * ``fgd`` (`FragmentationGradientDescent`): the decrease of the machine's fragmentation
-  (`cloudsim.fragmentation`) the placement makes, Delta, scored int(100 sigmoid(Delta / 1000)); a sharing task
+  (`cloudsim.engine.fragmentation`) the placement makes, Delta, scored int(100 sigmoid(Delta / 1000)); a sharing task
   tries every device with room and keeps the best (the first on ties) and names it;
 * ``gpu-best-fit``: s = 0.5 (cpu_left - cpu) / 128,000 + 0.5 (idle - G) / 8,000, int(100 (1 - s)), then
   min-max scaled over the fitting machines;
@@ -24,7 +24,7 @@ the engine applies its default device rule where a policy names no device. FGD k
 per task shape and recomputes only the machines that changed since (``view.machines_changed_since``), in a
 compiled loop, so its cost per decision follows what the last decisions changed, not the cluster's size.
 The engine runs gpu-best-fit's, gpu-dot-product's, gpu-packing's, gpu-clustering's and (given its target
-workload) FGD's rounds compiled (`compiled_round`, `cloudsim.compiled`): the same placements, bit for bit.
+workload) FGD's rounds compiled (`compiled_round`, `cloudsim.engine.compiled`): the same placements, bit for bit.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import numpy as np
 from typing import Sequence
 
 from agents.registry import broker_spec
-from cloudsim.broker import ClusterView, CompiledRound, Decision
-from cloudsim.checks import is_whole
-from cloudsim.fragmentation import TargetWorkload
-from cloudsim.specs import DEVICE_MILLI
+from cloudsim.engine.broker import ClusterView, CompiledRound, Decision
+from cloudsim.engine.checks import is_whole
+from cloudsim.engine.fragmentation import TargetWorkload
+from cloudsim.engine.specs import DEVICE_MILLI
 
 __all__ = ["target_options", "ExactFragmentationGradientDescent",
            "FragmentationGradientDescent", "GpuBestFit", "GpuClustering", "GpuDotProduct",
@@ -74,11 +74,11 @@ class NodeScorer(ABC):
         self._kept: dict[tuple, tuple] = {}  # task shape -> (scores, devices, the change count they follow)
 
     compiled_rule: str | None = None
-    """The engine's compiled round of a built-in policy (`cloudsim.broker.CompiledRound.GPU_POLICIES`); None:
+    """The engine's compiled round of a built-in policy (`cloudsim.engine.broker.CompiledRound.GPU_POLICIES`); None:
     its rounds are not compiled."""
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
-        """The engine runs a built-in policy's round compiled where it can (`cloudsim.compiled`): not a subclass
+        """The engine runs a built-in policy's round compiled where it can (`cloudsim.engine.compiled`): not a subclass
         that changes how machines are scored or chosen, which its own ``decide`` then runs."""
         owner = next((cls for cls in type(self).__mro__ if cls.__dict__.get("compiled_rule")), None)
         if owner is None or any(getattr(type(self), name) is not getattr(owner, name) for name in (
@@ -238,7 +238,7 @@ class GpuRandom(NodeScorer):
 
     name = "gpu-random"
     kept = False  # a fresh draw at every decision
-    compiled_rule = "gpu-random"  # (its draws reproduced: `cloudsim.broker.CompiledRound`'s ``seed``)
+    compiled_rule = "gpu-random"  # (its draws reproduced: `cloudsim.engine.broker.CompiledRound`'s ``seed``)
 
     def machine_scores(self, view, task, nodes):
         _, count, milli = self._task(view, task)
@@ -265,8 +265,9 @@ class FragmentationGradientDescent(NodeScorer):
 
     def __init__(self, seed: int | None = 0, target: TargetWorkload | None = None, whole_scores: bool = True) -> None:
         if target is not None and not isinstance(target, TargetWorkload):
-            raise TypeError(f"FGD: target must be a cloudsim.fragmentation.TargetWorkload (TargetWorkload.of(jobs) "
-                            f"builds one) or None (the pods seen waiting stand in for it), got {target!r}")
+            raise TypeError(f"FGD: target must be a cloudsim.engine.fragmentation.TargetWorkload "
+                            f"(TargetWorkload.of(jobs) builds one) or None (the pods seen waiting stand in for it), "
+                            f"got {target!r}")
         super().__init__(seed)
         self.target = target
         self.whole_scores = whole_scores
@@ -299,7 +300,7 @@ class FragmentationGradientDescent(NodeScorer):
 
     def _target_of_view(self, view: ClusterView) -> TargetWorkload:
         """The waiting tasks' shapes so far, one pod per instance (no target given)."""
-        from cloudsim.specs import DeviceRequest, JobSpec, TaskSpec
+        from cloudsim.engine.specs import DeviceRequest, JobSpec, TaskSpec
 
         for t in range(view.num_tasks):
             g = int(view.task_index[t])
@@ -327,7 +328,7 @@ class FragmentationGradientDescent(NodeScorer):
     def machine_scores(self, view, task, machines):
         """FGD's scores (and devices, for a share) of ``machines``, compiled (`agents.kernels.fgd_deltas`): at
         every decision it rescores a machine or two, where numpy's cost per call would outweigh the arithmetic."""
-        from cloudsim import arithmetic  # numba: loaded when FGD first scores
+        from cloudsim.engine import arithmetic  # numba: loaded when FGD first scores
         from agents.kernels import fgd_deltas
 
         cpu, count, milli = self._task(view, task)

@@ -28,8 +28,8 @@ import numpy as np
 
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
 from agents.planning import PlannedView, plan_of
-from cloudsim.broker import ArrayPlan, ClusterView, CompiledRound, Decision, Plan, sequential_fit
-from cloudsim.checks import is_whole
+from cloudsim.engine.broker import ArrayPlan, ClusterView, CompiledRound, Decision, Plan, sequential_fit
+from cloudsim.engine.checks import is_whole
 
 __all__ = [
     "BestFit",
@@ -65,7 +65,7 @@ class FirstFit:
     empty_rounds = False  # nothing waiting: no round needed (`cloudsim.Simulation.run`)
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound:
-        """The engine runs this round compiled where it can (`cloudsim.compiled`)."""
+        """The engine runs this round compiled where it can (`cloudsim.engine.compiled`)."""
         return CompiledRound("first-fit")
 
     def decide(self, view: ClusterView) -> Plan | None:
@@ -391,7 +391,7 @@ class QueuePolicy:
         return plan_of(view, self.decide_one)
 
     def compiled_round(self, resources: Sequence[str]) -> CompiledRound | None:
-        """The engine's compiled round of this policy (`cloudsim.compiled`): that of the class that declares
+        """The engine's compiled round of this policy (`cloudsim.engine.compiled`): that of the class that declares
         ``compiled_rule`` (FCFS, SJF, HRRN, DRF, best-fit, least-load, round-robin), while the policy's `priority`,
         `place`, `decide_one`, ``strict`` and ``repeats`` are that class's own; None otherwise."""
         owner = next((cls for cls in type(self).__mro__ if "compiled_rule" in vars(cls)), None)

@@ -33,7 +33,7 @@ from typing import Protocol
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision
+from cloudsim.engine.broker import ClusterView, Decision
 
 __all__ = ["BestPairs", "INCREMENTAL_FROM", "KEPT", "PairScorer", "best_decision", "keeps_best_pairs"]
 

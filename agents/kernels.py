@@ -21,7 +21,7 @@ plans are the decisions that path makes one at a time (tests/test_incremental.py
 
 * free resources are running totals, one subtraction per instance, as the engine keeps them;
 * a pair's score is a sum over resources in resource order, of the same products (Tetris, Packer), or
-  the network's forward of the pair's features (`cloudsim.kernels.mlp`, the same sums whatever the batch);
+  the network's forward of the pair's features (`cloudsim.engine.kernels.mlp`, the same sums whatever the batch);
 * ties go to the first machine, then the first task (machine-major order), as ``np.argmax``.
 """
 
@@ -30,13 +30,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from cloudsim.kernels import fgd_delta, mlp, pair_score
+from cloudsim.engine.kernels import fgd_delta, mlp, pair_score
 
 __all__ = ["DOT", "FITNESS", "SHARES", "drop_kept", "fgd_deltas", "insert_kept", "round_plan", "state_round",
            "units_in_use"]
 
-KERNELS_CALLED = "630ae08459f2fea0"
-"""A digest of the compiled functions this module's kernels call from other modules (`cloudsim.kernels`): numba
+KERNELS_CALLED = "ab56f80312bb4b42"
+"""A digest of the compiled functions this module's kernels call from other modules (`cloudsim.engine.kernels`): numba
 caches the kernels against this file alone, so a change there must change this file too, or they would stay
 built on the old code (tests/test_kernel_cache.py holds the digest to the source and gives the new one)."""
 
@@ -365,7 +365,7 @@ def insert_kept(score, task, kept, complete, machines, scores, tasks):
 @numba.njit(cache=True)
 def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, target_milli, target_count, target_p,
                best, device):
-    """FGD on machines k (`cloudsim.kernels.fgd_delta`): ``best[k]``, the largest decrease of the machine's
+    """FGD on machines k (`cloudsim.engine.kernels.fgd_delta`): ``best[k]``, the largest decrease of the machine's
     fragmentation a placement of one instance (``cpu``, ``count`` devices of ``milli``) makes, and for a share
     ``device[k]``, the device that makes it."""
     after = np.empty(device_free.shape[1], dtype=device_free.dtype)

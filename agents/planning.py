@@ -1,11 +1,11 @@
 """Plans from one-decision rules: a view of the instant as a plan's earlier decisions leave it.
 
-A broker that answers a round with a plan (`cloudsim.broker`, "Rounds and plans") must choose
+A broker that answers a round with a plan (`cloudsim.engine.broker`, "Rounds and plans") must choose
 each decision as it would one at a time: after the earlier decisions of the round. `PlannedView`
 is the round's view with those decisions counted: free resources (with the engine's own running
-totals, `cloudsim.cluster.instances_applied`), waiting instances, the fit matrix, what each job's
+totals, `cloudsim.engine.cluster.instances_applied`), waiting instances, the fit matrix, what each job's
 running instances hold, and the reservations and each machine's future (`reservations`,
-`fits_from`, `earliest_start`, through the engine's own `cloudsim.plan_check.PlanCheck`). A rule
+`fits_from`, `earliest_start`, through the engine's own `cloudsim.engine.plan_check.PlanCheck`). A rule
 written for one decision reads it as it reads a view, and `plan_of` asks the rule again after each
 decision, until it waits.
 
@@ -23,11 +23,11 @@ from typing import Callable
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision, Plan, sequential_fit_count
-from cloudsim.plan_check import PlanCheck
-from cloudsim.cluster import instances_applied
-from cloudsim.devices import device_fit_count, device_fits
-from cloudsim.reservations import Reservation
+from cloudsim.engine.broker import ClusterView, Decision, Plan, sequential_fit_count
+from cloudsim.engine.plan_check import PlanCheck
+from cloudsim.engine.cluster import instances_applied
+from cloudsim.engine.devices import device_fit_count, device_fits
+from cloudsim.engine.reservations import Reservation
 
 __all__ = ["PlannedView", "plan_of"]
 

@@ -15,7 +15,7 @@ the one name a broker's files and cells get inside a result folder, whatever its
 `files` the broker files a command reads (inputs that no output may hold or replace).
 
 A user's module is foreign code: whatever its import raises, an exit included, is one
-`BrokerReferenceError` naming the reference, the file and the line (`cloudsim.foreign`).
+`BrokerReferenceError` naming the reference, the file and the line (`cloudsim.engine.foreign`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from cloudsim.foreign import failed
+from cloudsim.engine.foreign import failed
 
 __all__ = ["ENTRY_POINT_GROUP", "BrokerReferenceError", "factory", "files", "fingerprint", "foreign", "installed",
            "is_reference", "output_name", "source"]
@@ -231,7 +231,7 @@ def fingerprint(name: str, builtin: Callable[[str], str | None]) -> str | None:
 
 def foreign(names: Iterable[str], builtin: Callable[[str], str | None]) -> bool:
     """Whether any of ``names`` is a user's broker (a reference, or an installed package's), whose code may
-    end the process it runs in: such runs go to worker processes (`cloudsim.runner.Runner`'s ``isolate``)."""
+    end the process it runs in: such runs go to worker processes (`cloudsim.engine.runner.Runner`'s ``isolate``)."""
     return any(is_reference(name) or builtin(name) is None for name in names)
 
 

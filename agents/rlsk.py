@@ -3,7 +3,7 @@
 The paper, section by section, and where each part lives:
 
 * III-A and III-C, the federation, state (eq. 2), actions (eq. 3) and reward
-  (eq. 4-8): `cloudsim.envs.RLSKEnv` and its `Federation`, which the trained
+  (eq. 4-8): `cloudsim.engine.envs.RLSKEnv` and its `Federation`, which the trained
   broker shares (`agents.federation.FederatedBroker`).
 * III-D, the network: a feed-forward Q-network from the state vector to one
   value per action (`hidden` ReLU layers).
@@ -37,9 +37,9 @@ import torch
 from agents.kit import (TRAINING_THREADS, CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
                         training_device, training_threads, trim_log, unusable_checkpoint, write_config, written_whole)
 from agents.rlsk_config import RLSKConfig
-from cloudsim import arithmetic
+from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, JobSpec
-from cloudsim.envs.rlsk import Federation, RLSKEnv, RLSKWeights, cluster_bounds, federation_cluster
+from cloudsim.engine.envs.rlsk import Federation, RLSKEnv, RLSKWeights, cluster_bounds, federation_cluster
 
 __all__ = ["RLSKConfig", "RLSKPolicy", "load_policy", "make_env", "shipped_checkpoint", "train"]
 
@@ -52,7 +52,7 @@ Workload = Callable[[int], Sequence[JobSpec]]
 # ------------------------------------------------------------------ the trained agent
 class RLSKPolicy:
     """A trained Q-network as a dispatcher of `agents.federation.FederatedBroker`: the action with the
-    highest Q-value for the state of eq. 2 (a few small matrix products, `cloudsim.arithmetic`'s)."""
+    highest Q-value for the state of eq. 2 (a few small matrix products, `cloudsim.engine.arithmetic`'s)."""
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], config: RLSKConfig, cluster: ClusterSpec,
                  path: Path | None = None, preprocess: dict | None = None) -> None:

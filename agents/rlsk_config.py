@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from agents.checks import check_finite, check_learning_rate, check_whole
 from agents.settings import setting
 
-from cloudsim.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
+from cloudsim.engine.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
 
 __all__ = ["RLSKConfig"]
 

@@ -39,9 +39,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from cloudsim.broker import ClusterView, Decision, as_plan
-from cloudsim.simulation import Simulation
-from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
+from cloudsim.engine.broker import ClusterView, Decision, as_plan
+from cloudsim.engine.simulation import Simulation
+from cloudsim.engine.specs import ClusterSpec, JobSpec, TaskSpec
 
 __all__ = ["RolloutOracle"]
 

@@ -9,7 +9,7 @@ of its runs' simulation time (``sim_wall_s``; ``wall_s`` for a fill run), so sta
     python benchmarks/ab_speed.py --against /tmp/base --repeats 3 [--only deepjs,fgd]
 
 Writes benchmarks/results/ab_speed.{md,json}. The default commands are the learned brokers' and FGD's
-decisions on their own workloads (the cost of `cloudsim.arithmetic`'s deterministic decision arithmetic).
+decisions on their own workloads (the cost of `cloudsim.engine.arithmetic`'s deterministic decision arithmetic).
 
 It runs the ``cloudsim`` command line in a fresh process per checkout, not `cloudsim.run` in this one, because
 each checkout's code must be imported on its own (``PYTHONPATH``); the commands themselves go through the run
@@ -69,12 +69,13 @@ def run(checkout: Path, argv: list[str]) -> float:
     return sum(r.get("sim_wall_s", r.get("wall_s", 0.0)) for r in rows if not r.get("summary"))
 
 
-FIRST_CALL = ("import time, numpy as np; import cloudsim; t = time.perf_counter(); from cloudsim import arithmetic; "
-              "arithmetic.dense(np.ones((2, 3)), np.ones((3, 4))); print(time.perf_counter() - t)")
+FIRST_CALL = ("import time, numpy as np; import cloudsim; t = time.perf_counter(); "
+              "from cloudsim.engine import arithmetic; arithmetic.dense(np.ones((2, 3)), np.ones((3, 4))); "
+              "print(time.perf_counter() - t)")
 
 
 def first_call() -> float:
-    """Seconds a process spends on its first `cloudsim.arithmetic` call: importing numba, loading the kernels."""
+    """Seconds a process spends on its first `cloudsim.engine.arithmetic` call: importing numba, loading the kernels."""
     done = subprocess.run([sys.executable, "-c", FIRST_CALL], env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=300, check=True)
     return float(done.stdout.strip())
@@ -109,9 +110,9 @@ def main() -> None:
               f"command's runs (start-up and loading left out).\n\n"
               "| command | this s | other s | this / other |\n|---|---|---|---|\n")
     table = "".join(f"| `{r['command']}` | {r['this_s']:.3f} | {r['other_s']:.3f} | {r['ratio']:.2f} |\n" for r in rows)
-    table += (f"\nIn this checkout a process's first decision through `cloudsim.arithmetic` also imports numba and "
-              f"loads the compiled kernels: {first:.3f} s (median of 3 processes), once per process, included in "
-              f"the times above.\n")
+    table += (f"\nIn this checkout a process's first decision through `cloudsim.engine.arithmetic` also imports "
+              f"numba and loads the compiled kernels: {first:.3f} s (median of 3 processes), once per process, "
+              f"included in the times above.\n")
     shown = {n: " ".join(COMMANDS[n]).replace(str(DATA), "$CLOUDSIM_DATA") for n in names}
     args.out.with_suffix(".md").write_text(header + table + "\nCommands: " + "; ".join(
         f"`{n}`: `cloudsim {shown[n]} --json --workers 1`" for n in names) + "\n")

@@ -4,7 +4,7 @@ A claim is "met" only when the whole 95 % interval of the paired difference (can
 episode by episode, as % of the baseline's mean; `cloudsim.run.paired`) lies on the claimed side of the
 paper's figure; "missed" says by how much the mean is short. Held-out cases are seeds that no training,
 tuning or checkpoint choice drew: the training environments draw seeds from 1,000 up
-(`cloudsim.envs.TRAINING_SEEDS`), checkpoints were chosen on seeds 100-119 (Deepk8s), so the held-out
+(`cloudsim.engine.envs.TRAINING_SEEDS`), checkpoints were chosen on seeds 100-119 (Deepk8s), so the held-out
 sets here are seeds 200-399; DeepJS's are its paper's 320 test chunks of CloudSimPy's jobs.csv (202-521;
 its training used 0-199), on v2017 320 chunks of the v2017 sample (400-719; a DeepJS training for
 v2017 uses chunks 100-199 and was chosen on 200-259), and on v2018 the sample's 202 chunks past the

@@ -130,7 +130,10 @@ from traces.openb import load_openb, machines_openb
 options = {} if compiled == "default" else {"compiled": compiled == "on"}
 assert not options or "compiled" in inspect.signature(Simulation).parameters
 from agents.gpu import target_options
-from cloudsim.fragmentation import TargetWorkload
+try:
+    from cloudsim.engine.fragmentation import TargetWorkload
+except ImportError:  # a checkout from before the engine's folder
+    from cloudsim.fragmentation import TargetWorkload
 pods = load_openb(folder + "/openb_pod_list_default.csv").jobs
 policy = make_broker(broker, **target_options(broker, TargetWorkload.of(pods)))
 s = Simulation(machines_openb(folder + "/openb_node_list_gpu_node.csv"), pods, policy, **options).run().summary

@@ -81,8 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1 or args.repeats < 1:
         parser.error("--jobs and --repeats must be >= 1")
-    if args.against is not None and not (args.against / "cloudsim" / "simulation.py").is_file():
-        parser.error(f"--against {args.against}: not a cloudsim checkout (no cloudsim/simulation.py)")
+    if args.against is not None and not any((args.against / "cloudsim" / folder / "simulation.py").is_file()
+                                            for folder in ("engine", "")):  # "": checkouts before the engine folder
+        parser.error(f"--against {args.against}: not a cloudsim checkout (no cloudsim/engine/simulation.py)")
     from agents import BROKERS, LEARNED
 
     unknown = [b for b in args.brokers.split(",") if b not in BROKERS or b in LEARNED]

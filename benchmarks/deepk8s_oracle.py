@@ -40,7 +40,7 @@ from agents import Windowed, make_broker
 from agents.deepk8s_config import Deepk8sConfig
 from agents.rollout import RolloutOracle
 from cloudsim import simulate
-from cloudsim.envs import deepk8s_cluster
+from cloudsim.engine.envs import deepk8s_cluster
 from cloudsim.run.paired import paired
 from traces import deepk8s_workload
 

@@ -1,7 +1,7 @@
 """Deepk8s's Table 1 and Figures 4, 5 and 6, measured here on held-out task sequences.
 
 Every broker schedules the same held-out sequences (`traces.deepk8s_workload`
-of seeds 0..N-1; training draws its seeds from `cloudsim.envs.TRAINING_SEEDS`,
+of seeds 0..N-1; training draws its seeds from `cloudsim.engine.envs.TRAINING_SEEDS`,
 which starts at 1000): FCFS, Random, Tetris and SJF on the window of 10 tasks,
 and the trained PPO, A2C and DAgger policies (the shipped checkpoints, or
 ``--checkpoint NAME=PATH``). Table 1 gives the mean over sequences of each
@@ -37,7 +37,7 @@ from agents import Windowed, make_broker
 from agents.rollout import RolloutOracle
 from agents.deepk8s_config import Deepk8sConfig
 from cloudsim import simulate
-from cloudsim.envs import TRAINING_SEEDS, deepk8s_cluster
+from cloudsim.engine.envs import TRAINING_SEEDS, deepk8s_cluster
 from cloudsim.run.output import pyplot, save_figure
 from traces import deepk8s_workload
 

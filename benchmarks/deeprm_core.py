@@ -2,7 +2,7 @@
 
 The same held-out jobsets (seeds 0.. of DeepRM's code generator, never trained on) run twice:
 
-* in DeepRM's environment (`cloudsim.envs.deeprm.DeepRMBatch`), the policy and SJF as DeepRM's code defines
+* in DeepRM's environment (`cloudsim.engine.envs.deeprm.DeepRMBatch`), the policy and SJF as DeepRM's code defines
   them (over the M visible slots);
 * replayed in the event-driven core on DeepRM's cluster (one machine of ``res_slot`` units per resource):
   each job that arrives at step t is a task of one instance submitted at t, its length the duration, its
@@ -32,7 +32,7 @@ from agents.deeprm import shipped_checkpoint, slowdowns
 from agents.deeprm_broker import load_numpy_policy
 from benchmark_common import RESULTS, code_version
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
-from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
+from cloudsim.engine.envs.deeprm import DeepRMBatch, jobsets_at_load
 
 OUT = RESULTS / "deeprm_core"
 AGENTS = {"deeprm": ("bernoulli", 0.7), "deeprm-plus": ("poisson", 1.4)}

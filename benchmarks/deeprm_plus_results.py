@@ -36,7 +36,7 @@ import pandas as pd
 from agents import DEEPRM_TETRIS_STAR_KNOB
 from agents.deeprm import load_policy
 from traces.data import data_folder
-from cloudsim.envs.deeprm import (DeepRMBatch, DeepRMParams, fcfs_actions, hrrn_actions, jobsets_at_load,
+from cloudsim.engine.envs.deeprm import (DeepRMBatch, DeepRMParams, fcfs_actions, hrrn_actions, jobsets_at_load,
                                   random_actions, sjf_actions, tetris_star_actions)
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deeprm_plus"

@@ -33,7 +33,7 @@ import pandas as pd
 
 from agents.deeprm import load_policy
 from agents.deeprm_config import TRAINING_JOBSET_SEED, DeepRMConfig
-from cloudsim.envs.deeprm import (DeepRMBatch, DeepRMParams, deeprm_jobsets, packer_actions, rate_for_load,
+from cloudsim.engine.envs.deeprm import (DeepRMBatch, DeepRMParams, deeprm_jobsets, packer_actions, rate_for_load,
                                   sjf_actions, tetris_star_actions)
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deeprm"

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cloudsim.envs.deeprm import DeepRMBatch, DeepRMEnv, deeprm_jobsets, sjf_actions
+from cloudsim.engine.envs.deeprm import DeepRMBatch, DeepRMEnv, deeprm_jobsets, sjf_actions
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deeprm"
 

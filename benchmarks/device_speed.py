@@ -26,7 +26,7 @@ import torch
 
 from agents.deeprm import Rollout, make_net, update
 from agents.deeprm_config import DeepRMConfig
-from cloudsim.envs.deeprm import DeepRMBatch
+from cloudsim.engine.envs.deeprm import DeepRMBatch
 
 
 def snapshot(config: DeepRMConfig, rows: int, seed: int) -> dict[str, np.ndarray]:

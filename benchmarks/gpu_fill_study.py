@@ -34,7 +34,7 @@ from cloudsim.run.config.compare import MAX_FILL  # noqa: E402
 from cloudsim.run.compare_fill import AT, FillSpec, curves_frame, plot_fill_curves, run_fill  # noqa: E402
 from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
-from cloudsim.runner import Runner  # noqa: E402
+from cloudsim.engine.runner import Runner  # noqa: E402
 from traces.data import data_folder  # noqa: E402
 
 DATA = data_folder() / GPU_DATA

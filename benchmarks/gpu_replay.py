@@ -10,7 +10,7 @@ the first waiting pod that fits somewhere; first-fit and tetris are the heuristi
 engine's default device rule). ``--speedup K`` divides the arrival times by K (lifetimes unchanged), which
 loads the cluster K times as much: the trace's own load never queues a pod on these nodes. Every policy is
 replayed through the engine; after each decision round the allocated GPU and the fragmentation
-(`cloudsim.fragmentation.GpuSampler`, against the pod list's target workload) are sampled. Writes into
+(`cloudsim.engine.fragmentation.GpuSampler`, against the pod list's target workload) are sampled. Writes into
 benchmarks/results/gpu_replay/: ``replay.md`` (per policy: mean and peak allocated GPU, mean fragmentation over
 time, pods that waited, mean and 95th-percentile wait), ``replay.csv``, and ``over_time.png`` (allocated GPU
 and fragmentation over time).
@@ -37,10 +37,10 @@ sys.path.insert(0, str(ROOT))
 from agents import GPU_POLICIES, make_broker  # noqa: E402
 from agents.gpu import target_options  # noqa: E402
 from cloudsim import Simulation  # noqa: E402
-from cloudsim.fragmentation import GpuSampler, TargetWorkload  # noqa: E402
+from cloudsim.engine.fragmentation import GpuSampler, TargetWorkload  # noqa: E402
 from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402
 from cloudsim.run.output import pyplot, save_figure, write_text_atomically  # noqa: E402
-from cloudsim.runner import Runner  # noqa: E402
+from cloudsim.engine.runner import Runner  # noqa: E402
 from traces.openb import load_openb, machines_openb  # noqa: E402
 from traces.data import data_folder  # noqa: E402
 

@@ -1,7 +1,7 @@
 """RLSK's evaluation (section IV): Figure 4, Figures 5-9, section IV-A's metrics and Table 1, on held-out sequences.
 
 * Table 1 and the metrics: every broker (RLSK and the four baselines, acting
-  on clusters in the federation of `cloudsim.envs.rlsk`) on held-out job
+  on clusters in the federation of `cloudsim.engine.envs.rlsk`) on held-out job
   sequences (seeds 0..N-1; training used seeds from 1,000) at each load:
   makespan, total reward (eq. 4 integrated over the run), imbalance between
   clusters (eq. 8) and within them (eq. 7) averaged over time, mean
@@ -50,8 +50,8 @@ import pandas as pd
 from agents import make_federated_broker
 from agents.rlsk import load_policy
 from cloudsim import simulate
-from cloudsim.envs import TRAINING_SEEDS
-from cloudsim.envs.rlsk import RLSKWeights, cluster_utilisation, federation_cluster, federation_metrics
+from cloudsim.engine.envs import TRAINING_SEEDS
+from cloudsim.engine.envs.rlsk import RLSKWeights, cluster_utilisation, federation_cluster, federation_metrics
 from cloudsim.run.environments import make_rlsk
 from cloudsim.run.output import pyplot, save_figure
 from traces import rlsk_workload

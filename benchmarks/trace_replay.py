@@ -69,7 +69,7 @@ def peak_rss_mb():  # this process's own high-water mark (ru_maxrss carries the 
 import traces.alibaba as ta
 from traces import job_range
 from agents import make_broker
-from cloudsim.simulation import simulate
+from cloudsim.engine.simulation import simulate
 workload = getattr(ta, spec["loader"])(spec["tasks"], cache=spec["cache"])
 machines = getattr(ta, spec["machines"])(spec["machine_file"])
 ordered = sorted(workload.jobs, key=lambda j: j.submit_time)
@@ -245,10 +245,10 @@ def write_markdown(result: dict, path: Path) -> None:
             f"{r['utilisation_memory'] * 100:.3f}% | {r['decisions']:,} | {r['sim_s']} | {r['ms_per_decision']} | "
             f"{r['process_s']} | {r['peak_rss_mb']} |")
     lines += ["",
-              "Completion and slowdown as defined in `cloudsim/metrics.py` (task: last finish - first start, over its "
-              "duration; job: finish - submit, over its critical path). Utilisation: mean over [0, makespan] of used / "
-              "total capacity. simulation s: `simulate()` alone (median over runs); process s: the whole fresh process "
-              "(imports, loading from the warm cache, simulation, writing the utilisation table).", "",
+              "Completion and slowdown as defined in `cloudsim/engine/metrics.py` (task: last finish - first start, "
+              "over its duration; job: finish - submit, over its critical path). Utilisation: mean over [0, makespan] "
+              "of used / total capacity. simulation s: `simulate()` alone (median over runs); process s: the whole "
+              "fresh process (imports, loading from the warm cache, simulation, writing the utilisation table).", "",
               "## With machine events", "",
               "| trace | broker | events replayed | of which at t=0 | within the run (down / failed / up) | "
               "instances finished | failed | restarts | makespan s (without events) |",

@@ -4,7 +4,7 @@ It keeps the code's data structures: a Python list of running jobs from which
 finished jobs are removed inside a ``for`` loop over the same list (so the
 stale-job quirk arises by itself, not by emulation), slots and a backlog of
 job objects, and a time-shifted table of free units. The batched model in
-`cloudsim.envs.deeprm` is checked against it step by step.
+`cloudsim.engine.envs.deeprm` is checked against it step by step.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Brokers that misbehave, one way each: the user's code the tests hold cloudsim to contain (`cloudsim.foreign`).
+"""Brokers that misbehave, one way each: the user's code the tests hold cloudsim to contain (`cloudsim.engine.foreign`).
 
 Run by reference (``path/to/hostile_brokers.py:Class``), like a user's own file. Each first schedules as
 first-fit does, so that the misbehaviour comes after the run has started, at a decision the test knows.

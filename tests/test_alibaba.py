@@ -176,7 +176,7 @@ def test_a_real_sample_as_blocks_fills_the_task_table_as_its_jobs_do(cache, vers
     import numpy as np
 
     from cloudsim import ClusterSpec
-    from cloudsim.tasks import TaskTable
+    from cloudsim.engine.tasks import TaskTable
     path = real(version, "batch_task.csv" if version == "v2017" else "selected_DAGs.csv")
     load = load_alibaba_v2017 if version == "v2017" else load_alibaba_v2018
     cluster = ClusterSpec.uniform(2, {"cpu": 96, "memory": 1})

@@ -1,4 +1,4 @@
-"""cloudsim.arithmetic: the decision arithmetic of learned brokers, the same bits wherever it runs.
+"""cloudsim.engine.arithmetic: the decision arithmetic of learned brokers, the same bits wherever it runs.
 
 Each function is held to a plain-Python computation of the same operations in the same order (which
 IEEE 754 fixes to the bit), and `exp` and `tanh` to the correctly rounded values within their stated
@@ -10,9 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from cloudsim import arithmetic
-
-
+from cloudsim.engine import arithmetic
 def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.abs(np.asarray(a, dtype=np.float64).view(np.int64) - np.asarray(b, dtype=np.float64).view(np.int64))
 
@@ -61,8 +59,7 @@ def test_exp_is_its_series_and_scaling_bit_for_bit():
     """exp(x) = 2**k x (1 + r + r^2 q(r)), q by Horner's rule over 1/13! .. 1/2!, scaled by ldexp: the definition
     in plain Python floats, against the compiled one (which multiplies by a power of two where that is exact),
     subnormal and huge results included."""
-    from cloudsim import kernels
-
+    from cloudsim.engine import kernels
     def reference(x):
         k = math.floor(x * kernels._INV_LN2 + 0.5)
         r = (x - k * kernels._LN2_HI) - k * kernels._LN2_LO

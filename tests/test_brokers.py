@@ -18,7 +18,7 @@ from agents.heuristics import (
     TetrisStar,
 )
 from cloudsim import ClusterSpec, Decision, JobSpec, simulate
-from cloudsim.broker import as_plan
+from cloudsim.engine.broker import as_plan
 from conftest import task
 from traces import generate
 

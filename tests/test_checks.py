@@ -1,4 +1,4 @@
-"""The project's one number check (`cloudsim.checks`): what a whole and a finite number are, the words of every
+"""The project's one number check (`cloudsim.engine.checks`): what a whole and a finite number are, the words of every
 message, and that a bool or NaN is refused wherever the engine, a loader or an agent asks for a number."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from cloudsim.checks import check_number, is_finite_number, is_whole, number_problem
+from cloudsim.engine.checks import check_number, is_finite_number, is_whole, number_problem
 
 
 @pytest.mark.parametrize("value, whole, finite", [
@@ -43,9 +43,9 @@ def test_check_number_names_the_value_and_ends_with_the_hint():
 
 
 def test_a_bool_is_never_a_count_or_a_quantity():
-    from cloudsim.faults import RandomFaults
-    from cloudsim.runner import Runner
-    from cloudsim.specs import TaskSpec
+    from cloudsim.engine.faults import RandomFaults
+    from cloudsim.engine.runner import Runner
+    from cloudsim.engine.specs import TaskSpec
     from traces.load import time_scale
 
     with pytest.raises(ValueError, match="mtbf must be a positive number"):

@@ -1,6 +1,6 @@
 """The engine's compiled path gives what its Python path gives, bit for bit, and is taken only where it applies.
 
-`Simulation.run` takes the compiled path (`cloudsim.compiled`) for a broker that declares a compiled
+`Simulation.run` takes the compiled path (`cloudsim.engine.compiled`) for a broker that declares a compiled
 round (first-fit, random, the pair scores Tetris, Packer, Tetris* and DeepJS, the queue policies FCFS, SJF,
 HRRN, DRF, best-fit, least-load and round-robin); ``compiled=False`` forces the Python path, where the broker's own
 ``decide`` makes the plan and
@@ -15,20 +15,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import cloudsim.compiled
-import cloudsim.simulation
+import cloudsim.engine.compiled
+import cloudsim.engine.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
 from agents.deepjs_config import DeepJSConfig
 from agents.gpu import target_options
 from agents.heuristics import EasyBackfilling, FirstFit, ShortestJobFirst, Tetris, TetrisStar
-from cloudsim.broker import CompiledRound
-from cloudsim.compiled import CompiledState
-from cloudsim.specs import DeviceRequest
-from cloudsim.record import by_end_time
+from cloudsim.engine.broker import CompiledRound
+from cloudsim.engine.compiled import CompiledState
+from cloudsim.engine.specs import DeviceRequest
+from cloudsim.engine.record import by_end_time
 from cloudsim import ClusterSpec, JobSpec, MachineEvent, Simulation, TaskSpec
-from cloudsim.faults import RandomFaults
-from cloudsim.fragmentation import GpuSampler, TargetWorkload
+from cloudsim.engine.faults import RandomFaults
+from cloudsim.engine.fragmentation import GpuSampler, TargetWorkload
 from traces import alibaba_like, iter_alibaba_like
 
 
@@ -385,7 +385,7 @@ def test_the_compiled_draws_are_numpy_integers_and_hand_the_state_back(seed):
     each of numpy's branches (n = 1 draws nothing; up to 2**32 from 32-bit halves, one buffered between draws;
     beyond, 64-bit outputs), in a mixed order; after them the generator set from the words draws on as numpy's
     own, a buffered half included."""
-    from cloudsim.kernels import draw_below, generator_state, restore_generator
+    from cloudsim.engine.kernels import draw_below, generator_state, restore_generator
     bounds = [1, 2, 3, 7, 1213, 2**31, 2**31 + 1, 2**32 - 1, 2**32, 2**32 + 1, 2**40 + 3, 2**62 + 5, 2**63 - 1]
     order = np.random.default_rng(seed + 1).choice(bounds, size=400).tolist() + [3]  # (the last leaves a half)
     numpy, ours = np.random.default_rng(seed), np.random.default_rng(seed)
@@ -433,7 +433,7 @@ def test_a_worked_example_of_tetris_star_by_hand(knob, first, starts):
     ("tetris-star", 1, "a float in \\[0, 1\\]"),
 ])
 def test_a_compiled_round_takes_a_knob_for_tetris_star_alone(rule, knob, message):
-    from cloudsim.broker import CompiledRound
+    from cloudsim.engine.broker import CompiledRound
     with pytest.raises(ValueError, match=message):
         CompiledRound(rule, (0,), knob=knob)
 
@@ -444,7 +444,7 @@ def test_a_compiled_round_takes_a_knob_for_tetris_star_alone(rule, knob, message
     ("random", np.random.RandomState(0), "a numpy Generator"),
 ])
 def test_a_compiled_round_takes_a_generator_for_random_alone(rule, rng, message):
-    from cloudsim.broker import CompiledRound
+    from cloudsim.engine.broker import CompiledRound
     with pytest.raises(ValueError, match=message):
         CompiledRound(rule, rng=rng)
 
@@ -464,7 +464,7 @@ def test_a_compiled_round_takes_a_seed_and_a_cpu_column_for_a_gpu_policy_alone(r
     with pytest.raises(ValueError, match="rule 'fgd', and it alone, takes a target"):
         CompiledRound("gpu-packing", columns=(0,), seed=0, target=TargetWorkload.of(
             [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 1.0),))]))
-    with pytest.raises(ValueError, match="takes a target: a cloudsim.fragmentation.TargetWorkload"):
+    with pytest.raises(ValueError, match="takes a target: a cloudsim.engine.fragmentation.TargetWorkload"):
         CompiledRound("fgd", columns=(0,), seed=0, target="the jobs")
 
 
@@ -603,8 +603,9 @@ def test_an_in_memory_compiled_run_hands_ended_groups_to_its_table_as_its_rows_f
     episode's table as they fill and never grow. Each lasting long, none has ended: the rows grow. Both runs
     are their Python path's, group for group."""
     sizes = []
-    grown = cloudsim.compiled._grown_rows
-    monkeypatch.setattr(cloudsim.compiled, "_grown_rows", lambda rows, size: sizes.append(size) or grown(rows, size))
+    grown = cloudsim.engine.compiled._grown_rows
+    monkeypatch.setattr(cloudsim.engine.compiled, "_grown_rows",
+                        lambda rows, size: sizes.append(size) or grown(rows, size))
     cluster = ClusterSpec.uniform(1, {"cpu": 5000})
     jobs = [JobSpec(j, float(j), (TaskSpec(0, 1, {"cpu": 1.0}, duration),)) for j in range(5000)]
     python, compiled = both_paths(cluster, jobs)
@@ -674,7 +675,7 @@ def test_the_buffers_regions_cover_them_with_the_lengths_laid_out():
     """A streamed run lays the buffers out again and copies each machine's region by its length: each region's
     length must be what was laid out (the machines' regions one per machine, the last ones up to the buffer's
     end), and the regions must tile the buffers after their headers."""
-    from cloudsim import compiled as c
+    from cloudsim.engine import compiled as c
     cluster = ClusterSpec.uniform(7, {"cpu": 8.0, "memory": 1.0})
     for broker in ("random", "tetris", "deepjs"):
         sim = Simulation(cluster, alibaba_like(5, seed=1), make_broker(broker))
@@ -693,7 +694,7 @@ def test_the_buffers_regions_cover_them_with_the_lengths_laid_out():
 def blocks_of(monkeypatch):
     """Streamed simulations read ``n`` jobs at a time (a short run writes out and drops rows many times)."""
     def read(n):
-        monkeypatch.setattr(cloudsim.simulation, "STREAM_BLOCK", n)
+        monkeypatch.setattr(cloudsim.engine.simulation, "STREAM_BLOCK", n)
     return read
 
 

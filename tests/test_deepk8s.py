@@ -13,7 +13,7 @@ from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
 from agents.kit import CheckpointError, read_checkpoint
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
 from cloudsim.cli import main
-from cloudsim.envs import deepk8s_cluster
+from cloudsim.engine.envs import deepk8s_cluster
 from traces import deepk8s_workload
 
 

@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import cloudsim  # noqa: F401  (registers the environments)
-from cloudsim.envs.deeprm import (DeepRMBatch, DeepRMEnv, DeepRMParams, deeprm_jobsets, load_for_rate,
+from cloudsim.engine.envs.deeprm import (DeepRMBatch, DeepRMEnv, DeepRMParams, deeprm_jobsets, load_for_rate,
                                   packer_actions, rate_for_load, render_image, sjf_actions, tetris_star_actions)
 
 # a small machine for hand-worked episodes: 3 units of 2 resources, 4 steps of horizon,

@@ -16,7 +16,7 @@ from agents.deeprm import DeepRMNet, snapshot_tensors
 from agents.deeprm_broker import DeepRMBroker, NumpyDeepRM
 from agents.deeprm_plus import DeepRMPlusNet
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
-from cloudsim.envs.deeprm import DeepRMParams
+from cloudsim.engine.envs.deeprm import DeepRMParams
 
 PARAMS = DeepRMParams()
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from cloudsim.envs.deeprm import (DeepRMBatch, DeepRMEnv, DeepRMParams, fcfs_actions, hrrn_actions,
+from cloudsim.engine.envs.deeprm import (DeepRMBatch, DeepRMEnv, DeepRMParams, fcfs_actions, hrrn_actions,
                                   jobsets_at_load, poisson_jobsets, poisson_rate_for_load, sjf_actions)
 
 # 4 units of 2 resources, 6 steps of horizon, 2 slots

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from agents import BROKERS, LEARNED, make_broker
 from cloudsim import ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, TaskSpec, simulate
-from cloudsim.devices import default_devices, device_fit_count
-from cloudsim.faults import RandomFaults
-from cloudsim.specs import DeviceRequest, UnschedulableTaskError
+from cloudsim.engine.devices import default_devices, device_fit_count
+from cloudsim.engine.faults import RandomFaults
+from cloudsim.engine.specs import DeviceRequest, UnschedulableTaskError
 
 HEURISTICS = sorted(n for n in BROKERS if n not in LEARNED)
 

@@ -9,7 +9,8 @@ from gymnasium.utils.env_checker import check_env
 
 import cloudsim  # noqa: F401  (registers the environments)
 from cloudsim import ClusterSpec, JobSpec, TaskSpec
-from cloudsim.envs import ENVIRONMENTS, Deepk8sEnv
+from cloudsim import ENVIRONMENTS
+from cloudsim.engine.envs import Deepk8sEnv
 
 
 def task_job(jid, submit, cpu, duration, memory=1.0):

@@ -7,7 +7,7 @@ import pytest
 
 from agents import FirstFit, make_broker
 from cloudsim import ClusterSpec, JobSpec, Simulation, SimulationStalledError, simulate
-from cloudsim.faults import RandomFaults
+from cloudsim.engine.faults import RandomFaults
 from conftest import task
 from traces import generate
 

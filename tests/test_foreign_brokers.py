@@ -20,7 +20,7 @@ import pytest
 
 import hostile_brokers
 from agents import plugins
-from cloudsim.runner import Runner, WorkerDied, WorkExited
+from cloudsim.engine.runner import Runner, WorkerDied, WorkExited
 from conftest import cli, work_in
 
 HOSTILE = Path(hostile_brokers.__file__).resolve()

@@ -14,10 +14,10 @@ import pytest
 
 from agents import make_broker
 from cloudsim import ClusterSpec, Decision, JobSpec, Simulation, TaskSpec
-from cloudsim.broker import CompiledRound
-from cloudsim.fragmentation import FragmentationMeter, TargetWorkload, node_fragmentation
+from cloudsim.engine.broker import CompiledRound
+from cloudsim.engine.fragmentation import FragmentationMeter, TargetWorkload, node_fragmentation
 from cloudsim.run.fill import fill_run, inflate
-from cloudsim.specs import DeviceRequest
+from cloudsim.engine.specs import DeviceRequest
 from traces.openb import load_openb, machines_openb
 
 
@@ -67,7 +67,7 @@ def test_a_target_workload_that_cannot_be_measured_against_is_refused(cpu, milli
 
 def test_fgd_takes_a_target_workload_or_none():
     with pytest.raises(TypeError,
-                       match=r"FGD: target must be a cloudsim.fragmentation.TargetWorkload .* got 'the pods'"):
+                       match=r"FGD: target must be a cloudsim.engine.fragmentation.TargetWorkload .* got 'the pods'"):
         make_broker("fgd", target="the pods")
 
 def test_node_fragmentation_by_hand():
@@ -336,7 +336,7 @@ def test_a_fill_counts_pods_no_node_can_hold_as_failures(tmp_path):
 def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_time(broker, compiled):
     """Sampled after every round, the empty ones too: the state a round's decisions left, whether the broker
     plans a round at once (first-fit) or a decision at a time (gpu-best-fit), and on either path."""
-    from cloudsim.fragmentation import GpuSampler
+    from cloudsim.engine.fragmentation import GpuSampler
 
     cluster = nodes((2, "T4"))
     jobs = [pod(0, 1.0, 1000), JobSpec(1, 4.0, (TaskSpec(0, 1, {"cpu": 1.0}, 2.0, devices=DeviceRequest(1, 500)),))]
@@ -360,7 +360,7 @@ def test_a_replay_on_a_gpu_cluster_reports_allocation_and_fragmentation_over_tim
 def test_a_second_round_at_one_instant_replaces_its_sample(compiled):
     """A pod of no duration ends at the instant it starts, which makes a second round there: the instant's
     sample is the second's (nothing allocated), not the first's (one GPU of two)."""
-    from cloudsim.fragmentation import GpuSampler
+    from cloudsim.engine.fragmentation import GpuSampler
 
     cluster = nodes((2, "T4"))
     jobs = [JobSpec(0, 0.0, (TaskSpec(0, 1, {"cpu": 1.0}, 0.0, devices=DeviceRequest(1, 1000)),)),

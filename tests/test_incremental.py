@@ -17,7 +17,7 @@ from agents import incremental, make_broker
 from agents.heuristics import Packer, PairScore, Tetris, TetrisStar, Windowed
 from agents.incremental import KEPT
 from cloudsim import ClusterSpec, Decision, JobSpec, MachineEvent, Simulation, TaskSpec
-from cloudsim.broker import as_plan
+from cloudsim.engine.broker import as_plan
 
 SCORERS = {
     "tetris": Tetris,

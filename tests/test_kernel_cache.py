@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import agents.kernels
-import cloudsim.compiled
+import cloudsim.engine.compiled
 
 
 def called_elsewhere(module) -> dict[str, str]:
@@ -61,7 +61,7 @@ def digest(module) -> str:
     return hashlib.sha256("".join(f"{name}\n{sources[name]}" for name in sorted(sources)).encode()).hexdigest()[:16]
 
 
-@pytest.mark.parametrize("module", [cloudsim.compiled, agents.kernels], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [cloudsim.engine.compiled, agents.kernels], ids=lambda m: m.__name__)
 def test_a_module_of_kernels_carries_the_digest_of_the_kernels_it_calls_elsewhere(module):
     expected = digest(module)
     assert module.KERNELS_CALLED == expected, (
@@ -72,7 +72,8 @@ def test_a_module_of_kernels_carries_the_digest_of_the_kernels_it_calls_elsewher
 
 def test_the_digest_covers_what_the_kernels_call_in_turn():
     # compiled.py imports tanh1, which calls exp1; agents.kernels imports mlp, which calls tanh1. draw_below
-    # calls _next64, which reads PCG64's multiplier, a constant of cloudsim.kernels.
-    assert {"cloudsim.kernels.pair_score", "cloudsim.kernels.tanh1", "cloudsim.kernels.exp1",
-            "cloudsim.kernels._next64", "cloudsim.kernels._PCG_MULTIPLIER"} <= set(called_elsewhere(cloudsim.compiled))
-    assert "cloudsim.kernels.exp1" in called_elsewhere(agents.kernels)
+    # calls _next64, which reads PCG64's multiplier, a constant of cloudsim.engine.kernels.
+    assert {"cloudsim.engine.kernels.pair_score", "cloudsim.engine.kernels.tanh1", "cloudsim.engine.kernels.exp1",
+            "cloudsim.engine.kernels._next64", "cloudsim.engine.kernels._PCG_MULTIPLIER"} <= set(
+        called_elsewhere(cloudsim.engine.compiled))
+    assert "cloudsim.engine.kernels.exp1" in called_elsewhere(agents.kernels)

@@ -29,7 +29,7 @@ from agents.kit import (
     save_checkpoint,
 )
 from cloudsim import ClusterSpec, JobSpec, Simulation
-from cloudsim.runner import Runner
+from cloudsim.engine.runner import Runner
 from conftest import task
 
 FIX = "train one with `cloudsim train toy --out DIR` (it writes DIR/policy.pt), or pass another checkpoint with " \

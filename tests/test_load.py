@@ -86,7 +86,7 @@ def test_the_gpus_count_among_the_resources_that_set_the_load():
     # One machine of 8 cpu, 16 memory and 4 GPUs (4,000 milli). A at 0: two whole GPUs for 10 s (2 x 1,000 x 10
     # = 20,000 milli-s) and 1 cpu (10 cpu-s); B at 10: two instances of a quarter GPU for 4 s (2 x 250 x 4 = 2,000)
     # and 1 cpu each (8 cpu-s). gpu: 22,000 / (4,000 x 10) = 0.55; cpu: 18 / (8 x 10) = 0.225: the GPUs bind.
-    from cloudsim.specs import DeviceRequest
+    from cloudsim.engine.specs import DeviceRequest
     gpu_box = ClusterSpec(("cpu", "memory"), ((8.0, 16.0),), devices=(4,))
     jobs = [JobSpec("A", 0.0, (TaskSpec("a", 1, {"cpu": 1.0, "memory": 1.0}, 10.0, devices=DeviceRequest(2, 1000)),)),
             JobSpec("B", 10.0, (TaskSpec("b", 2, {"cpu": 1.0, "memory": 1.0}, 4.0, devices=DeviceRequest(1, 250)),))]

@@ -10,7 +10,7 @@ import pytest
 
 from agents import FirstFit
 from cloudsim import ClusterSpec, JobSpec, simulate
-from cloudsim import metrics
+from cloudsim.engine import metrics
 from conftest import task
 
 TEN = {"cpu": 10, "memory": 10}
@@ -226,7 +226,7 @@ def test_to_parquet_writes_every_table(tmp_path, queueing_run):
 
 
 def test_every_measure_a_table_shows_is_a_number_of_the_summary():
-    from cloudsim.metrics import MEASURES, shown_in
+    from cloudsim.engine.metrics import MEASURES, shown_in
 
     result = simulate(ClusterSpec.uniform(2, {"cpu": 4.0}), [JobSpec(0, 0.0, (task(0, 2, 1.0, 0.0, 3.0),))],
                       FirstFit())

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from agents import BROKERS, LEARNED, FirstFit, Windowed, make_broker
 from cloudsim import (ClusterSpec, Decision, InvalidDecisionError, JobSpec, Simulation, SimulationStalledError,
                       TaskSpec)
-from cloudsim.broker import ArrayPlan, Plan, as_plan, ends_round
-from cloudsim import plan_check, simulation
-from cloudsim.faults import RandomFaults
+from cloudsim.engine.broker import ArrayPlan, Plan, as_plan, ends_round
+from cloudsim.engine import plan_check, simulation
+from cloudsim.engine.faults import RandomFaults
 from test_properties import clusters, workloads
 
 HEURISTICS = sorted(n for n in BROKERS if n not in LEARNED)
@@ -396,12 +396,14 @@ def test_an_array_plan_reads_as_its_decisions():
 
 
 def test_the_plan_check_still_imports_from_its_old_module_with_a_warning():
-    """`PlanCheck` moved to `cloudsim.plan_check`; for one release `cloudsim.broker` still gives it, warning."""
-    import cloudsim.broker
-    import cloudsim.plan_check
+    """`PlanCheck` moved to `cloudsim.engine.plan_check`; for one release `cloudsim.engine.broker` still gives it,
+    warning."""
+    import cloudsim.engine.broker
+    import cloudsim.engine.plan_check
 
     for name in ("PlanCheck", "CheckedDecision", "check_decision"):
-        with pytest.warns(DeprecationWarning, match=f"cloudsim.broker.{name} moved to cloudsim.plan_check.{name}"):
-            assert getattr(cloudsim.broker, name) is getattr(cloudsim.plan_check, name)
+        with pytest.warns(DeprecationWarning,
+                          match=f"cloudsim.engine.broker.{name} moved to cloudsim.engine.plan_check.{name}"):
+            assert getattr(cloudsim.engine.broker, name) is getattr(cloudsim.engine.plan_check, name)
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
-        cloudsim.broker.Nothing
+        cloudsim.engine.broker.Nothing

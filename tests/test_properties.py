@@ -20,7 +20,7 @@ from cloudsim import (
     SimulationStalledError,
     TaskSpec,
 )
-from cloudsim.faults import RandomFaults
+from cloudsim.engine.faults import RandomFaults
 
 EPS = 1e-9
 HEURISTICS = sorted(n for n in BROKERS if n not in LEARNED)

@@ -17,7 +17,7 @@ from agents import make_broker, make_federated_broker
 from agents.federation import FederatedBroker
 from agents.kit import CheckpointError
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
-from cloudsim.envs.rlsk import (Federation, RLSKEnv, RLSKWeights, cluster_bounds, cluster_utilisation,
+from cloudsim.engine.envs.rlsk import (Federation, RLSKEnv, RLSKWeights, cluster_bounds, cluster_utilisation,
                                 federation_cluster, federation_metrics, reward_rate)
 from traces import rlsk_workload
 

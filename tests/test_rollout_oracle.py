@@ -6,7 +6,7 @@ import pytest
 from agents import Windowed, make_broker
 from agents.rollout import RolloutOracle
 from cloudsim import simulate
-from cloudsim.specs import ClusterSpec, JobSpec, TaskSpec
+from cloudsim.engine.specs import ClusterSpec, JobSpec, TaskSpec
 
 
 def job(ident, submit, duration, cpu=1.0):

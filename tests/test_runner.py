@@ -11,7 +11,7 @@ import time
 import pytest
 
 from cloudsim.cli import main
-from cloudsim.runner import Runner, RunnerError
+from cloudsim.engine.runner import Runner, RunnerError
 
 needs_ray = pytest.mark.needs("ray")
 
@@ -48,7 +48,7 @@ def test_a_failure_in_a_worker_reaches_the_caller_as_itself():
 
 ABANDON_A_MAP_OF_LARGE_ANSWERS = """
 import sys, time
-from cloudsim.runner import Runner
+from cloudsim.engine.runner import Runner
 
 def answer(k):
     return bytes(30_000_000) if k else b"x"  # long enough to write that a stop often comes in the middle

@@ -21,7 +21,7 @@ from cloudsim import (
     sequential_fit_count,
     simulate,
 )
-from cloudsim.foreign import BrokerError
+from cloudsim.engine.foreign import BrokerError
 from conftest import task
 
 
@@ -348,7 +348,7 @@ class _AskedEveryRound:
 @pytest.mark.parametrize("faults", [False, True])
 def test_a_broker_needing_no_empty_round_is_asked_less_with_the_same_results(name, faults):
     from agents import make_broker
-    from cloudsim.faults import RandomFaults
+    from cloudsim.engine.faults import RandomFaults
     from traces import alibaba_like
 
     jobs, cluster = alibaba_like(25, seed=3, max_instances=40), ClusterSpec.uniform(40, {"cpu": 64, "memory": 1})

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import cloudsim.simulation
+import cloudsim.engine.simulation
 from agents import make_broker
 from cloudsim import ClusterSpec, JobBlock, JobSpec, Simulation, StreamedResult, TaskSpec
-from cloudsim.specs import UnschedulableTaskError
-from cloudsim.faults import RandomFaults
-from cloudsim.metrics import stringify_ids
+from cloudsim.engine.specs import UnschedulableTaskError
+from cloudsim.engine.faults import RandomFaults
+from cloudsim.engine.metrics import stringify_ids
 from conftest import task
 from traces import alibaba_like, iter_alibaba_like
 
@@ -22,7 +22,7 @@ TABLES = ("tasks", "jobs", "groups")
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 5 jobs, so that a short run writes out and drops rows many times."""
-    monkeypatch.setattr(cloudsim.simulation, "STREAM_BLOCK", 5)
+    monkeypatch.setattr(cloudsim.engine.simulation, "STREAM_BLOCK", 5)
 
 
 def both(cluster, jobs, broker, folder, **options):
@@ -85,8 +85,8 @@ def test_ended_groups_are_written_a_few_at_a_time_with_the_same_results(small_bl
     written at most `_GROUPS_PER_WRITE` at a time: the same files and utilisation, in more row groups."""
     import pyarrow.parquet as pq
 
-    import cloudsim.streaming
-    monkeypatch.setattr(cloudsim.streaming, "_GROUPS_PER_WRITE", 3)
+    import cloudsim.engine.streaming
+    monkeypatch.setattr(cloudsim.engine.streaming, "_GROUPS_PER_WRITE", 3)
     jobs = alibaba_like(30, seed=0, max_instances=20)
     in_memory, streamed = both(ClusterSpec.uniform(4, {"cpu": 96, "memory": 1}), jobs, "first-fit", tmp_path / "out")
     assert_same_results(in_memory, streamed)
@@ -170,7 +170,7 @@ def test_a_stream_folder_that_is_a_file_is_refused_before_the_run(tmp_path):
 
 
 def test_only_finished_jobs_leave_the_task_table():
-    from cloudsim.tasks import TaskTable
+    from cloudsim.engine.tasks import TaskTable
 
     table = TaskTable(ClusterSpec.uniform(1, {"cpu": 4, "memory": 1}),
                       [JobSpec(j, float(j), (task(0, 1, 1, 0.1, 1.0), task(1, 1, 1, 0.1, 1.0, parents=(0,))))
@@ -220,7 +220,7 @@ def test_a_streamed_trace_replay_gives_the_tables_of_a_replay_in_memory(monkeypa
 
     # Blocks of 4 jobs read from the trace and of 3 into the engine: both cross many times.
     monkeypatch.setattr(cloudsim.run.workload, "TRACE_BLOCK", 4)
-    monkeypatch.setattr(cloudsim.simulation, "STREAM_BLOCK", 3)
+    monkeypatch.setattr(cloudsim.engine.simulation, "STREAM_BLOCK", 3)
     trace = write(tmp_path, "batch_task.csv", v2018_trace(30))
     selection = [] if jobs is None else ["--jobs", jobs]
     common = ["replay", str(trace), "--format", "alibaba-v2018", "--machines", "2", "--capacity", "cpu=2,memory=1",
@@ -265,7 +265,7 @@ def test_a_streamed_replay_names_the_capacity_when_a_task_read_later_cannot_fit(
 
 
 def test_task_totals_add_up_batches_as_one_frame_would():
-    from cloudsim.metrics import TaskTotals, task_numbers
+    from cloudsim.engine.metrics import TaskTotals, task_numbers
 
     batches = [pd.DataFrame({"instances": [2, 1, 4], "failed_instances": [0, 1, 0], "restarts": [1, 0, 0],
                              "completion": [1.0, 2.0, np.nan], "slowdown": [np.nan] * 3}),
@@ -299,7 +299,7 @@ def test_a_job_block_is_the_jobs_it_describes():
              JobSpec("b", 5.0, (TaskSpec(1, 1, {"cpu": 0.5}, 2.0),))]
     assert len(block) == 2 and block.critical_paths().tolist() == [7.0, 2.0]  # 4 + 3 along a's chain
     cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 1})
-    from cloudsim.tasks import TaskTable
+    from cloudsim.engine.tasks import TaskTable
     by_block, by_specs = TaskTable(cluster), TaskTable(cluster, specs)
     by_block.extend(block)
     for name in (*TaskTable._TASK_ARRAYS, *TaskTable._JOB_ARRAYS, "job_first_task"):
@@ -318,7 +318,7 @@ def test_a_job_block_may_list_a_child_before_its_parents():
     specs = [JobSpec("a", 0.0, (TaskSpec(2, 3, {"cpu": 2.0}, 3.0, (1,)), TaskSpec(1, 2, {"cpu": 1.0}, 4.0))),
              JobSpec("b", 5.0, (TaskSpec(1, 1, {"cpu": 0.5}, 2.0),))]
     assert block.critical_paths().tolist() == [7.0, 2.0]
-    from cloudsim.tasks import TaskTable
+    from cloudsim.engine.tasks import TaskTable
     cluster = ClusterSpec.uniform(2, {"cpu": 4, "memory": 1})
     by_block, by_specs = TaskTable(cluster), TaskTable(cluster, specs)
     by_block.extend(block)
@@ -352,7 +352,7 @@ def test_the_generator_in_blocks_gives_the_same_jobs(small_blocks, tmp_path):
     specs = list(iter_alibaba_like(23, seed=4, max_instances=40))
     blocks = list(iter_alibaba_like(23, seed=4, max_instances=40, block=5))
     assert [len(b) for b in blocks] == [5, 5, 5, 5, 3]
-    from cloudsim.tasks import TaskTable
+    from cloudsim.engine.tasks import TaskTable
     cluster = ClusterSpec.uniform(4, {"cpu": 96, "memory": 1})
     by_specs, by_blocks = TaskTable(cluster, specs), TaskTable(cluster)
     for block in blocks:

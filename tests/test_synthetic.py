@@ -251,7 +251,7 @@ def test_a_compare_sweep_with_a_load_out_of_range_is_one_line_before_any_run(cap
 
 
 def test_deeprms_environment_checks_its_own_loads_not_the_generators(capsys):
-    # compare --env deeprm draws its jobsets itself (cloudsim.envs.deeprm): the generator's range does not apply.
+    # compare --env deeprm draws its jobsets itself (cloudsim.engine.envs.deeprm): the generator's range does not apply.
     # Bernoulli arrivals: one job a step at most, 92.2 % with the paper's sizes (section 4.1); 1e-9 runs
     # (where the generator's least is 3.44e-07), 1e300 is refused with the environment's own reason.
     code, out, err = cli(["compare", "deeprm", "--env", "deeprm", "--load", "1e-9", "--brokers", "sjf", "--json"],

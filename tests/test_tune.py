@@ -36,7 +36,7 @@ def search(out, dagger, trials):
 def test_each_trial_is_its_policys_mean_weighted_turnaround_on_the_validation_seeds(tmp_path, dagger):
     from agents import make_broker
     from cloudsim import simulate
-    from cloudsim.envs import deepk8s_cluster
+    from cloudsim.engine.envs import deepk8s_cluster
     from traces import deepk8s_workload
 
     result = search(tmp_path / "s", dagger, 3)

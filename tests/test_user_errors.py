@@ -197,7 +197,7 @@ def test_frequent_failures_with_requeue_are_warned_about_with_the_numbers(files,
 
 
 def test_a_full_disk_is_one_message_and_leaves_no_half_written_folder(files, capsys, monkeypatch):
-    from cloudsim.metrics import EpisodeResult
+    from cloudsim.engine.metrics import EpisodeResult
 
     def disk_full(self, directory):
         raise OSError(errno.ENOSPC, "No space left on device", str(Path(directory) / "tasks.parquet"))

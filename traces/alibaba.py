@@ -91,7 +91,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, MachineEvent, TaskSpec
+from cloudsim.engine.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, MachineEvent, TaskSpec
 from traces.cache import CacheError, DamagedCacheEntry, cached_derived, cached_parquet, discard_entry, reading
 from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TableSpec, TraceFormatError, stream_batches, stream_table
 from traces.workload import Workload

@@ -11,7 +11,7 @@ import dataclasses
 import math
 from typing import Iterable, Iterator, Sequence
 
-from cloudsim.specs import JobSpec
+from cloudsim.engine.specs import JobSpec
 
 __all__ = ["chunk_count", "iter_chunks", "job_chunk", "job_range", "rebase"]
 

@@ -12,7 +12,7 @@ column), not dropped. A ``.csv.gz`` file is read as well; a UTF-8 byte-order
 mark is ignored. An empty file is a `TraceFormatError`, a header without rows
 an `EmptyWorkloadError`; every message about a row names the file, the line(s)
 and the column, including values that are not finite, beyond the 64-bit
-integer range or reaching 2**53 (`cloudsim.specs.EXACT_BOUND`), and bytes that are not UTF-8.
+integer range or reaching 2**53 (`cloudsim.engine.specs.EXACT_BOUND`), and bytes that are not UTF-8.
 
 Jobs are built exactly as CloudSimPy builds them, which replays need for equal
 makespans: rows are grouped by job_id in order of first appearance, tasks keep
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cloudsim.specs import EXACT_BOUND, JobSpec, TaskSpec
+from cloudsim.engine.specs import EXACT_BOUND, JobSpec, TaskSpec
 from traces.rawcsv import (BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, exact_floats, first_row, is_number,
                            read_text_table)
 

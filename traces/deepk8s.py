@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cloudsim.checks import check_number
-from cloudsim.envs.deepk8s import deepk8s_cluster
-from cloudsim.specs import JobSpec, TaskSpec
+from cloudsim.engine.checks import check_number
+from cloudsim.engine.envs.deepk8s import deepk8s_cluster
+from cloudsim.engine.specs import JobSpec, TaskSpec
 from traces.alibaba import load_alibaba_v2017
 from traces.data import data_folder
 from traces.synthetic import alibaba_like

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cloudsim.checks import check_number
-from cloudsim.envs.deeprm import DeepRMParams
+from cloudsim.engine.checks import check_number
+from cloudsim.engine.envs.deeprm import DeepRMParams
 from traces.workload import Workload
 
 __all__ = ["TraceJobsets", "deeprm_jobsets_from_trace"]
@@ -34,7 +34,8 @@ __all__ = ["TraceJobsets", "deeprm_jobsets_from_trace"]
 
 @dataclass(frozen=True)
 class TraceJobsets:
-    """Jobsets made from trace tasks, as `cloudsim.envs.deeprm.DeepRMBatch` takes them, and how they were made."""
+    """Jobsets made from trace tasks, as `cloudsim.engine.envs.deeprm.DeepRMBatch` takes them, and how they were
+    made."""
 
     lengths: np.ndarray
     sizes: np.ndarray

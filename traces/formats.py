@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from cloudsim.specs import ClusterSpec
+from cloudsim.engine.specs import ClusterSpec
 from traces.alibaba import MachineTable, load_alibaba_v2017, load_alibaba_v2018, machines_v2017, machines_v2018
 from traces.cloudsimpy import load_cloudsimpy
 from traces.openb import load_openb, machines_openb

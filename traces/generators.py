@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from cloudsim.envs.deepk8s import DEEPK8S_WINDOW
-from cloudsim.specs import ClusterSpec, JobSpec
+from cloudsim.engine.envs.deepk8s import DEEPK8S_WINDOW
+from cloudsim.engine.specs import ClusterSpec, JobSpec
 from traces.deepk8s import DEFAULT_TASKS, deepk8s_cluster, deepk8s_tasks, deepk8s_workload
 from traces.synthetic import (DEEPRM, DEEPRM_PLUS, RLSK, alibaba_like, bimodal_cluster, deeprm_workload,
                               poisson_workload, rlsk_workload)

@@ -9,7 +9,7 @@ demands and durations.
 The definition, written here once: over the jobs' arrival span (the last submit time minus the first), the
 work the jobs bring, per resource, is the sum over tasks of instances x demand x duration (each instance's
 own duration where it has one); the capacity is the cluster's total of that resource times the span.
-Devices (GPUs, `cloudsim.specs.DeviceRequest`) are one more resource, ``gpu``, counted in milli-units: an
+Devices (GPUs, `cloudsim.engine.specs.DeviceRequest`) are one more resource, ``gpu``, counted in milli-units: an
 instance's demand is the milli-units it takes over all its devices (a share of one device, or ``count`` x
 `DEVICE_MILLI` for whole devices), the cluster's capacity is its devices x `DEVICE_MILLI` (every device,
 whatever model a task accepts). The offered load is the largest ratio of work to capacity over the
@@ -19,7 +19,7 @@ all arrive at one instant has no span to scale.
 
 The factor is bounded so that the scaled times stay what float64 holds: ``f`` is at least the smallest
 normal float64 (`MIN_FACTOR`; below it the scaled times lose their precision), and the scaled arrival span
-(the last scaled submit time, the first being 0) stays below 2**53 (`cloudsim.specs.EXACT_BOUND`, the bound
+(the last scaled submit time, the first being 0) stays below 2**53 (`cloudsim.engine.specs.EXACT_BOUND`, the bound
 the loaders put on every number they read), beyond which float64 no longer holds every whole second and a
 start plus a duration is rounded (a job would seem to finish before its duration). A target outside these
 bounds is refused, naming the nearest load that works (`LoadOutOfRange`, `load_that_works`).
@@ -33,8 +33,8 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from cloudsim.checks import is_finite_number
-from cloudsim.specs import DEVICE_MILLI, EXACT_BOUND, ClusterSpec, JobSpec
+from cloudsim.engine.checks import is_finite_number
+from cloudsim.engine.specs import DEVICE_MILLI, EXACT_BOUND, ClusterSpec, JobSpec
 
 __all__ = ["DEVICES", "Limits", "LoadOutOfRange", "MIN_FACTOR", "Scaling", "load_limits", "load_that_works",
            "offered_load", "time_scale"]

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cloudsim.specs import DEVICE_MILLI, ClusterSpec, DeviceRequest, JobSpec, TaskSpec
+from cloudsim.engine.specs import DEVICE_MILLI, ClusterSpec, DeviceRequest, JobSpec, TaskSpec
 from traces.rawcsv import EmptyWorkloadError, TraceFormatError, exact_floats, read_text_table
 from traces.workload import Workload
 

@@ -38,7 +38,7 @@ jobs.csv), which changed Tetris's choices.
 **Values.** Every message about a row names the file, the line and the column:
 a value that is not a number, an integer column's value that is not a whole
 number or is beyond the 64-bit range, an infinite value (``inf``, ``1e999``),
-a number of any column of magnitude 2**53 or more (`cloudsim.specs.EXACT_BOUND`:
+a number of any column of magnitude 2**53 or more (`cloudsim.engine.specs.EXACT_BOUND`:
 a time, count or id there is rounded in float64, a quantity overflows when summed),
 a byte that is not UTF-8 (convert the file to UTF-8), a wrong number of fields.
 An empty file, and a table with a header row but no data rows, are errors that
@@ -64,7 +64,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from tqdm.auto import tqdm
 
-from cloudsim.specs import EXACT_BOUND
+from cloudsim.engine.specs import EXACT_BOUND
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobSpec, TaskSpec
+from cloudsim.engine.specs import EXACT_BOUND, ClusterSpec, JobSpec, TaskSpec
 from traces.rawcsv import BEYOND_EXACT, EmptyWorkloadError, TraceFormatError, exact_floats, open_text
 from traces.workload import Workload
 

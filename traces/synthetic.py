@@ -40,8 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
-from cloudsim.checks import is_finite_number, is_whole
-from cloudsim.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, TaskSpec
+from cloudsim.engine.checks import is_finite_number, is_whole
+from cloudsim.engine.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, TaskSpec
 
 __all__ = [
     "BimodalJobs",

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from cloudsim.specs import JobBlock, JobSpec
+from cloudsim.engine.specs import JobBlock, JobSpec
 
 __all__ = ["JobStream", "Workload", "read_in_blocks"]
 

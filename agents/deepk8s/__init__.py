@@ -2,7 +2,7 @@
 
 The paper, section by section, and where each part lives:
 
-* 4.1-4.3, state, actions and reward: `cloudsim.envs.Deepk8sEnv` and its
+* 4.1-4.3, state, actions and reward: `cloudsim.engine.envs.Deepk8sEnv` and its
   `Deepk8sEncoding` (observation, (slot, machine) actions plus wait, reward
   r = -sum_j t / d_j), which the trained broker below shares.
 * 4.4, the network (`agents.deepk8s.network`): `ActorCritic`, whose first two layers (the trunk) the

@@ -1,5 +1,5 @@
 """A trained Deepk8s policy as a broker: its checkpoint (`save_policy`, `load_policy`), its numpy
-forward (`Deepk8sPolicy`, through `cloudsim.arithmetic`) and `Deepk8sBroker`."""
+forward (`Deepk8sPolicy`, through `cloudsim.engine.arithmetic`) and `Deepk8sBroker`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 from agents.deepk8s.network import ActorCritic
 from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from agents.kit import CheckpointMismatchError, read_checkpoint, save_checkpoint
-from cloudsim import arithmetic
+from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision
-from cloudsim.envs import Deepk8sEncoding
+from cloudsim.engine.envs import Deepk8sEncoding
 
 AGENT = "deepk8s"
 POLICY_FILE = "policy.pt"  # the broker's checkpoint: weights, config, cluster
@@ -81,7 +81,7 @@ class _NumpyPairs:
 
 
 class Deepk8sPolicy:
-    """A trained actor in numpy (a decision is a few small matrix products, `cloudsim.arithmetic`'s: the same
+    """A trained actor in numpy (a decision is a few small matrix products, `cloudsim.engine.arithmetic`'s: the same
     bits on every processor; no torch at decide time)."""
 
     def __init__(self, state: dict[str, torch.Tensor], config: Deepk8sConfig, cluster: ClusterSpec,

@@ -8,8 +8,8 @@ from typing import Callable, Sequence
 from agents.deepk8s_config import Deepk8sConfig
 from agents.heuristics import Windowed
 from cloudsim import ClusterSpec, JobSpec
-from cloudsim.broker import as_plan
-from cloudsim.envs import Deepk8sEnv
+from cloudsim.engine.broker import as_plan
+from cloudsim.engine.envs import Deepk8sEnv
 
 Workload = Callable[[int], Sequence[JobSpec]]
 """A training workload: the task sequence of a seed."""

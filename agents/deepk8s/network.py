@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from agents.deepk8s_config import Deepk8sConfig
-from cloudsim.envs import Deepk8sEncoding
+from cloudsim.engine.envs import Deepk8sEncoding
 
 
 def layers(inputs: int, sizes: Sequence[int], outputs: int | None = None) -> nn.Sequential:

@@ -12,7 +12,7 @@ from agents.deepk8s_config import Deepk8sConfig
 from agents.kit import (TRAINING_THREADS, TrainingLog, read_checkpoint, training_device, training_threads, trim_log,
                         write_config)
 from cloudsim import ClusterSpec
-from cloudsim.envs import deepk8s_cluster
+from cloudsim.engine.envs import deepk8s_cluster
 
 
 def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster: ClusterSpec | None = None,

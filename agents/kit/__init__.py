@@ -21,7 +21,7 @@ agent would otherwise copy from it lives here:
 * `TrainingLog`: one row per iteration in log.csv and log.jsonl (and
   optionally TensorBoard), readable even when the run is killed;
 * `evaluate`: episodes of a policy on several workloads, through a
-  `cloudsim.runner.Runner` when given one;
+  `cloudsim.engine.runner.Runner` when given one;
 * `training_device`: the torch device a training's ``--device auto|cpu|cuda`` stands for, and
   `training_threads`: the fixed CPU thread count (each agent's in `TRAINING_THREADS`) and deterministic
   algorithms that keep a training's numbers the same from run to run and on any machine.

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from cloudsim.checks import check_number
+from cloudsim.engine.checks import check_number
 
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -21,7 +21,7 @@ def training_device(name: str):
     Raises ValueError, saying why and what to give instead, when ``cuda`` is asked of a torch that sees no
     GPU. Training uses it for its updates only: rollouts stay on the CPU, checkpoints are written from
     the CPU copy (so they load anywhere), and a learned broker's decisions stay on numpy
-    (`cloudsim.arithmetic`), whatever the device.
+    (`cloudsim.engine.arithmetic`), whatever the device.
     """
     import torch
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from cloudsim import ClusterSpec, JobSpec, Simulation
 
 if TYPE_CHECKING:
-    from cloudsim.runner import Runner
+    from cloudsim.engine.runner import Runner
 
 
 def _episode_summary(args: tuple) -> dict:
@@ -28,7 +28,7 @@ def evaluate(broker_factory: Callable[[], object], cluster: ClusterSpec, workloa
             processes it must pickle (a top-level function, class or partial of them).
         cluster: the cluster every episode runs on.
         workloads: the episodes' jobs, one list per episode.
-        runner: runs the episodes (`cloudsim.runner.Runner`: worker processes or Ray); None runs them here, one
+        runner: runs the episodes (`cloudsim.engine.runner.Runner`: worker processes or Ray); None runs them here, one
             after another. The caller closes it.
         tick: the scheduler tick (None: event-driven), as `cloudsim.Simulation` takes it.
 

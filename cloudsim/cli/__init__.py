@@ -25,8 +25,8 @@ import warnings
 import zlib
 from typing import Sequence
 
-from cloudsim.foreign import BrokerError
-from cloudsim.installation import shadowing_problem
+from cloudsim.engine.foreign import BrokerError
+from cloudsim.engine.installation import shadowing_problem
 from cloudsim.version import __version__
 
 __all__ = ["build_parser", "main"]

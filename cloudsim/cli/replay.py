@@ -6,7 +6,7 @@ import argparse
 
 
 from cloudsim.cli.sections import add_run_command, build_run_config, json_printer
-from cloudsim.metrics import shown_in
+from cloudsim.engine.metrics import shown_in
 from cloudsim.run import RunConfig, replay, strict_json
 
 __all__ = ["add_parser", "print_table", "run"]

@@ -2,7 +2,7 @@
 
 A command's data flows one way: options (`cloudsim.run.config`) -> `resolve`
 (workload, episodes, cluster, broker plans) -> one `RunSpec` per run, executed by
-the `cloudsim.runner.Runner` (`run_one`) -> rows -> the command's report.
+the `cloudsim.engine.runner.Runner` (`run_one`) -> rows -> the command's report.
 It composes the engine (`cloudsim`), the brokers (`agents`) and the workloads
 (`traces`); the command line (`cloudsim.cli`), the benchmarks and the tests call
 it, and Python users can too::
@@ -13,7 +13,7 @@ it, and Python users can too::
     result.rows, result.total
 """
 
-from cloudsim.installation import shadowing_problem
+from cloudsim.engine.installation import shadowing_problem
 
 if (_problem := shadowing_problem()) is not None:  # a user's agents.py or traces/ taken for cloudsim's
     raise ImportError(_problem)

@@ -20,7 +20,7 @@ The rules (`RULES`), each reported once, with the smallest case that breaks it:
   checked on nothing.
 
 Anything else the broker's code raises, in ``check_cluster``, ``decide`` or when it is made, and any exit
-(``sys.exit``), breaks **raises** (`cloudsim.foreign`).
+(``sys.exit``), breaks **raises** (`cloudsim.engine.foreign`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Callable
 from agents.plugins import BrokerReferenceError
 from cloudsim import (ClusterSpec, InvalidDecisionError, JobSpec, MachineEvent, Simulation, SimulationStalledError,
                       TaskSpec)
-from cloudsim.foreign import BrokerError, ClusterRefused, check_cluster, describe
-from cloudsim.runner import Runner, WorkerDied
-from cloudsim.specs import DeviceRequest
+from cloudsim.engine.foreign import BrokerError, ClusterRefused, check_cluster, describe
+from cloudsim.engine.runner import Runner, WorkerDied
+from cloudsim.engine.specs import DeviceRequest
 
 __all__ = ["CASES", "RULES", "CheckReport", "check_broker", "check_named_broker"]
 
@@ -191,7 +191,7 @@ def check_broker(make: Callable[[], object], name: str, timeout: float = 60.0,
 
     ``isolate``: run each case in a worker process (``make`` must then be picklable, e.g. a
     ``functools.partial`` of `agents.make_broker`), so that a broker that ends its process (``os._exit``)
-    breaks "raises" on that case instead of ending the check with no word (`cloudsim.runner.Runner`)."""
+    breaks "raises" on that case instead of ending the check with no word (`cloudsim.engine.runner.Runner`)."""
     report = CheckReport(name)
     with Runner(workers=1, progress=False, isolate=isolate) as runner:
         for index, case in enumerate(_cases()):

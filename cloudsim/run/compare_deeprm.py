@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cloudsim.version import __version__
-from cloudsim.envs.deeprm import DeepRMBatch, jobsets_at_load
+from cloudsim.engine.envs.deeprm import DeepRMBatch, jobsets_at_load
 from cloudsim.run.comparison import CompareResult, markdown_table, plot_broker_bars, plot_metric_vs_load, summarise
 from cloudsim.run.config import ConfigError, DeepRMCompareConfig
 from cloudsim.run.output import ResultFolder

@@ -29,7 +29,7 @@ from cloudsim.run.comparison import CompareResult, markdown_table
 from cloudsim.run.config import FillCompareConfig
 from cloudsim.run.fill import FILL_CURVES, fill_run
 from cloudsim.run.output import ResultFolder, pyplot, save_figure
-from cloudsim.specs import unholdable
+from cloudsim.engine.specs import unholdable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,7 +57,7 @@ class FillSpec:
 
 @functools.lru_cache(maxsize=4)
 def _inputs(pods: str, nodes: str):
-    from cloudsim.fragmentation import TargetWorkload
+    from cloudsim.engine.fragmentation import TargetWorkload
     from traces.openb import load_openb, machines_openb
 
     workload = load_openb(pods)

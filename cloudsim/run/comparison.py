@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 
-from cloudsim.metrics import shown_in
+from cloudsim.engine.metrics import shown_in
 from cloudsim.run.output import pyplot, save_figure
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ RLSK_REPORTED = (
     "postponements",
     "forced",
 )
-"""What `compare --env rlsk` tables (`cloudsim.envs.rlsk.federation_metrics`): imbalance_machines is
+"""What `compare --env rlsk` tables (`cloudsim.engine.envs.rlsk.federation_metrics`): imbalance_machines is
 eq. 8 between clusters, imbalance_resources eq. 7 within them, both averaged over time."""
 
 

@@ -1,6 +1,6 @@
 """Entry points of the registered Gymnasium environments: each paper's environment with its default workload.
 
-The environments live in the engine (`cloudsim.envs`), which may not import the
+The environments live in the engine (`cloudsim.engine.envs`), which may not import the
 trace loaders; the composition layer may, so the defaults are filled in here.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from cloudsim.envs import Deepk8sEnv, RLSKEnv
-from cloudsim.specs import JobSpec
+from cloudsim.engine.envs import Deepk8sEnv, RLSKEnv
+from cloudsim.engine.specs import JobSpec
 
 __all__ = ["make_deepk8s", "make_rlsk"]
 

@@ -12,16 +12,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudsim.envs.rlsk import federation_metrics
-from cloudsim.faults import RandomFaults
-from cloudsim.foreign import BrokerError
-from cloudsim.fragmentation import GpuSampler
-from cloudsim.metrics import EpisodeResult
+from cloudsim.engine.envs.rlsk import federation_metrics
+from cloudsim.engine.faults import RandomFaults
+from cloudsim.engine.foreign import BrokerError
+from cloudsim.engine.fragmentation import GpuSampler
+from cloudsim.engine.metrics import EpisodeResult
 from cloudsim.run.config import ConfigError, RunConfig, SimulationConfig
 from cloudsim.run.resolve import BrokerPlan, Workplace, workplace
 from cloudsim.run.workload import resolve_workload
-from cloudsim.simulation import Simulation
-from cloudsim.specs import JobSpec, MachineEvent, UnschedulableTaskError
+from cloudsim.engine.simulation import Simulation
+from cloudsim.engine.specs import JobSpec, MachineEvent, UnschedulableTaskError
 from traces import JobStream
 
 __all__ = ["RunOutcome", "RunSpec", "run_one"]
@@ -37,7 +37,7 @@ class RunSpec:
     ``jobs``, ``load`` is the offered load a trace's episode was scaled to (`traces.load`).
     ``keep``: "result" returns the whole `EpisodeResult` (for --out), "curve"
     the machines' utilisation over time (for plots), None only the summary.
-    ``stream_to``: a folder to stream the run's tables into (`cloudsim.streaming`).
+    ``stream_to``: a folder to stream the run's tables into (`cloudsim.engine.streaming`).
     """
 
     broker: BrokerPlan

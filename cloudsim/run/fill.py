@@ -10,7 +10,7 @@ As the GPU-sharing study describes it (docs/gpu.md, "The reference study"):
    the broker places each; a pod it does not place now (a reservation for later included) fails and is
    dropped (`Simulation.reject`); nothing departs;
 4. after every pod: the arrived GPU request (failed pods included) as % of the cluster's GPUs (x), the
-   allocated GPU (unallocated = 100 - allocated), the fragmentation (`cloudsim.fragmentation`) as % of the
+   allocated GPU (unallocated = 100 - allocated), the fragmentation (`cloudsim.engine.fragmentation`) as % of the
    cluster's GPUs, the fragmentation rate (% of the idle GPU), and the failed pods. A run's curve is the
    mean of each y in each whole-percent bin of x ("0" to "130").
 
@@ -29,11 +29,11 @@ import numpy as np
 
 from agents import make_broker
 from agents.gpu import target_options
-from cloudsim.broker import Decision, Plan, as_plan
-from cloudsim.foreign import check_cluster, failure
-from cloudsim.fragmentation import FragmentationMeter, TargetWorkload
-from cloudsim.simulation import Simulation
-from cloudsim.specs import DEVICE_MILLI, ClusterSpec, JobSpec, unholdable
+from cloudsim.engine.broker import Decision, Plan, as_plan
+from cloudsim.engine.foreign import check_cluster, failure
+from cloudsim.engine.fragmentation import FragmentationMeter, TargetWorkload
+from cloudsim.engine.simulation import Simulation
+from cloudsim.engine.specs import DEVICE_MILLI, ClusterSpec, JobSpec, unholdable
 
 __all__ = ["FILL_CURVES", "FillRun", "fill_run", "inflate"]
 

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from cloudsim.metrics import jsonable
+from cloudsim.engine.metrics import jsonable
 
 __all__ = ["BROKER_SOURCES", "RESULTS_MARK", "ResultFolder", "folder_problem", "jsonable", "mark_results",
            "parent_problem", "place_problem", "pyplot", "resumable_or_nothing", "save_figure", "strict_json",

@@ -22,13 +22,13 @@ from typing import Any
 
 from agents import LEARNED, Windowed, make_broker, make_federated_broker
 from agents.gpu import target_options
-from cloudsim.envs.rlsk import federation_cluster
-from cloudsim.foreign import check_cluster
-from cloudsim.fragmentation import TargetWorkload
+from cloudsim.engine.envs.rlsk import federation_cluster
+from cloudsim.engine.foreign import check_cluster
+from cloudsim.engine.fragmentation import TargetWorkload
 from cloudsim.run.config import GENERATOR_WINDOWS, RunConfig, SimulationConfig
 from cloudsim.run.workload import (Episode, ResolvedWorkload, check_episodes, cluster_option_of, episodes,
                                    resolve_workload)
-from cloudsim.specs import ClusterSpec
+from cloudsim.engine.specs import ClusterSpec
 
 __all__ = ["BrokerPlan", "ResolvedRun", "RunWarning", "Workplace", "broker_plans", "resolve", "workplace"]
 
@@ -69,7 +69,7 @@ class Workplace:
     federation treats as its clusters; ``cluster_option``: the option and value
     that set the machines, named when a task fits none of them; ``target``: on a
     cluster with devices, the workload's target shapes, which FGD places against
-    and every run's fragmentation is measured against (`cloudsim.fragmentation`).
+    and every run's fragmentation is measured against (`cloudsim.engine.fragmentation`).
     """
 
     cluster: ClusterSpec

@@ -30,7 +30,7 @@ from cloudsim.run.config.training import (TrainingRun, agent_setting_names, chec
                                           with_agent_settings)
 from cloudsim.run.output import write_text_atomically
 from cloudsim.run.workload import episodes, resolve_workload
-from cloudsim.runner import Runner
+from cloudsim.engine.runner import Runner
 
 __all__ = ["DeepJSTraining", "TrainConfig", "TrainWorkloadConfig", "train_deepjs", "workload_record"]
 

@@ -3,7 +3,7 @@
 The agent's hyper-parameters are `agents.deepk8s_config.Deepk8sConfig`'s; `Deepk8sTrainConfig` is the
 run's options with those settings added (`with_agent_settings`), and `train_deepk8s` runs it
 (through `cloudsim.run.train.train`, as every `cloudsim train AGENT`). The training sequences are
-`traces.deepk8s_workload` of seeds drawn from `cloudsim.envs.TRAINING_SEEDS`,
+`traces.deepk8s_workload` of seeds drawn from `cloudsim.engine.envs.TRAINING_SEEDS`,
 so held-out evaluations (``cloudsim compare deepk8s --seeds 0:100``) never
 meet a training sequence.
 """

@@ -4,7 +4,7 @@ The agent's hyper-parameters are `agents.rlsk_config.RLSKConfig`'s; `RLSKTrainCo
 run's options with those settings added (`with_agent_settings`), and `train_rlsk` runs it
 (through `cloudsim.run.train.train`, as every `cloudsim train AGENT`). The training sequences are
 `traces.rlsk_workload` of seeds 1,000 .. 1,000 + sequences - 1 (from
-`cloudsim.envs.TRAINING_SEEDS`' range), so held-out evaluations
+`cloudsim.engine.envs.TRAINING_SEEDS`' range), so held-out evaluations
 (``cloudsim compare rlsk --seeds 0:20``) never meet a training sequence.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.rlsk_config import RLSKConfig
-from cloudsim.envs import TRAINING_SEEDS
+from cloudsim.engine.envs import TRAINING_SEEDS
 from cloudsim.run.config.fields import option, require, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
 

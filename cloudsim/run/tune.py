@@ -4,7 +4,7 @@ A trial trains a Deepk8s PPO policy from a DAgger policy's actor with settings
 Optuna's TPE sampler proposes (`DEEPK8S_SPACE`), then scores it: the mean
 over validation sequences (seeds 100-199 by default) of each sequence's
 average weighted turnaround, lower is better. Training draws its sequences from
-`cloudsim.envs.TRAINING_SEEDS` (1,000 up) and the held-out results use seeds 200-399
+`cloudsim.engine.envs.TRAINING_SEEDS` (1,000 up) and the held-out results use seeds 200-399
 (`benchmarks/claims.py`) and 0-19 (docs/papers/deepk8s.md), so none meets a validation sequence.
 A hundred sequences, not twenty: a PPO checkpoint 11.7 % below SJF on seeds 100-119 was 1.8 % below
 on 100-199 (docs/papers/deepk8s.md).
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from cloudsim.run.config import ConfigError, TuneConfig
 from cloudsim.run.output import portable, strict_json, write_text_atomically
-from cloudsim.runner import Runner
+from cloudsim.engine.runner import Runner
 
 from typing import TYPE_CHECKING
 
@@ -73,7 +73,7 @@ def run_trial(item: dict) -> dict:
     from agents import make_broker
     from agents.deepk8s import load_policy, train
     from cloudsim import simulate
-    from cloudsim.envs import deepk8s_cluster
+    from cloudsim.engine.envs import deepk8s_cluster
     from traces import deepk8s_workload
 
     started = time.perf_counter()

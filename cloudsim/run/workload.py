@@ -18,8 +18,8 @@ from cloudsim.run.config import (
     ConfigError, DEFAULT_CAPACITY, DEFAULT_MACHINES, RunConfig, UNLOADED_GENERATORS, WorkloadConfig
 )
 from cloudsim.run.config.fields import span_text
-from cloudsim.simulation import STREAM_BLOCK
-from cloudsim.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
+from cloudsim.engine.simulation import STREAM_BLOCK
+from cloudsim.engine.specs import ClusterSpec, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from traces import (
     EmptyWorkloadError,
     JobStream,

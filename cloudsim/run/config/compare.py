@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 from agents import DEEPRM_ENV_BROKERS, DEEPRM_TETRIS_STAR_KNOB, GPU_POLICIES, LEARNED, RLSK_DISPATCHERS
-from cloudsim.checks import is_finite_number, is_whole
+from cloudsim.engine.checks import is_finite_number, is_whole
 from cloudsim.run.output import folder_problem
 from cloudsim.run.config.fields import (
     ConfigError, Option, check_positive_whole, load_list, option, real, real_list, require,
@@ -146,7 +146,7 @@ class DeepRMCompareConfig(CompareConfig):
 
     ENVIRONMENT = "deeprm"
     DEFAULT_BROKERS = DEEPRM_DEFAULT_BROKERS
-    DRAWS_JOBS = False  # DeepRM's environment draws its jobsets (`cloudsim.envs.deeprm.jobsets_at_load`)
+    DRAWS_JOBS = False  # DeepRM's environment draws its jobsets (`cloudsim.engine.envs.deeprm.jobsets_at_load`)
     NOT_HERE = "applies to DeepRM's environment; add --env deeprm"
 
     sizes: str | None = option(
@@ -181,7 +181,7 @@ class DeepRMCompareConfig(CompareConfig):
                     "add tetris-star to --brokers")
             require(len(set(self.knobs)) == len(self.knobs), cls, "knobs", self.knobs,
                     "names a knob twice (a doubled sample); give each once")
-        from cloudsim.envs.deeprm import arrival_rate
+        from cloudsim.engine.envs.deeprm import arrival_rate
 
         params = self.deeprm_params()
         for load in self.load_list:
@@ -192,13 +192,13 @@ class DeepRMCompareConfig(CompareConfig):
 
     @property
     def deeprm_arrivals(self) -> str:
-        """How jobs arrive (`cloudsim.envs.deeprm.ARRIVALS`)."""
+        """How jobs arrive (`cloudsim.engine.envs.deeprm.ARRIVALS`)."""
         return self.arrivals or "bernoulli"
 
     def deeprm_params(self):
-        """DeepRM's environment (`cloudsim.envs.deeprm.DeepRMParams`) of this comparison; the load
-        sets only the jobsets (`cloudsim.envs.deeprm.jobsets_at_load`)."""
-        from cloudsim.envs.deeprm import DeepRMParams
+        """DeepRM's environment (`cloudsim.engine.envs.deeprm.DeepRMParams`) of this comparison; the load
+        sets only the jobsets (`cloudsim.engine.envs.deeprm.jobsets_at_load`)."""
+        from cloudsim.engine.envs.deeprm import DeepRMParams
 
         return DeepRMParams(slots=self.slots or 10, mode=self.sizes or self.default_sizes)
 

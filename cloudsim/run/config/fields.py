@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from cloudsim.checks import is_whole, number_problem
-from cloudsim.specs import parse_capacity
+from cloudsim.engine.checks import is_whole, number_problem
+from cloudsim.engine.specs import parse_capacity
 
 class ConfigError(ValueError):
     """An option's value, or a combination of options, cannot work; says which and how to fix it."""
@@ -274,7 +274,7 @@ def check_choices(section: object) -> None:
 
 
 def check_number_option(flag: str, value: object, meaning: str = "", **bounds: Any) -> None:
-    """The one adapter from the project's number check (`cloudsim.checks.number_problem`, with its ``whole``,
+    """The one adapter from the project's number check (`cloudsim.engine.checks.number_problem`, with its ``whole``,
     ``above``, ``at_least`` and ``at_most``) to the command line's error: ``FLAG VALUE: must be ... (MEANING)``."""
     problem = number_problem(value, **bounds)
     if problem is not None:

@@ -12,11 +12,11 @@ from typing import ClassVar, Mapping
 from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
 from agents import plugins
 from agents.registry import broker_names, reserved_option_problem
-from cloudsim.checks import is_finite_number
+from cloudsim.engine.checks import is_finite_number
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
-from cloudsim.runner import EXECUTORS, Runner
-from cloudsim.simulation import FAILURE_POLICIES
+from cloudsim.engine.runner import EXECUTORS, Runner
+from cloudsim.engine.simulation import FAILURE_POLICIES
 from traces import GENERATORS
 from traces.generators import WORKLOAD_GENERATORS
 from traces.formats import TRACE_FORMATS, format_of, formats_taking
@@ -345,7 +345,7 @@ class ReportConfig:
     overwrite: bool = option(False, "--overwrite", "with --out: replace DIR if it already holds files", switch=True)
     stream: bool = option(
         False, "--stream", "with --out: write each run's tables while it runs and keep only the jobs in flight "
-        "(cloudsim.streaming; no utilisation table, no imbalance numbers); the workload itself is still loaded "
+        "(cloudsim.engine.streaming; no utilisation table, no imbalance numbers); the workload itself is still loaded "
         "whole", switch=True)
 
     overwrite_needs_out = True  # bench's --overwrite also covers its --plots DIR (`BenchConfig` checks it)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents import builtin_source, plugins
-from cloudsim.foreign import ClusterRefused
+from cloudsim.engine.foreign import ClusterRefused
 from cloudsim.run.compare_fill import AT, FillSpec, run_fill
 from cloudsim.run.config import BrokerConfig, RunnerConfig
 from cloudsim.run.fill import FILL_CURVES
@@ -28,7 +28,7 @@ OK = "ok"
 """A cell's status when its runs finished: its rows are kept."""
 NOT_RUN = "not run"
 """A cell's status when its broker refused the workload's machines (its ``check_cluster``,
-`cloudsim.foreign.ClusterRefused`): a result too, kept and shown with the reason."""
+`cloudsim.engine.foreign.ClusterRefused`): a result too, kept and shown with the reason."""
 FAILED = "failed"
 """A cell's status when its run failed (damaged or missing data, a broker that raised or exited, an internal
 error): it is not kept as done, so the next run of the board runs it again, and the board exits non-zero

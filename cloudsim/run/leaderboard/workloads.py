@@ -8,7 +8,7 @@ from typing import Callable
 
 from agents.registry import broker_spec
 from cloudsim.run.config import ClusterConfig, RunConfig, SimulationConfig, WorkloadConfig
-from cloudsim.metrics import MEASURES, shown_in
+from cloudsim.engine.metrics import MEASURES, shown_in
 from cloudsim.run.compare_fill import AT
 
 METRICS = shown_in("leaderboard")
