@@ -73,6 +73,35 @@ def test_a_map_abandoned_while_a_worker_writes_its_answer_lets_the_process_end(t
         assert (done.returncode, done.stdout) == (0, "ended\n"), done.stderr
 
 
+STOP_POOLS_AT_ONCE = """
+import sys
+from cloudsim.engine.runner import Runner, WorkExited
+
+def exits_at_once(item):
+    if item == 0:
+        sys.exit(0)  # the map stops while the pool's second worker may still be starting
+    return item
+
+if __name__ == "__main__":
+    for _ in range(40):
+        with Runner(workers=2, progress=False) as runner:
+            try:
+                list(runner.map(exits_at_once, range(4)))
+            except WorkExited:
+                pass
+    print("ended")
+"""
+
+
+def test_a_pool_stopped_while_a_worker_starts_lets_the_process_end(tmp_path):
+    # A worker forked but not yet registered used to be left running when the map stopped: it waited forever
+    # for the call queue's lock, held by a worker the stop had ended, and the process hung at exit.
+    script = tmp_path / "stop.py"
+    script.write_text(STOP_POOLS_AT_ONCE)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "ended\n") and "Traceback" not in done.stderr, done.stderr
+
+
 def test_bad_runner_settings_are_refused():
     with pytest.raises(ValueError, match="workers"):
         Runner(workers=0)

@@ -94,6 +94,23 @@ def _start_worker(slots, rows) -> None:
 _ending = 0  # in a worker: the signal that asked it to end, while it finishes writing an answer
 
 
+class _Recorded:
+    """The default multiprocessing context, recording each process it makes into ``spawned``: the pool's own
+    list of its workers is private to it."""
+
+    def __init__(self, spawned: list) -> None:
+        self._context = multiprocessing.get_context()
+        self._spawned = spawned
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+    def Process(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 (multiprocessing's name)
+        process = self._context.Process(*args, **kwargs)
+        self._spawned.append(process)
+        return process
+
+
 def _stopped(signum, frame) -> None:
     """SIGTERM in a worker: clear its row (it did not die of its work), then end; but never halfway through
     writing an answer to the pool. A worker ended there leaves part of a message in the pool's pipe, and the
@@ -107,7 +124,8 @@ def _stopped(signum, frame) -> None:
     if _writing_answer(frame) and hasattr(signal, "setitimer"):
         signal.setitimer(signal.ITIMER_REAL, 0.005)
         return
-    _worker_slots[2 * _worker_row + 1] = 0
+    if _worker_slots is not None:  # (None: stopped while it starts, before it took a row)
+        _worker_slots[2 * _worker_row + 1] = 0
     os._exit(128 + _ending)
 
 
@@ -234,6 +252,7 @@ class Runner:
         self._pool: ProcessPoolExecutor | None = None
         self._pool_size = 0
         self._slots: Any = None
+        self._spawned: list[Any] = []  # every worker process the pool started, as the parent saw it start
         self._serial = 0  # serial numbers of the items given to the local pool, across maps
         self._name: Callable[[Any], str] = str
         self._ray = None
@@ -323,9 +342,10 @@ class Runner:
         if self._pool is None or self._pool_size < size:
             self.close()
             self._slots = multiprocessing.Array("q", 2 * size, lock=False)  # per worker: pid, running serial + 1
+            self._spawned = []
             rows = multiprocessing.Value("i", 0)
-            self._pool = ProcessPoolExecutor(max_workers=size, initializer=_start_worker,
-                                             initargs=(self._slots, rows))
+            self._pool = ProcessPoolExecutor(max_workers=size, mp_context=_Recorded(self._spawned),
+                                             initializer=_start_worker, initargs=(self._slots, rows))
             self._pool_size = size
         return self._pool
 
@@ -336,7 +356,10 @@ class Runner:
         pool, slots = self._pool, self._slots
         self._pool, self._pool_size = None, 0
         pool.shutdown(wait=False, cancel_futures=True)
-        pids = {slots[2 * row] for row in range(len(slots) // 2)} - {0}
+        # The rows name the workers that started; a worker forked but not yet in its row is one of those the
+        # pool spawned. Left running, it would wait forever for the call queue's lock, held by a worker ended
+        # here, and keep this process from ending.
+        pids = ({slots[2 * row] for row in range(len(slots) // 2)} | {p.pid for p in self._spawned}) - {0, None}
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in [pid for pid in pids if _running_child(pid)]:
                 try:
