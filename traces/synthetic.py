@@ -41,6 +41,7 @@ from typing import Sequence
 import numpy as np
 
 from cloudsim.engine.checks import is_finite_number, is_whole
+from cloudsim.engine.envs.deeprm.jobsets import MAX_SPAN, POISSON_JOBS
 from cloudsim.engine.specs import EXACT_BOUND, ClusterSpec, JobBlock, JobSpec, TaskSpec
 
 __all__ = [
@@ -123,17 +124,19 @@ def _bimodal_jobs(arrivals: np.ndarray, spec: BimodalJobs, units: float, rng: np
 
 
 DEEPRM_JOBS = 50  # jobs deeprm_workload makes when not told
-POISSON_JOBS = (5, 50)  # poisson_workload draws its job count in fewest..most when not told (DeepRM_Plus's sets)
+# POISSON_JOBS: poisson_workload draws its job count in fewest..most when not told (DeepRM_Plus's sets, as its
+# environment's jobsets hold: `cloudsim.engine.envs.deeprm.POISSON_JOBS`)
 RLSK_JOBS = 1000  # jobs rlsk_workload makes when not told
 RLSK_CLUSTERS = 3  # RLSK's clusters, over which its load is spread
 
 MAX_RATE = float(EXACT_BOUND)
 """The most arrivals a step may bring: 2**53, the largest count float64 holds exactly (and below numpy's largest
 Poisson mean, about 9.2e18)."""
-MAX_STEPS = 2 ** 27
-"""The most steps (134,217,728) the jobs may be expected to arrive over: the generators draw each step's
-arrivals in turn (one draw a step), and 2**27 draws take a few seconds; their submit times stay far below
-2**53, where float64 stops holding every whole step."""
+MAX_STEPS = MAX_SPAN
+"""The most steps (2**27 = 134,217,728) the jobs may be expected to arrive over, as for DeepRM's environment's
+Poisson jobsets (`cloudsim.engine.envs.deeprm.jobsets.MAX_SPAN`): the generators draw each step's arrivals in
+turn (one draw a step), and 2**27 draws take a few seconds; their submit times stay far below 2**53, where
+float64 stops holding every whole step."""
 
 
 class LoadOutOfRange(ValueError):

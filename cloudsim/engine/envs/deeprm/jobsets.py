@@ -82,7 +82,7 @@ POISSON_JOBS = (5, 50)
 
 MAX_SPAN = 2**27
 """The longest expected arrival span of a Poisson jobset, ``jobs / rate`` steps (as long as the cloudsim
-generators draw, `traces.synthetic.MAX_STEPS`): its arrival steps stay far inside what float64 and int64 hold."""
+generators draw too, `traces.synthetic.MAX_STEPS`): its arrival steps stay far inside what float64 and int64 hold."""
 
 
 def poisson_rate_for_load(load: float, params: DeepRMParams, jobs: int = POISSON_JOBS[1]) -> float:
