@@ -159,3 +159,12 @@ def test_a_search_and_a_training_each_name_the_others_folder(tmp_path, dagger, c
         assert "holds a cloudsim tune deepk8s search" in err and f"`cloudsim tune deepk8s --out {search}`" in err
         assert len(err.splitlines()) == 1
     assert sorted(p.name for p in search.iterdir()) == ["trials"]
+
+
+def test_a_search_space_naming_no_setting_of_the_agent_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="'learning_rat' is no setting of Deepk8sConfig"):
+        TuneConfig(out=str(tmp_path / "s"), space={"learning_rat": ("log", 1e-5, 3e-4)})
+    with pytest.raises(ValueError, match="'epoch' is no setting"):
+        TuneConfig(out=str(tmp_path / "s"), base={"epoch": 2})
+    assert set(TuneConfig(out=str(tmp_path / "s")).space) == {  # the default space: seven PPO settings
+        "learning_rate", "iterations", "entropy", "clip", "epochs", "gae_lambda", "steps_per_env"}

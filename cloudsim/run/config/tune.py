@@ -3,11 +3,12 @@ folder (`TuneConfig.finished_trials`): made before anything runs, as a training'
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.deepk8s_config import shipped_checkpoint
+from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
 from cloudsim.run.output import parent_problem, place_problem
 from traces.deepk8s import DEFAULT_TASKS
 from cloudsim.run.config.fields import (ConfigError, check_positive_whole, index_range, option, require, span_text,
@@ -56,6 +57,11 @@ class TuneConfig:
     def __post_init__(self) -> None:
         cls = type(self)
         require(self.out is not None, cls, "out", None, "give the search folder: --out DIR")
+        settings = [f.name for f in dataclasses.fields(Deepk8sConfig)]
+        unknown = [name for name in {**self.space, **self.base} if name not in settings]
+        if unknown:  # a space names its settings as text: a misspelt one would fail only once a trial ran
+            raise ValueError(f"TuneConfig: {', '.join(map(repr, unknown))} is no setting of Deepk8sConfig; a search's "
+                             f"space and base set its settings: {', '.join(settings)}")
         check_device(self.device)
         problem = place_problem(self.out, {"--init": self.init}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)
