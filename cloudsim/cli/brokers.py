@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from cloudsim.cli.options import add_section, parse_given
+from cloudsim.run.config import BrokersConfig
+
 __all__ = ["add_parser", "run"]
 
 
@@ -16,15 +19,16 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "federation's dispatchers run only under compare --env), what it is, where it comes from, what "
                     "it needs and where it refuses to run. Your own broker needs no listing: give it to any "
                     "command as --brokers module:Class or --brokers path/to/file.py:Class.")
-    parser.add_argument("--json", action="store_true", help="one JSON object per broker instead of a table")
+    add_section(parser, "command", BrokersConfig)
     parser.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
     from cloudsim.run.catalogue import catalogue
 
+    config = BrokersConfig(**parse_given(namespace, "command", BrokersConfig))
     rows = catalogue()
-    if namespace.json:
+    if config.json:
         for row in rows:
             print(json.dumps(row.as_dict()), flush=True)
         return 0

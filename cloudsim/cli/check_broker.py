@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from cloudsim.cli.options import add_section, parse_given
+from cloudsim.run.config import CheckBrokerConfig
+
 __all__ = ["add_parser", "run"]
 
 
@@ -16,21 +19,16 @@ def add_parser(commands, parents: list[argparse.ArgumentParser]) -> None:
                     "rule of the broker protocol it breaks with the smallest workload that shows it: it answers "
                     "with a decision, a plan or None; raises nothing; answers in time; finishes every job; makes "
                     "the same decisions with the same seed. Exit status 0 only when every rule holds.")
-    parser.add_argument("broker", metavar="BROKER",
-                        help="a broker name (cloudsim brokers), module:Class or path/to/file.py:Class")
-    parser.add_argument("--broker-options", default=None, metavar="KEY=VALUE[,KEY=VALUE]",
-                        help="keyword options for the broker's class (values: numbers, True/False/None, text)")
-    parser.add_argument("--seed", type=int, default=0, help="the seed each run gives the broker (default 0)")
-    parser.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds one decide() call may take before it counts as hung (default 60)")
+    add_section(parser, "command", CheckBrokerConfig)
     parser.set_defaults(run=run)
 
 
 def run(namespace: argparse.Namespace) -> int:
     from cloudsim.run.check_broker import check_named_broker
 
-    name = namespace.broker
-    report = check_named_broker(name, namespace.broker_options, namespace.seed, namespace.timeout,
+    config = CheckBrokerConfig(**parse_given(namespace, "command", CheckBrokerConfig))
+    name = config.broker
+    report = check_named_broker(name, config.broker_options, config.seed, config.timeout,
                                 lambda case, outcome: print(f"{case}: {outcome}", flush=True))
     print()
     if report.passed:

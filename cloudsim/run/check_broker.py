@@ -222,19 +222,9 @@ def check_named_broker(name: str, options: str | None = None, seed: int = 0, tim
     (``KEY=VALUE[,KEY=VALUE]``), seeded with ``seed``; a name or option that cannot work is refused first,
     in one line (`ConfigError`, or the reference's own error)."""
     from agents import builtin_source, make_broker, plugins
-    from agents.registry import reserved_option_problem
-    from cloudsim.run.config import ConfigError
-    from cloudsim.run.config.fields import check_number_option, keyword_list
+    from cloudsim.run.config.brokers import CheckBrokerConfig
 
-    check_number_option("--timeout", timeout, "seconds", above=0)
-    try:
-        keywords = keyword_list(options) if options else {}
-    except ValueError as error:
-        raise ConfigError("--broker-options", options, str(error)) from None
-    for key in keywords:
-        problem = reserved_option_problem(key)
-        if problem is not None:
-            raise ConfigError("--broker-options", options, problem)
+    keywords = CheckBrokerConfig(name, options, seed, timeout).keywords  # each option checked, as on the command line
     make_broker(name, seed=seed, **keywords)  # a reference that does not load, an option it does not take: now
     return check_broker(functools.partial(make_broker, name, seed=seed, **keywords), name, timeout, progress,
                         isolate=plugins.foreign((name,), builtin_source))

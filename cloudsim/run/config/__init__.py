@@ -27,6 +27,7 @@ turns one into what the runner needs.
 
 from __future__ import annotations
 
+from cloudsim.run.config.brokers import BrokersConfig, CheckBrokerConfig
 from cloudsim.run.config.fields import ConfigError
 from cloudsim.run.config.sections import (
     BYTES_PER_MACHINE, BrokerConfig, ClusterConfig, DEFAULT_CAPACITY, DEFAULT_GENERATOR, DEFAULT_LOAD,
@@ -76,6 +77,8 @@ __all__ = [
     "UNLOADED_GENERATORS",
     "WorkloadConfig",
     "compare_config",
+    "BrokersConfig",
+    "CheckBrokerConfig",
 ]
 
 _MOVED = {
