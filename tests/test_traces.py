@@ -110,14 +110,21 @@ def test_alibaba_like_is_reproducible():
 
 
 def test_the_format_of_a_file_follows_its_name_unless_said():
-    from traces.formats import TRACE_FORMATS, TRACE_OPTIONS, format_of, formats_taking
+    from traces.formats import TRACE_FORMATS, format_of, formats_taking
 
     assert [format_of(name) for name in ("log.swf", "LOG.SWF.GZ", "jobs.csv", "batch_task.csv.gz", "x.swf.txt")] == [
         "swf", "swf", "cloudsimpy", "cloudsimpy", "cloudsimpy"]
     assert formats_taking("instances") == ("alibaba-v2017", "alibaba-v2018")
     assert formats_taking("machine_table") == ("alibaba-v2017", "alibaba-v2018", "openb")
     assert formats_taking("softerror_downtime") == ("alibaba-v2017",)
-    for spec in TRACE_FORMATS.values():  # what a format declares fits together
-        assert spec.takes <= set(TRACE_OPTIONS), spec.name
-        assert ("machine_table" in spec.takes) == (spec.machines is not None) == bool(spec.machine_table), spec.name
-        assert not spec.streams or spec.selects_jobs, spec.name
+    for spec in TRACE_FORMATS.values():
+        assert not spec.streams or spec.selects_jobs, spec.name  # a stream reads its jobs in ranges
+
+
+def test_a_trace_format_declared_wrongly_is_refused():
+    from traces.formats import TraceFormat, load_swf
+
+    with pytest.raises(ValueError, match="takes windows, which no run gives"):
+        TraceFormat("mine", "my format", load_swf, frozenset({"windows"}))
+    with pytest.raises(ValueError, match="a format that takes machine_table has a machines reader"):
+        TraceFormat("mine", "my format", load_swf, frozenset({"machine_table"}))

@@ -67,6 +67,16 @@ class TraceFormat:
     samples_machines: bool = True
     logged_cluster: Callable[[str], ClusterSpec] | None = None
 
+    def __post_init__(self) -> None:
+        odd = sorted(self.takes - set(TRACE_OPTIONS))
+        if odd:
+            raise ValueError(f"trace format {self.name!r} takes {', '.join(odd)}, which no run gives; its options are "
+                             f"among {', '.join(TRACE_OPTIONS)}")
+        if ("machine_table" in self.takes) != (self.machines is not None) or bool(self.machine_table) != (
+                self.machines is not None):
+            raise ValueError(f"trace format {self.name!r}: a format that takes machine_table has a machines reader "
+                             "and says what its machine table is (machine_table), and only such a format")
+
     def loader_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """The entries of ``options`` (by `LOADER_OPTIONS` name) that this format's loader takes."""
         return {name: value for name, value in options.items() if name in LOADER_OPTIONS and name in self.takes}
