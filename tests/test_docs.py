@@ -55,3 +55,20 @@ def test_the_site_builds_strictly(tmp_path):
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "cloudsim replay" in (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
+
+
+def test_every_named_thing_of_the_registries_is_documented():
+    """A broker, trace format or generator added to its table is named (in backticks) in the docs too: the
+    brokers in the guide, the GPU page or a paper's page, the formats in the replay guide's --format row."""
+    from agents.registry import PLACES, broker_names
+    from traces.formats import TRACE_FORMATS
+    from traces.generators import GENERATORS
+
+    docs = ROOT / "docs"
+    named = set(re.findall(r"`([a-z0-9-]+)`", "\n".join(p.read_text() for p in docs.rglob("*.md"))))
+    for place in PLACES:
+        assert set(broker_names(place)) <= named, f"{place}: document {set(broker_names(place)) - named}"
+    format_row = next(line for line in (docs / "guide" / "replay.md").read_text().splitlines()
+                      if line.startswith("| `--format` |"))
+    assert all(f"`{name}`" in format_row for name in TRACE_FORMATS), "name every format in replay.md's --format row"
+    assert set(GENERATORS) <= named, f"document the generators {set(GENERATORS) - named}"
