@@ -68,4 +68,5 @@ loaders, which the engine may not import: their entry points are the run layer's
 for _env_id, _entry_point in ENVIRONMENTS.items():
     if _env_id not in gymnasium.registry:
         gymnasium.register(_env_id, entry_point=_entry_point)
+del _env_id, _entry_point
 install_moved_modules()
