@@ -15,17 +15,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.deeprm_config import DeepRMConfig
+from agents.deeprm_config import DEEPRM_PLUS_DEFAULTS, DeepRMConfig
 from cloudsim.run.config.fields import check_number_option, option, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
 
-PLUS_DEFAULTS = DeepRMConfig(network="cnn", workload="poisson", load=1.4, jobsets=25, episodes=5, iterations=300,
-                             learning_rate=1e-4, clone_jobsets=200, clone_epochs=20)
-"""DeepRM_Plus: section V-B's 25 jobsets at 140 %; 5 episodes per jobset and 300 iterations keep a training
-within hours on two cores (the CNN's step costs 100 times the dense network's); rmsprop at 1e-4 moves the
-cloned weights gently (the paper gives neither)."""
+PLUS_DEFAULTS = DEEPRM_PLUS_DEFAULTS
+"""DeepRM_Plus's defaults, the agent's own (`agents.deeprm_config.DEEPRM_PLUS_DEFAULTS`)."""
 CLONING = ("clone_jobsets", "clone_accuracy", "clone_epochs")
 """DeepRM_Plus's settings of cloning SJF (Algorithm 2), which DeepRM's dense network does not take."""
 
