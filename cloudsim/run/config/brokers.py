@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agents.registry import reserved_option_problem
-from cloudsim.run.config.fields import ConfigError, check_number_option, keyword_list, option, real, require, whole
+from cloudsim.run.config.fields import (ConfigError, check_number_option, flag_of, keyword_list, option, real, require,
+                                        whole)
 
 __all__ = ["BrokersConfig", "CheckBrokerConfig"]
 
@@ -33,12 +34,12 @@ class CheckBrokerConfig:
     def __post_init__(self) -> None:
         cls = type(self)
         require(self.broker is not None, cls, "broker", None, "give the broker to check (a name, or module:Class)")
-        check_number_option("--seed", self.seed, whole=True, at_least=0)
-        check_number_option("--timeout", self.timeout, "seconds", above=0)
+        check_number_option(flag_of(cls, "seed"), self.seed, whole=True, at_least=0)
+        check_number_option(flag_of(cls, "timeout"), self.timeout, "seconds", above=0)
         for key in self.keywords:
             problem = reserved_option_problem(key)
             if problem is not None:
-                raise ConfigError("--broker-options", self.broker_options, problem)
+                raise ConfigError(flag_of(cls, "broker_options"), self.broker_options, problem)
 
     @property
     def keywords(self) -> dict[str, object]:
@@ -46,4 +47,4 @@ class CheckBrokerConfig:
         try:
             return keyword_list(self.broker_options) if self.broker_options else {}
         except ValueError as error:
-            raise ConfigError("--broker-options", self.broker_options, str(error)) from None
+            raise ConfigError(flag_of(type(self), "broker_options"), self.broker_options, str(error)) from None

@@ -19,7 +19,7 @@ from cloudsim.engine.runner import EXECUTORS, Runner
 from cloudsim.engine.simulation import FAILURE_POLICIES
 from traces import GENERATORS
 from traces.generators import WORKLOAD_GENERATORS
-from traces.formats import TRACE_FORMATS, format_of, formats_taking
+from traces.formats import LOADER_OPTIONS, TRACE_FORMATS, format_of, formats_taking
 from traces.synthetic import load_problem
 from cloudsim.run.config.fields import (
     ConfigError, show_value, capacity, check_choices, check_file, check_positive_real, check_positive_whole,
@@ -146,8 +146,8 @@ class WorkloadConfig:
             require(self.synthetic_jobs is None, cls, "synthetic_jobs", self.synthetic_jobs,
                     "applies to generators, not to a trace file")
             spec = TRACE_FORMATS[self.trace_format]
-            for name in ("instances", "status_policy", "window", "machine_table", "cache") + (
-                    ("machine_events",) if self.machine_table is not None else ()):  # else: needs --machine-table
+            for name in (*LOADER_OPTIONS, "machine_table",
+                         *(("machine_events",) if self.machine_table is not None else ())):  # else: needs a table
                 value = getattr(self, name)
                 require(not value or name in spec.takes, cls, name, span_text(value) if name == "window" else value,
                         f"applies to --format {_either(list(formats_taking(name)))}, "

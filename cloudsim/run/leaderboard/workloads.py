@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from agents.registry import broker_spec
+from agents.registry import broker_names
 from cloudsim.run.config import ClusterConfig, RunConfig, SimulationConfig, WorkloadConfig
 from cloudsim.engine.metrics import MEASURES, shown_in
 from cloudsim.run.compare_fill import AT
@@ -40,12 +40,7 @@ class BoardWorkload:
 
     def brokers(self, brokers: tuple[str, ...]) -> tuple[str, ...]:
         """The brokers of ``brokers`` that run on this workload (the GPU policies on GPU workloads only)."""
-        return brokers if self.gpu else tuple(b for b in brokers if not _needs_gpus(b))
-
-
-def _needs_gpus(broker: str) -> bool:
-    spec = broker_spec(broker)
-    return spec is not None and spec.devices == "required"
+        return brokers if self.gpu else tuple(b for b in brokers if b not in broker_names(devices="required"))
 
 
 REAL_LOADS = (0.8, 1.1)
