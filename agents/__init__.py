@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from agents import federation
-from agents.deepk8s_config import BROKER_NAMES as DEEPK8S_BROKERS
-from agents.federation import FederatedBroker, make_dispatcher
-from agents.gpu import (ExactFragmentationGradientDescent, FragmentationGradientDescent, GpuBestFit, GpuClustering,
-                        GpuDotProduct, GpuPacking, GpuRandom)
+from agents.rlsk import federation
+from agents.deepk8s.config import BROKER_NAMES as DEEPK8S_BROKERS
+from agents.rlsk.federation import FederatedBroker, make_dispatcher
+from agents.heuristics.gpu import (ExactFragmentationGradientDescent, FragmentationGradientDescent, GpuBestFit,
+                                   GpuClustering, GpuDotProduct, GpuPacking, GpuRandom)
 from agents.heuristics import (
     BestFit,
     DominantResourceFairness,
@@ -33,7 +33,18 @@ from agents.heuristics import (
 )
 from agents.registry import (CORE, DEEPRM_ENV, RLSK_FEDERATION, BrokerOptionError, broker_names, broker_source,
                              broker_spec, build, factories, make, register_broker)
+from cloudsim._moved import install_moved_modules
 from cloudsim.engine.foreign import failed
+
+MOVED = {"agents.deeprm_config": "agents.deeprm.config", "agents.deeprm_broker": "agents.deeprm.broker",
+         "agents.deeprm_numpy": "agents.deeprm.numpy_forward", "agents.deeprm_plus": "agents.deeprm.plus",
+         "agents.deepjs_config": "agents.deepjs.config", "agents.deepk8s_config": "agents.deepk8s.config",
+         "agents.rollout": "agents.deepk8s.rollout", "agents.rlsk_config": "agents.rlsk.config",
+         "agents.federation": "agents.rlsk.federation", "agents.gpu": "agents.heuristics.gpu",
+         "agents.checks": "agents.kit.checks", "agents.settings": "agents.kit.settings"}
+"""The agents' modules of cloudsim 0.1.0 that moved into a package per paper (and the kit), by old path: they
+import from there for one more release, with a `DeprecationWarning` (`cloudsim._moved`)."""
+install_moved_modules(MOVED)
 
 __all__ = [
     "BROKERS",
@@ -106,7 +117,7 @@ def _deeprm_core(agent: str) -> Callable[..., object]:
     def deeprm(checkpoint: str | None = None, seed: int | None = 0) -> object:
         """A trained DeepRM or DeepRM_Plus policy as a broker of the core (None: the shipped checkpoint)."""
         from agents.deeprm import shipped_checkpoint  # torch only when asked for
-        from agents.deeprm_broker import DeepRMBroker, load_numpy_policy
+        from agents.deeprm.broker import DeepRMBroker, load_numpy_policy
 
         path = checkpoint if checkpoint is not None else shipped_checkpoint(agent=agent)
         return DeepRMBroker(load_numpy_policy(str(path)), name=agent, seed=seed)

@@ -117,7 +117,7 @@ def state_round(keys, demand, duration, waiting, order, kind, columns, cpu, memo
     place), then for `SHARES` its capacity; machines with equal rows and up form a state. ``order`` lists
     the up machines with equal rows next to each other (a lexicographic sort). ``kind``: `DOT` or `SHARES`
     over the resource ``columns``, or `FITNESS`: the network (``weights``, ``biases``; tanh between layers)
-    of the pair's features (`agents.deepjs_config.PAPER_FEATURES`: the state's free ``cpu`` and ``memory``
+    of the pair's features (`agents.deepjs.config.PAPER_FEATURES`: the state's free ``cpu`` and ``memory``
     columns, the task's demand of both, its duration and its waiting count), normalised by ``mean`` and
     ``std``. ``waiting`` is updated in place. With ``until_out`` the round stops after the first decision
     that leaves its task without waiting instances.
@@ -376,7 +376,7 @@ def fgd_deltas(free_cpu, device_free, accepted, cpu, count, milli, target_cpu, t
 
 @numba.njit(cache=True)
 def units_in_use(times, free, now, steps, capacity, res_slot, rounding):
-    """DeepRM's image of one machine (`agents.deeprm_broker.DeepRMBroker`): (steps, resources) units in use,
+    """DeepRM's image of one machine (`agents.deeprm.broker.DeepRMBroker`): (steps, resources) units in use,
     for each step ``[now + t, now + t + 1)`` of the horizon and each resource of ``capacity``, from the most
     held during the step over the pieces of the step profile ``(times, free)`` that meet it (piece ``k`` holds
     on ``[times[k], times[k + 1])``, the last for ever): ``ceil((capacity - least free) / unit - rounding)``

@@ -129,7 +129,7 @@ from cloudsim import Simulation
 from traces.openb import load_openb, machines_openb
 options = {} if compiled == "default" else {"compiled": compiled == "on"}
 assert not options or "compiled" in inspect.signature(Simulation).parameters
-from agents.gpu import target_options
+from agents.heuristics.gpu import target_options
 try:
     from cloudsim.engine.fragmentation import TargetWorkload
 except ImportError:  # a checkout from before the engine's folder

@@ -1,6 +1,6 @@
 """How far below SJF any scheduler can get on Deepk8s's workload: the look-ahead bound on many sequences.
 
-`agents.rollout.RolloutOracle` improves SJF by playing every candidate action out to the end of the
+`agents.deepk8s.rollout.RolloutOracle` improves SJF by playing every candidate action out to the end of the
 sequence, knowing the arrivals to come; its margin below SJF is room a learned policy could at most
 hope for (and no learned policy knows the arrivals). A sequence takes about half a minute on one core, so
 this script runs sequences in parallel processes and appends each finished one to a CSV: stopped and
@@ -37,8 +37,8 @@ import sys
 from pathlib import Path
 
 from agents import Windowed, make_broker
-from agents.deepk8s_config import Deepk8sConfig
-from agents.rollout import RolloutOracle
+from agents.deepk8s.config import Deepk8sConfig
+from agents.deepk8s.rollout import RolloutOracle
 from cloudsim import simulate
 from cloudsim.engine.envs import deepk8s_cluster
 from cloudsim.run.paired import paired

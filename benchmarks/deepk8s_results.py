@@ -11,7 +11,7 @@ short and long at the median duration of all the sequences' tasks (the paper
 does not give its threshold). Figure 6 plots the reward per training iteration
 from the training logs (a moving average of 50 iterations), with SJF's
 mean return on 20 training sequences as a line. ``--oracle`` adds the look-ahead
-bound of `agents.rollout` (SJF improved by playing out every candidate action to
+bound of `agents.deepk8s.rollout` (SJF improved by playing out every candidate action to
 the end of the sequence, knowing the arrivals to come): how far below SJF a
 scheduler can get on these sequences at all.
 
@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from agents import Windowed, make_broker
-from agents.rollout import RolloutOracle
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s.rollout import RolloutOracle
+from agents.deepk8s.config import Deepk8sConfig
 from cloudsim import simulate
 from cloudsim.engine.envs import TRAINING_SEEDS, deepk8s_cluster
 from cloudsim.run.output import pyplot, save_figure
@@ -172,7 +172,7 @@ def main() -> None:
     parser.add_argument("--logs", default="", help="ALGO=DIR[,ALGO=DIR]: training folders for Figure 6")
     parser.add_argument("--extra", default="", help="LABEL=PATH[,LABEL=PATH]: more PPO policies for the table")
     parser.add_argument("--oracle", action="store_true",
-                        help="add the look-ahead bound (agents.rollout; about a minute per sequence)")
+                        help="add the look-ahead bound (agents.deepk8s.rollout; about a minute per sequence)")
     args = parser.parse_args()
     if args.seeds < 1 or args.tasks < 1:
         parser.error("--seeds and --tasks must be at least 1")

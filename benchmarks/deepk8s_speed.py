@@ -33,7 +33,7 @@ import numpy as np
 
 import cloudsim  # noqa: F401  (registers the environments)
 from agents.deepk8s import train
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s.config import Deepk8sConfig
 from traces import deepk8s_workload
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "deepk8s"

@@ -6,7 +6,7 @@ The same held-out jobsets (seeds 0.. of DeepRM's code generator, never trained o
   them (over the M visible slots);
 * replayed in the event-driven core on DeepRM's cluster (one machine of ``res_slot`` units per resource):
   each job that arrives at step t is a task of one instance submitted at t, its length the duration, its
-  units the demand; the learned brokers as `agents.deeprm_broker.DeepRMBroker`, SJF over a window of the same
+  units the demand; the learned brokers as `agents.deeprm.broker.DeepRMBroker`, SJF over a window of the same
   M tasks.
 
 The table gives each one's mean job slowdown over all jobs of all jobsets, side by side.
@@ -28,8 +28,8 @@ from dataclasses import replace
 import numpy as np
 
 from agents import Windowed, make_broker, make_deeprm_broker
-from agents.deeprm import shipped_checkpoint, slowdowns
-from agents.deeprm_broker import load_numpy_policy
+from agents.deeprm.agent import shipped_checkpoint, slowdowns
+from agents.deeprm.broker import load_numpy_policy
 from benchmark_common import RESULTS, code_version
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
 from cloudsim.engine.envs.deeprm import DeepRMBatch, jobsets_at_load

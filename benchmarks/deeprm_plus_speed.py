@@ -11,7 +11,7 @@ iteration (rollout and update) and epoch, and the iterations per hour.
 Writes benchmarks/results/deeprm_plus/speed.json (one entry per ``--label``, so that
 two commits can be measured into one file; ``--label`` defaults to the commit).
 
-It calls DeepRM's trainer and `agents.deeprm_plus.clone` directly, not `cloudsim.run`, because it times each
+It calls DeepRM's trainer and `agents.deeprm.plus.clone` directly, not `cloudsim.run`, because it times each
 cloning epoch on its own (through ``on_epoch``), which ``cloudsim train deeprm-plus`` does not log, and runs
 REINFORCE with the shipped training's config.json as it is.
 """
@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from agents.deeprm import train
-from agents.deeprm_config import DeepRMConfig
+from agents.deeprm.config import DeepRMConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "deeprm_plus" / "speed.json"
@@ -52,7 +52,7 @@ def reinforce(iterations: int) -> list[dict]:
 
 def cloning(jobsets: int, epochs: int) -> list[float]:
     from agents.deeprm import make_net
-    from agents.deeprm_plus import clone, expert_pairs
+    from agents.deeprm.plus import clone, expert_pairs
 
     config = shipped_config(clone_jobsets=jobsets)
     states, actions = expert_pairs(config.env_params(), *config.draw_jobsets(config.jobset_seed + 1, jobsets))

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from agents.deeprm import load_policy
-from agents.deeprm_config import TRAINING_JOBSET_SEED, DeepRMConfig
+from agents.deeprm.config import TRAINING_JOBSET_SEED, DeepRMConfig
 from cloudsim.engine.envs.deeprm import (DeepRMBatch, DeepRMParams, deeprm_jobsets, packer_actions, rate_for_load,
                                   sjf_actions, tetris_star_actions)
 

@@ -64,7 +64,7 @@ def batched(size: int, image: bool) -> float:
 
 def training_iteration(iterations: int) -> list[dict]:
     from agents.deeprm import train
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:

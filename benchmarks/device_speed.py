@@ -1,13 +1,13 @@
 """One DeepRM_Plus training update on each device this machine has: the CPU, and CUDA when torch sees a GPU.
 
-The update is `agents.deeprm.update` on an iteration's worth of images (``--images``, default 14,600: 25
+The update is `agents.deeprm.agent.update` on an iteration's worth of images (``--images``, default 14,600: 25
 jobsets x 5 episodes of a 140 % training), forward and backward in the network's chunks of 1,024, the
 same work `cloudsim train deeprm-plus --device ...` does once an iteration. Median of ``--repeats``
 after one warm-up; the GPU is synchronised before each clock read. Writes JSON.
 
     python benchmarks/device_speed.py --out benchmarks/results/device_speed.json
 
-It calls `agents.deeprm.update` directly, not `cloudsim.run`, because it times the update alone, on random
+It calls `agents.deeprm.agent.update` directly, not `cloudsim.run`, because it times the update alone, on random
 snapshots and with the GPU synchronised around it, apart from the rollouts a training also runs.
 """
 
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.deeprm import Rollout, make_net, update
-from agents.deeprm_config import DeepRMConfig
+from agents.deeprm.agent import Rollout, make_net, update
+from agents.deeprm.config import DeepRMConfig
 from cloudsim.engine.envs.deeprm import DeepRMBatch
 
 

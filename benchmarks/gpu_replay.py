@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import GPU_POLICIES, make_broker  # noqa: E402
-from agents.gpu import target_options  # noqa: E402
+from agents.heuristics.gpu import target_options  # noqa: E402
 from cloudsim import Simulation  # noqa: E402
 from cloudsim.engine.fragmentation import GpuSampler, TargetWorkload  # noqa: E402
 from cloudsim.run.leaderboard import GPU_DATA  # noqa: E402

@@ -21,7 +21,7 @@
   that load beside the main one (row "RLSK (trained at LOAD)").
 * ``--bound-seeds N``: how far a dispatcher can get on eq. 8 at the first load,
   on N held-out sequences paired across brokers: Least Load, RLSK, and the
-  `lookahead` oracle (`agents.federation`) maximising eq. 4 with the training's
+  `lookahead` oracle (`agents.rlsk.federation`) maximising eq. 4 with the training's
   weights and with eq. 8 alone; each one's eq. 8 against Least Load's, as the
   mean of the per-sequence differences with its standard error.
 

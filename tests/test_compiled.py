@@ -19,8 +19,8 @@ import cloudsim.engine.compiled
 import cloudsim.engine.simulation
 from agents import make_broker
 from agents.deepjs import DeepJS, NumpyFitness, load_policy
-from agents.deepjs_config import DeepJSConfig
-from agents.gpu import target_options
+from agents.deepjs.config import DeepJSConfig
+from agents.heuristics.gpu import target_options
 from agents.heuristics import EasyBackfilling, FirstFit, ShortestJobFirst, Tetris, TetrisStar
 from cloudsim.engine.broker import CompiledRound
 from cloudsim.engine.compiled import CompiledState
@@ -472,7 +472,7 @@ def test_a_gpu_policy_runs_compiled_only_where_its_round_is_its_decisions():
     """A built-in GPU policy takes the compiled path with its seed; a subclass that scores machines its own way,
     FGD without a target workload (it builds one from the pods it sees) or with its scores unrounded (fgd-exact)
     keep their own ``decide``."""
-    from agents.gpu import GpuBestFit, GpuPacking
+    from agents.heuristics.gpu import GpuBestFit, GpuPacking
 
     class Mine(GpuPacking):
         def machine_scores(self, view, task, machines):

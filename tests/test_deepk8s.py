@@ -9,7 +9,7 @@ import torch
 from agents import make_broker
 from agents.deepk8s import (ActorCritic, Deepk8sPolicy, PairActorCritic, from_sb3, load_policy, save_policy,
                             shipped_checkpoint, train)
-from agents.deepk8s_config import BROKER_NAMES, Deepk8sConfig
+from agents.deepk8s.config import BROKER_NAMES, Deepk8sConfig
 from agents.kit import CheckpointError, read_checkpoint
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
 from cloudsim.cli import main

@@ -256,7 +256,7 @@ torch = pytest.importorskip("torch")
 
 
 def test_network_size_and_fast_forward_equal_the_image_network():
-    from agents.deeprm import DeepRMNet, image_logits, snapshot_tensors
+    from agents.deeprm.agent import DeepRMNet, image_logits, snapshot_tensors
 
     params = DeepRMParams(slots=10, new_job_rate=0.7)
     net = DeepRMNet(params)
@@ -278,7 +278,7 @@ def test_network_size_and_fast_forward_equal_the_image_network():
 
 
 def test_advantages_use_the_per_step_baseline_with_zero_padding():
-    from agents.deeprm import Rollout, advantages
+    from agents.deeprm.agent import Rollout, advantages
 
     # one jobset, N = 2 episodes: rewards [-1, -1, -1] and [-2]; returns [-3, -2, -1] and [-2];
     # baseline b_t = mean with the short one padded by 0: [-2.5, -1, -0.5]
@@ -294,7 +294,7 @@ def test_advantages_use_the_per_step_baseline_with_zero_padding():
 
 def test_training_saves_resumes_and_the_policy_schedules(tmp_path):
     from agents.deeprm import load_policy, train
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
     config = DeepRMConfig(slots=5, simu_len=10, jobsets=2, episodes=3, iterations=2, max_actions=60)
     path = train(config, tmp_path, progress=False, save_every=1)
@@ -406,7 +406,7 @@ def test_train_resume_refuses_other_settings(tmp_path, capsys):
 
 # ------------------------------------------------------------------ DeepRM_Plus
 def test_table_one_cnn_shapes():
-    from agents.deeprm_plus import DeepRMPlusNet
+    from agents.deeprm.plus import DeepRMPlusNet
 
     net = DeepRMPlusNet(DeepRMParams(slots=10))
     image = torch.zeros(3, 20, 224)
@@ -416,7 +416,7 @@ def test_table_one_cnn_shapes():
 
 
 def test_expert_pairs_are_distinct_and_cloning_learns_an_expert():
-    from agents.deeprm_plus import DeepRMPlusNet, clone, expert_pairs
+    from agents.deeprm.plus import DeepRMPlusNet, clone, expert_pairs
 
     params = DeepRMParams(slots=5, new_job_rate=0.7, simu_len=30)
     lengths, sizes = deeprm_jobsets(2, 4, params)

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from agents import make_broker
-from agents.deeprm import DeepRMNet, snapshot_tensors
-from agents.deeprm_broker import DeepRMBroker, NumpyDeepRM
-from agents.deeprm_plus import DeepRMPlusNet
+from agents.deeprm.agent import DeepRMNet, snapshot_tensors
+from agents.deeprm.broker import DeepRMBroker, NumpyDeepRM
+from agents.deeprm.plus import DeepRMPlusNet
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
 from cloudsim.engine.envs.deeprm import DeepRMParams
 
@@ -113,7 +113,7 @@ def test_a_softmax_row_met_before_is_looked_up_with_the_same_bits_and_decisions(
     # others equals the row alone (the arithmetic is row by row), so a replay that looks rows up decides
     # exactly as one that computes every row at every decision, with far fewer rows computed.
     from traces import alibaba_like
-    import agents.deeprm_broker as module
+    import agents.deeprm.broker as module
 
     broker = make_broker(name)
     snap = random_snapshot(np.random.default_rng(3), broker.params, batch=9)

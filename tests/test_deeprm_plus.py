@@ -124,7 +124,7 @@ def test_deeprm_plus_trains_from_the_command_line_and_acts_as_a_broker(tmp_path,
 
 
 def test_cloning_belongs_to_the_cnn():
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
     with pytest.raises(ValueError, match="cnn"):
         DeepRMConfig(network="dense", clone_jobsets=5)
@@ -169,9 +169,9 @@ def test_the_shipped_deeprm_plus_checkpoint_loads_and_schedules():
 
 
 def test_fresh_jobsets_are_drawn_every_iteration_and_kept_checkpoints_resume_without_cloning(tmp_path, monkeypatch):
-    import agents.deeprm_plus as plus
+    import agents.deeprm.plus as plus
     from agents.deeprm import train
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
     seeds = []
     real = DeepRMConfig.draw_jobsets
@@ -195,14 +195,14 @@ def test_fresh_jobsets_are_drawn_every_iteration_and_kept_checkpoints_resume_wit
 
 
 def test_a_cloned_training_stopped_before_its_first_iteration_resumes_without_cloning(tmp_path, monkeypatch):
-    import agents.deeprm_plus as plus
+    import agents.deeprm.plus as plus
     from agents.deeprm import train
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
     config = DeepRMConfig(network="cnn", workload="poisson", load=1.4, jobsets=2, episodes=2, iterations=1,
                           clone_jobsets=3, clone_epochs=1)
     out = tmp_path / "cloned"
-    monkeypatch.setattr("agents.deeprm.rollout", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr("agents.deeprm.agent.rollout", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt) as stop:
         train(config, out, progress=False)
     assert "saved at iteration 0" in stop.value.__notes__[0]

@@ -39,7 +39,7 @@ def test_a_training_gives_the_same_weights_whatever_thread_count_torch_had_befor
     # threads gave three different weights. Now DeepRM runs on one thread unless told otherwise, and on
     # two with torch's deterministic algorithms, so each gives the same weights every time.
     from agents.deeprm import train
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
     config = DeepRMConfig(slots=5, simu_len=10, jobsets=2, episodes=3, iterations=2, max_actions=60)
     before = torch.get_num_threads()

@@ -66,8 +66,8 @@ def test_the_check_reads_imports_inside_functions_and_skips_type_checking_ones()
     # compare hands --env deeprm to compare_deeprm from inside compare(); deeprm_plus names
     # DeepRMConfig for its annotations only, under TYPE_CHECKING.
     assert "cloudsim.run.compare_deeprm" in imports_of("cloudsim.run.compare")
-    assert "agents.deeprm_config" not in imports_of("agents.deeprm_plus")
-    assert "agents.deeprm_plus" in imports_of("agents.deeprm")  # make_net, inside a function
+    assert "agents.deeprm.config" not in imports_of("agents.deeprm.plus")
+    assert "agents.deeprm.plus" in imports_of("agents.deeprm.agent")  # make_net, inside a function
 
 
 def test_start_up_imports_no_table_library_or_learning_framework():

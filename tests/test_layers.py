@@ -40,6 +40,39 @@ def test_the_old_paths_of_the_engine_modules_import_the_same_modules_with_a_warn
                    for w in said) or name == "envs.deeprm"  # a submodule of a moved package: its parent warned
 
 
+def test_each_paper_is_one_package_of_agents():
+    """DeepRM (with DeepRM_Plus), DeepJS, Deepk8s and RLSK are each one package under agents/, their config in it;
+    the hand-written brokers are agents/heuristics/; no module of a paper lies beside them."""
+    names = {path.name for path in (ROOT / "agents").iterdir() if path.name != "__pycache__"}
+    assert {"deeprm", "deepjs", "deepk8s", "rlsk", "heuristics", "kit", "checkpoints"} <= names
+    assert not {name for name in names if name.startswith(("deeprm", "deepjs", "deepk8s", "rlsk")) and "." in name}
+    for paper in ("deeprm", "deepjs", "deepk8s", "rlsk"):
+        assert (ROOT / "agents" / paper / "config.py").is_file()
+
+
+def test_the_old_paths_of_the_agents_modules_import_the_same_modules_with_a_warning():
+    import importlib
+
+    import pytest
+
+    from agents import MOVED
+
+    for old, new in MOVED.items():
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+            assert importlib.import_module(old) is importlib.import_module(new)
+
+
+def test_the_papers_packages_import_torch_only_when_a_trained_name_is_asked_for():
+    code = ("import sys, agents, agents.deeprm, agents.deepjs, agents.deepk8s, agents.rlsk\n"
+            "from agents.deeprm import DeepRMConfig\n"
+            "assert 'torch' not in sys.modules, 'torch imported'\n"
+            "from agents.deeprm import train\n"
+            "assert 'torch' in sys.modules and train.__module__ == 'agents.deeprm.agent'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_config_package_exports_configs_and_moved_helpers_warn():
     """`cloudsim.run.config` exports the commands' configs and ConfigError; a parsing or training helper it
     exported before still imports from it for one release, with a warning naming its module."""

@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 import cloudsim  # noqa: F401  (registers the environments)
 from agents import make_broker, make_federated_broker
-from agents.federation import FederatedBroker
+from agents.rlsk.federation import FederatedBroker
 from agents.kit import CheckpointError
 from cloudsim import ClusterSpec, JobSpec, TaskSpec, simulate
 from cloudsim.engine.envs.rlsk import (Federation, RLSKEnv, RLSKWeights, cluster_bounds, cluster_utilisation,
@@ -167,7 +167,7 @@ def test_the_lookahead_oracle_sends_a_job_where_the_reward_over_its_stay_is_high
     #   cluster 1: 0.7 x 0.5 (0.6, 0.9, 0.55) + 1.8 x 49.5 (0, 0.9, 0.55) = 89.45
     #   cluster 2: 0.9 x 0.5 (0.6, 0.5, 0.95) + 1.9 x 49.5 (0, 0.5, 0.95) = 94.5
     # so the look-ahead sends it to cluster 0, where A is about to end.
-    from agents.federation import least_load, lookahead
+    from agents.rlsk.federation import least_load, lookahead
 
     jobs = [job(0, 0, 0.6, 0.6, 1), job(1, 0, 0.5, 0.5, 100), job(2, 0, 0.55, 0.55, 100), job(3, 0.5, 0.4, 0.4, 50)]
 

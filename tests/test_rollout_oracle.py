@@ -1,10 +1,10 @@
-"""The look-ahead oracle of Deepk8s's problem (`agents.rollout.RolloutOracle`)."""
+"""The look-ahead oracle of Deepk8s's problem (`agents.deepk8s.rollout.RolloutOracle`)."""
 
 import numpy as np
 import pytest
 
 from agents import Windowed, make_broker
-from agents.rollout import RolloutOracle
+from agents.deepk8s.rollout import RolloutOracle
 from cloudsim import simulate
 from cloudsim.engine.specs import ClusterSpec, JobSpec, TaskSpec
 

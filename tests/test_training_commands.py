@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from agents.deepjs_config import DeepJSConfig
-from agents.deepk8s_config import Deepk8sConfig
-from agents.deeprm_config import DeepRMConfig
-from agents.rlsk_config import RLSKConfig
-from agents.settings import setting
+from agents.deepjs.config import DeepJSConfig
+from agents.deepk8s.config import Deepk8sConfig
+from agents.deeprm.config import DeepRMConfig
+from agents.rlsk.config import RLSKConfig
+from agents.kit.settings import setting
 from cloudsim.run.config.fields import options_of, real, whole, whole_list, whole_pair
 from cloudsim.run.config.training import agent_setting_names
 from cloudsim.run.train import (DeepJSTraining, Deepk8sTrainConfig, DeepRMPlusTrainConfig, DeepRMTrainConfig,

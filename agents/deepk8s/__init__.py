@@ -28,15 +28,14 @@ A trained policy is a broker (`Deepk8sBroker`, with its checkpoint and numpy for
 greedily among the pairs that fit, and waits (at most ``max_wait``) otherwise.
 """
 
-from agents.deepk8s.network import ActorCritic, PairActorCritic, make_network, masked_logits, optimizer_class
-from agents.deepk8s.broker import AGENT, POLICY_FILE, Deepk8sBroker, Deepk8sPolicy, load_policy, save_policy
-from agents.deepk8s.envs import Workload, expert_action, make_env
-from agents.deepk8s.sb3 import check_init, from_sb3, sb3_policy, to_sb3, train_sb3
-from agents.deepk8s.dagger import train_dagger
-from agents.deepk8s.training import train
-from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
+from agents.kit.exports import lazy_exports
 
-__all__ = ["AGENT", "ActorCritic", "Deepk8sBroker", "Deepk8sConfig", "Deepk8sPolicy", "PairActorCritic", "POLICY_FILE",
-           "Workload", "check_init", "expert_action", "from_sb3", "load_policy", "make_env", "make_network",
-           "masked_logits", "optimizer_class", "save_policy", "sb3_policy", "shipped_checkpoint", "to_sb3", "train",
-           "train_dagger", "train_sb3"]
+__getattr__, __all__ = lazy_exports(__name__, {
+    "network": ("ActorCritic", "PairActorCritic", "make_network", "masked_logits", "optimizer_class"),
+    "broker": ("AGENT", "POLICY_FILE", "Deepk8sBroker", "Deepk8sPolicy", "load_policy", "save_policy"),
+    "envs": ("Workload", "expert_action", "make_env"),
+    "sb3": ("check_init", "from_sb3", "sb3_policy", "to_sb3", "train_sb3"),
+    "dagger": ("train_dagger",),
+    "training": ("train",),
+    "config": ("Deepk8sConfig", "shipped_checkpoint"),
+})

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from agents.deepk8s.network import ActorCritic
-from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
+from agents.deepk8s.config import Deepk8sConfig, shipped_checkpoint
 from agents.kit import CheckpointMismatchError, read_checkpoint, save_checkpoint
 from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision

@@ -1,7 +1,7 @@
 """Deepk8s's imitation of SJF by DAgger (eq. 5): the learner acts, the expert labels every state it
 visits, and the aggregated labels are fitted with an entropy bonus.
 
-The expert is SJF on the window (the paper's), or a look-ahead (`agents.rollout.RolloutOracle`): the rollout
+The expert is SJF on the window (the paper's), or a look-ahead (`agents.deepk8s.rollout.RolloutOracle`): the rollout
 oracle (``expert="oracle"``), which knows the whole sequence, or the online look-ahead (``expert="online"``),
 which plays out only the tasks that have arrived. A look-ahead's label costs a play-out per candidate
 action, so it labels an iteration's episodes after the learner has played them: each episode is
@@ -25,11 +25,11 @@ import torch
 from agents.deepk8s.broker import AGENT, POLICY_FILE, save_policy
 from agents.deepk8s.envs import Workload, expert_action, make_env
 from agents.deepk8s.network import make_network, masked_logits, optimizer_class
-from agents.deepk8s_config import Deepk8sConfig
-from agents.heuristics import ShortestJobFirst, Windowed
+from agents.deepk8s.config import Deepk8sConfig
+from agents.heuristics.classic import ShortestJobFirst, Windowed
 from agents.kit import (TrainingLog, read_checkpoint, restore_rng, rng_state, save_checkpoint, training_device,
                         written_whole)
-from agents.rollout import RolloutOracle
+from agents.deepk8s.rollout import RolloutOracle
 from cloudsim import ClusterSpec
 
 def labels_folder(expert: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from agents.deepk8s_config import Deepk8sConfig
-from agents.heuristics import Windowed
+from agents.deepk8s.config import Deepk8sConfig
+from agents.heuristics.classic import Windowed
 from cloudsim import ClusterSpec, JobSpec
 from cloudsim.engine.broker import as_plan
 from cloudsim.engine.envs import Deepk8sEnv

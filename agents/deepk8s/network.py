@@ -8,7 +8,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s.config import Deepk8sConfig
 from cloudsim.engine.envs import Deepk8sEncoding
 
 

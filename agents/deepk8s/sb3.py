@@ -14,7 +14,7 @@ from torch import nn
 from agents.deepk8s.broker import AGENT, POLICY_FILE, Deepk8sPolicy, load_policy, save_policy
 from agents.deepk8s.envs import Workload, make_env
 from agents.deepk8s.network import ActorCritic, PairActorCritic, layers, optimizer_class
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s.config import Deepk8sConfig
 from agents.kit import CheckpointMismatchError, TrainingLog, training_device, unusable_checkpoint, written_whole
 from cloudsim import ClusterSpec
 

@@ -8,7 +8,7 @@ from agents.deepk8s.broker import AGENT, POLICY_FILE, load_policy
 from agents.deepk8s.dagger import train_dagger
 from agents.deepk8s.envs import Workload
 from agents.deepk8s.sb3 import check_init, train_sb3
-from agents.deepk8s_config import Deepk8sConfig
+from agents.deepk8s.config import Deepk8sConfig
 from agents.kit import (TRAINING_THREADS, TrainingLog, read_checkpoint, training_device, training_threads, trim_log,
                         write_config)
 from cloudsim import ClusterSpec

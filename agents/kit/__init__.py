@@ -36,9 +36,9 @@ states), `log` and `evaluation`. Everything is importable from ``agents.kit``.
 
 from agents.kit.returns import baselines, returns_to_go
 from agents.kit.device import DEVICES, TRAINING_THREADS, training_device, training_threads
-from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, VERSION_KEY, CheckpointError, CheckpointMismatchError,
-                                    CheckpointNotFoundError, changed_settings, partial_path, read_checkpoint,
-                                    remove_partial_files, restore_rng, rng_state, save_checkpoint,
+from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, SHIPPED_CHECKPOINTS, VERSION_KEY, CheckpointError,
+                                    CheckpointMismatchError, CheckpointNotFoundError, changed_settings, partial_path,
+                                    read_checkpoint, remove_partial_files, restore_rng, rng_state, save_checkpoint,
                                     unusable_checkpoint, write_config, written_whole)
 from agents.kit.log import TrainingLog, trim_log
 from agents.kit.evaluation import evaluate
@@ -50,6 +50,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "DEVICES",
     "RNG_KEYS",
+    "SHIPPED_CHECKPOINTS",
     "TRAINING_THREADS",
     "TrainingLog",
     "VERSION_KEY",

@@ -33,6 +33,9 @@ import numpy as np
 
 from cloudsim.version import __version__
 
+SHIPPED_CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
+"""The folder of the checkpoints shipped with the package (``agents/checkpoints``): one per trained broker."""
+
 
 class CheckpointError(ValueError):
     """A file that cannot serve as an agent's checkpoint (unreadable, not a checkpoint, at odds with the options

@@ -158,13 +158,14 @@ class CompiledRound:
             draw), so that the broker's stream goes on from where the run left it.
         knob: ``"tetris-star"``'s weight of packing against shortness, in [0, 1].
         seed: a GPU policy's seed (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"``,
-            ``"gpu-clustering"``, `agents.gpu`'s placements, one instance of the first waiting task that fits
+            ``"gpu-clustering"``, `agents.heuristics.gpu`'s placements, one instance of the first waiting task that fits
             some machine at a time, on the best-scoring machine that fits it, the cpu in ``columns``): its ties
             go to the first machine of the permutation ``numpy.random.default_rng(seed)`` draws first.
-            ``"fgd"`` is such a policy too, FGD's (`agents.gpu.FragmentationGradientDescent` with its scores
+            ``"fgd"`` is such a policy too, FGD's (`agents.heuristics.gpu.FragmentationGradientDescent` with its scores
             whole numbers): a machine scores int(100 / (1 + exp(-D / 1000))), D the largest decrease of its
             fragmentation against ``target`` that a placement of the instance makes (D clipped to +-5e5), and a
-            share takes the device that makes it (the first on ties). ``"gpu-random"`` (`agents.gpu.GpuRandom`)
+            share takes the device that makes it (the first on ties). ``"gpu-random"``
+            (`agents.heuristics.gpu.GpuRandom`)
             draws from that generator after the permutation: the machine, ``integers(n)`` over the n that fit
             (ascending), and for a task of devices its devices among those with room, as ``choice(room, count,
             replace=False)`` draws them (Floyd's sampling, then its shuffle's draws), taken in ascending order.

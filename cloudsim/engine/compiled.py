@@ -53,7 +53,8 @@ reservation asks for even when nothing waits, and `CompiledState.reservation_new
 to record and when to wake.
 
 A GPU policy's round (``"gpu-best-fit"``, ``"gpu-dot-product"``, ``"gpu-packing"``, ``"gpu-clustering"``,
-``"fgd"``, ``"gpu-random"``, `agents.gpu`) is its plan of one decision at a time: the first waiting task that fits
+``"fgd"``, ``"gpu-random"``, `agents.heuristics.gpu`)
+is its plan of one decision at a time: the first waiting task that fits
 some machine, one instance on the best-scoring machine that fits it, by the policy's formula (`_node_score`,
 `_fgd_score`: the same operations in the same order), ties to the first machine of its seeded permutation; FGD's
 share takes the device its score chose. gpu-random draws the machine and the devices from its seed's generator
@@ -162,7 +163,7 @@ RULES = {rule: number for number, rule in enumerate(CompiledRound.RULES)}
 SCORED_NODE_RULES = (GPU_BEST_FIT, GPU_DOT_PRODUCT, GPU_PACKING, GPU_CLUSTERING, FGD)  # (their scores kept)
 NODE_RULES = SCORED_NODE_RULES + (GPU_RANDOM,)
 KEPT_CELLS = 1 << 22  # a GPU policy keeps its scores where shapes x machines is at most this (`_kept_score`)
-CPU_SCALE, GPU_SCALE = 128_000, 8 * DEVICE_MILLI  # (the GPU policies' scales: `agents.gpu`)
+CPU_SCALE, GPU_SCALE = 128_000, 8 * DEVICE_MILLI  # (the GPU policies' scales: `agents.heuristics.gpu`)
 PAIR_RULES = (DOT, SHARES, FITNESS, TETRIS_STAR)
 # Columns of the group rows: ints (task, machine, first instance, instances, the group launched k-th, where the
 # s-th end time of the latest round begins among its launched rows, at row first + s)
@@ -212,7 +213,7 @@ ARRIVAL, END, ROUND = range(3)
 
 def _node_generator(seed: int, machines: int) -> tuple[np.random.Generator, np.ndarray]:
     """A GPU policy's generator and the permutation of its ties, which it draws first, as the policy's
-    ``decide`` draws them at an episode's start (`agents.gpu.NodeScorer`)."""
+    ``decide`` draws them at an episode's start (`agents.heuristics.gpu.NodeScorer`)."""
     rng = np.random.default_rng(seed)
     return rng, rng.permutation(machines)
 
@@ -464,7 +465,7 @@ class CompiledState:
 
     def _node_rank(self) -> np.ndarray:
         """A GPU policy's ties: each machine's place in the permutation its seed draws first, as the policy's
-        ``decide`` draws it at an episode's start (`agents.gpu.NodeScorer`); empty for the other rounds."""
+        ``decide`` draws it at an episode's start (`agents.heuristics.gpu.NodeScorer`); empty for the other rounds."""
         if RULES[self.rule.rule] not in NODE_RULES:
             return np.zeros(0)
         rank = np.empty(self.machines, dtype=np.int64)
@@ -1693,8 +1694,8 @@ def _drawn_node_event(ints, floats, group_ints, group_floats, draws, kind, a, b,
 
 @numba.njit(cache=True)
 def _node_round(ints, floats, group_ints, group_floats, draws, now):
-    """A GPU policy's round (`agents.gpu.NodeScorer`): one decision at a time, the first waiting task in arrival
-    order that fits some machine, one instance on the machine of the highest score among those that fit it
+    """A GPU policy's round (`agents.heuristics.gpu.NodeScorer`): one decision at a time, the first waiting task
+    in arrival order that fits some machine, one instance on the machine of the highest score among those that fit it
     (`_kept_score`), the lowest in the policy's permutation (NODE_RANK) on ties, its devices by the engine's
     default rule (FGD's share: on the device its score chose); gpu-random's on a machine and devices drawn from
     its generator's state ``draws`` (`_drawn_start`; None for the others, whose rounds numba compiles without
@@ -1753,8 +1754,8 @@ def _node_round(ints, floats, group_ints, group_floats, draws, now):
 
 @numba.njit(cache=True)
 def _drawn_start(ints, floats, group_ints, group_floats, draws, task, fitting, scratch, now):
-    """gpu-random's decision on the task (`agents.gpu.GpuRandom`): one instance on a machine drawn among those that
-    fit it (``integers(n)``, in machine order), on the devices `_drawn_devices` draws there."""
+    """gpu-random's decision on the task (`agents.heuristics.gpu.GpuRandom`): one instance on a machine drawn
+    among those that fit it (``integers(n)``, in machine order), on the devices `_drawn_devices` draws there."""
     machines, resources = ints[MACHINES], ints[RESOURCES]
     free = _floats(ints, floats, FREE, machines * resources).reshape(machines, resources)
     need = _floats(ints, floats, DEMAND, ints[TASKS] * resources).reshape(-1, resources)[task]
@@ -1772,9 +1773,9 @@ def _drawn_start(ints, floats, group_ints, group_floats, draws, task, fitting, s
 
 @numba.njit(cache=True)
 def _drawn_devices(ints, task, machine, draws, room):
-    """gpu-random's devices for one instance of the task on the machine (`agents.gpu.GpuRandom`): ``count`` of
-    those with the task's milli free, drawn as numpy's ``choice(room, count, replace=False)`` draws them (Floyd's
-    sampling over their positions, a set kept by open addressing, then its shuffle's draws, which move the
+    """gpu-random's devices for one instance of the task on the machine (`agents.heuristics.gpu.GpuRandom`):
+    ``count`` of those with the task's milli free, drawn as numpy's ``choice(room, count, replace=False)`` draws
+    them (Floyd's sampling over their positions, a set kept by open addressing, then its shuffle's draws, which move the
     stream on) and taken in ascending order. Returns a share's device, CHOSEN_LISTED with an exclusive
     instance's devices in CHOSEN_LIST, or -1 for a task of no devices (the default rule)."""
     count = ints[ints[TASK_DEVICES] + 2 * task] if ints[CONSTRAINED] else 0
@@ -1874,7 +1875,7 @@ def _fgd_score(ints, floats, task, machine, scratch):
     """FGD's whole-number score of the machine for the task and, for a share, the device that makes it (else -1):
     D the largest decrease of the machine's fragmentation against the target workload that one instance makes
     (`cloudsim.engine.kernels.fgd_delta`, as the Python path computes it), int(100 / (1 + exp(-D / 1000))) with D
-    clipped to +-5e5, the operations of `agents.gpu.FragmentationGradientDescent` in the same order."""
+    clipped to +-5e5, the operations of `agents.heuristics.gpu.FragmentationGradientDescent` in the same order."""
     resources, slots, column, shapes = ints[RESOURCES], ints[DEVICE_SLOTS], ints[CPU_COLUMN], ints[TARGET_SHAPES]
     cpu = floats[ints[DEMAND] + task * resources + column]
     free_cpu = floats[ints[FREE] + machine * resources + column]
@@ -1894,7 +1895,7 @@ def _fgd_score(ints, floats, task, machine, scratch):
 
 @numba.njit(cache=True)
 def _node_score(ints, floats, task, machine, scratch):
-    """The GPU policy's whole-number score of the machine for the task (`agents.gpu`'s formulas, the same
+    """The GPU policy's whole-number score of the machine for the task (`agents.heuristics.gpu`'s formulas, the same
     operations in the same order; gpu-best-fit's before its min-max scaling): with cpu_left the machine's free
     cpu, idle its free milli-GPU, held its GPUs, and the task's cpu, GPUs and milli per GPU. A CPU-only task
     scores 0 under gpu-packing and gpu-clustering."""
@@ -2538,7 +2539,7 @@ def _better(score, task, best_score, best_task):
 @numba.njit(cache=True, inline="always")
 def _scaled(value, top):
     """``value / top``, ``top`` being the maximum of such values; an infinite value as 1 and the rest as 0 when
-    it is infinite, 0 when it is not above 0 (`agents.heuristics._scaled`, for one value)."""
+    it is infinite, 0 when it is not above 0 (`agents.heuristics.classic._scaled`, for one value)."""
     if math.isinf(top):
         return 1.0 if math.isinf(value) else 0.0
     return value / top if top > 0 else 0.0

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from agents import make_broker
-from agents.gpu import target_options
+from agents.heuristics.gpu import target_options
 from cloudsim.version import __version__
 from cloudsim.run.comparison import CompareResult, markdown_table
 from cloudsim.run.config import FillCompareConfig

@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from agents import make_broker
-from agents.gpu import target_options
+from agents.heuristics.gpu import target_options
 from cloudsim.engine.broker import Decision, Plan, as_plan
 from cloudsim.engine.foreign import check_cluster, failure
 from cloudsim.engine.fragmentation import FragmentationMeter, TargetWorkload

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents import LEARNED, Windowed, make_broker, make_federated_broker
-from agents.gpu import target_options
+from agents.heuristics.gpu import target_options
 from cloudsim.engine.envs.rlsk import federation_cluster
 from cloudsim.engine.foreign import check_cluster
 from cloudsim.engine.fragmentation import TargetWorkload

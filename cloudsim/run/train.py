@@ -2,7 +2,7 @@
 
 Each agent has one command config, whose options are the run's (``--out DIR``, ``--resume``,
 ``--device``, ...) and the agent's own settings (declared in its config dataclass,
-`agents.settings.setting`): `TrainConfig` (DeepJS, on chunks of a workload), `Deepk8sTrainConfig`,
+`agents.kit.settings.setting`): `TrainConfig` (DeepJS, on chunks of a workload), `Deepk8sTrainConfig`,
 `DeepRMTrainConfig`, `DeepRMPlusTrainConfig` and `RLSKTrainConfig`. Each checks itself when made, so a
 training that cannot work is refused before anything is written; `train` then runs it into
 ``config.out`` and returns its summary. Every training writes ``DIR/policy.pt`` (what

@@ -1,6 +1,6 @@
 """`train_deepjs`: DeepJS's Algorithm 2 on sliding chunks of a workload, a checkpoint after each chunk.
 
-The agent's hyper-parameters are `agents.deepjs_config.DeepJSConfig`'s: its settings are options
+The agent's hyper-parameters are `agents.deepjs.config.DeepJSConfig`'s: its settings are options
 of `DeepJSTraining` (`cloudsim.run.config.training.with_agent_settings`), beside where the run writes.
 Everything that can refuse a training run (chunks past the end, options that contradict the
 checkpoint being resumed, a folder that cannot be written) is checked before the first rollout. The
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from agents.deepjs_config import DeepJSConfig
+from agents.deepjs.config import DeepJSConfig
 from traces.formats import TRACE_FORMATS
 from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, UNLOADED_GENERATORS, WorkloadConfig
 from cloudsim.run.config.fields import flag_of, option, options_of, span_text, whole

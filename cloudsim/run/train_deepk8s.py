@@ -1,6 +1,6 @@
 """`train_deepk8s`: `cloudsim train deepk8s`, the paper's agents trained on Alibaba task sequences.
 
-The agent's hyper-parameters are `agents.deepk8s_config.Deepk8sConfig`'s; `Deepk8sTrainConfig` is the
+The agent's hyper-parameters are `agents.deepk8s.config.Deepk8sConfig`'s; `Deepk8sTrainConfig` is the
 run's options with those settings added (`with_agent_settings`), and `train_deepk8s` runs it
 (through `cloudsim.run.train.train`, as every `cloudsim train AGENT`). The training sequences are
 `traces.deepk8s_workload` of seeds drawn from `cloudsim.engine.envs.TRAINING_SEEDS`,
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.deepk8s_config import LOOK_AHEADS, Deepk8sConfig
+from agents.deepk8s.config import LOOK_AHEADS, Deepk8sConfig
 from cloudsim.run.config import ConfigError
 from cloudsim.run.config.fields import check_number_option, option, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings

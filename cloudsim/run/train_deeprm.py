@@ -1,7 +1,7 @@
 """`train_deeprm`: `cloudsim train deeprm|deeprm-plus`, DeepRM and DeepRM_Plus trained by REINFORCE
 in DeepRM's own environment.
 
-The agent's hyper-parameters are `agents.deeprm_config.DeepRMConfig`'s; `DeepRMTrainConfig` is
+The agent's hyper-parameters are `agents.deeprm.config.DeepRMConfig`'s; `DeepRMTrainConfig` is
 the run's options with those settings added (`with_agent_settings`), and `DeepRMPlusTrainConfig` the
 same with DeepRM_Plus's defaults (Table I's CNN, SJF cloned first, its Poisson workload at 140 %).
 Training jobsets are drawn from seed `TRAINING_JOBSET_SEED` (1000), held-out evaluations use single
@@ -15,14 +15,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.deeprm_config import DEEPRM_PLUS_DEFAULTS, DeepRMConfig
+from agents.deeprm.config import DEEPRM_PLUS_DEFAULTS, DeepRMConfig
 from cloudsim.run.config.fields import check_number_option, option, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings
 
 __all__ = ["DeepRMTrainConfig", "DeepRMPlusTrainConfig", "train_deeprm", "PLUS_DEFAULTS"]
 
 PLUS_DEFAULTS = DEEPRM_PLUS_DEFAULTS
-"""DeepRM_Plus's defaults, the agent's own (`agents.deeprm_config.DEEPRM_PLUS_DEFAULTS`)."""
+"""DeepRM_Plus's defaults, the agent's own (`agents.deeprm.config.DEEPRM_PLUS_DEFAULTS`)."""
 CLONING = ("clone_jobsets", "clone_accuracy", "clone_epochs")
 """DeepRM_Plus's settings of cloning SJF (Algorithm 2), which DeepRM's dense network does not take."""
 

@@ -1,6 +1,6 @@
 """`train_rlsk`: `cloudsim train rlsk`, RLSK's DQN trained on a fixed set of RLSK job sequences.
 
-The agent's hyper-parameters are `agents.rlsk_config.RLSKConfig`'s; `RLSKTrainConfig` is the
+The agent's hyper-parameters are `agents.rlsk.config.RLSKConfig`'s; `RLSKTrainConfig` is the
 run's options with those settings added (`with_agent_settings`), and `train_rlsk` runs it
 (through `cloudsim.run.train.train`, as every `cloudsim train AGENT`). The training sequences are
 `traces.rlsk_workload` of seeds 1,000 .. 1,000 + sequences - 1 (from
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.rlsk_config import RLSKConfig
+from agents.rlsk.config import RLSKConfig
 from cloudsim.engine.envs import TRAINING_SEEDS
 from cloudsim.run.config.fields import option, require, whole
 from cloudsim.run.config.training import AgentTraining, with_agent_settings

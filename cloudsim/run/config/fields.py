@@ -66,7 +66,7 @@ def option(default: Any, flag: str, help: str, **how: Any) -> Any:
 
 def options_of(section: type) -> list[tuple[str, Option, Any]]:
     """(field name, Option, default) of every option of a config section, in field order: the fields made
-    with `option`, and an agent's settings (`agents.settings.setting`), whose options `setting_option`
+    with `option`, and an agent's settings (`agents.kit.settings.setting`), whose options `setting_option`
     derives."""
     return [(f.name, f.metadata["option"] if "option" in f.metadata else setting_option(section, f.name), f.default)
             for f in fields(section) if "option" in f.metadata or "setting" in f.metadata]

@@ -3,7 +3,7 @@
 A training command's config is `AgentTraining` (where and how the run writes: --out, --resume,
 --save-every, --device, --threads, --tensorboard, and the checks of the folder and of a resume) with the agent's
 own settings added by `with_agent_settings`: the fields of its config dataclass made with
-`agents.settings.setting`, their help and flags declared there once. The command line is generated from
+`agents.kit.settings.setting`, their help and flags declared there once. The command line is generated from
 the result (`cloudsim.cli.options.add_section`), and its ``agent`` property is the agent config the
 training runs.
 
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
 # (agents.kit imports torch only inside the functions that need it)
-from agents.deepk8s_config import Deepk8sConfig
-from agents.deeprm_config import DeepRMConfig
+from agents.deepk8s.config import Deepk8sConfig
+from agents.deeprm.config import DeepRMConfig
 from agents.kit import DEVICES, TRAINING_THREADS, changed_settings
-from agents.rlsk_config import RLSKConfig
+from agents.rlsk.config import RLSKConfig
 from cloudsim.run.output import parent_problem, place_problem
 from cloudsim.run.config.fields import (ConfigError, Option, check_number_option, index_range, option, options_of,
                                         show_value, span_text, time_window, whole, whole_pair)
@@ -473,7 +473,7 @@ def agent_setting_names(command: type) -> tuple[str, ...]:
 
 def with_agent_settings(agent: type, defaults: Any = None, leave_out: tuple[str, ...] = ()) -> Callable[[type], type]:
     """A class decorator: the training command's config it decorates (a `TrainingRun`), with every setting of the
-    agent config dataclass ``agent`` (its fields made with `agents.settings.setting`, less ``leave_out``) as a
+    agent config dataclass ``agent`` (its fields made with `agents.kit.settings.setting`, less ``leave_out``) as a
     field and so an option, defaulting to ``defaults``' values (an ``agent`` instance; default: ``agent()``)."""
 
     def decorate(command: type) -> type:

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.deepk8s_config import Deepk8sConfig, shipped_checkpoint
+from agents.deepk8s.config import Deepk8sConfig, shipped_checkpoint
 from cloudsim.run.output import parent_problem, place_problem
 from traces.deepk8s import DEFAULT_TASKS
 from cloudsim.run.config.fields import (ConfigError, check_positive_whole, index_range, option, require, span_text,

@@ -9,7 +9,7 @@ the `Federation` groups the core's machines into M clusters (the paper's
 resource pools; here each may hold several nodes), keeps one queue per
 cluster, holds postponed jobs until they come back, and places each queued job
 on a node of its cluster with the least-allocated score of kube-scheduler.
-`RLSKEnv` (the Gymnasium environment) and the brokers of `agents.federation`
+`RLSKEnv` (the Gymnasium environment) and the brokers of `agents.rlsk.federation`
 (RLSK's baselines and the trained agent, run by the core) drive the same
 `Federation`, so an agent acts in evaluation exactly as it did in training.
 

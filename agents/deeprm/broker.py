@@ -1,6 +1,6 @@
 """DeepRM and DeepRM_Plus policies as brokers of the event-driven core, on any cluster.
 
-A trained policy (`agents.deeprm`, `agents.deeprm_plus`) looks at one machine's image: the machine's
+A trained policy (`agents.deeprm`, `agents.deeprm.plus`) looks at one machine's image: the machine's
 occupancy over the next T time steps per resource, M job slots and the backlog (DeepRM section 3.1;
 `cloudsim.engine.envs.deeprm`). As a broker of the core it sees every machine at once:
 
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.deeprm_numpy import NumpyDeepRM
+from agents.deeprm.numpy_forward import NumpyDeepRM
 from agents.kernels import units_in_use
 from cloudsim.engine import arithmetic
 from cloudsim.engine.broker import ClusterView, Decision
@@ -52,7 +52,7 @@ MEMO_ROWS = 100_000  # softmax rows a broker keeps (about 60 MB at most); past i
 def load_numpy_policy(path: str | Path) -> NumpyDeepRM:
     """The network of a DeepRM or DeepRM_Plus checkpoint as numpy arrays (read once per process and path:
     workers forked after the first read share it, and never run torch)."""
-    from agents.deeprm import read_policy_checkpoint
+    from agents.deeprm.agent import read_policy_checkpoint
 
     saved = read_policy_checkpoint(path)
     config = saved["config"]

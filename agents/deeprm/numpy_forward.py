@@ -1,9 +1,9 @@
 """A trained DeepRM or DeepRM_Plus network in numpy: the forward every DeepRM policy acts with.
 
-Both the broker of the core (`agents.deeprm_broker.DeepRMBroker`) and the policy in DeepRM's own
+Both the broker of the core (`agents.deeprm.broker.DeepRMBroker`) and the policy in DeepRM's own
 environment (`agents.deeprm.DeepRMPolicy`) compute their logits here, through `cloudsim.engine.arithmetic`
 (sums in a fixed order), so that an action is the same bits on every processor; training keeps torch's
-forward (`agents.deeprm.DeepRMNet`, `agents.deeprm_plus.DeepRMPlusNet`), of which this is the same network.
+forward (`agents.deeprm.DeepRMNet`, `agents.deeprm.plus.DeepRMPlusNet`), of which this is the same network.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ __all__ = ["NumpyDeepRM"]
 @dataclass(frozen=True)
 class NumpyDeepRM:
     """A trained DeepRM or DeepRM_Plus network as numpy arrays: ``logits(snapshot)`` is the network's
-    ``logits_snapshot`` (`agents.deeprm.DeepRMNet`, `agents.deeprm_plus.DeepRMPlusNet`) without torch.
+    ``logits_snapshot`` (`agents.deeprm.DeepRMNet`, `agents.deeprm.plus.DeepRMPlusNet`) without torch.
 
     Brokers run in worker processes forked from the one that loaded them; torch's thread pool does not
     survive a fork (a worker's first parallel torch operation can hang), so decisions use numpy only.

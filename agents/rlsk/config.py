@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.checks import check_finite, check_learning_rate, check_whole
-from agents.settings import setting
+from agents.kit.checks import check_finite, check_learning_rate, check_whole
+from agents.kit.settings import setting
 
 from cloudsim.engine.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
 

@@ -31,11 +31,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.deeprm_config import DeepRMConfig
-from agents.deeprm_numpy import NumpyDeepRM
-from agents.kit import (TRAINING_THREADS, TrainingLog, baselines, changed_settings, read_checkpoint, restore_rng,
-                        returns_to_go, rng_state, save_checkpoint, training_device, training_threads, trim_log,
-                        write_config, written_whole)
+from agents.deeprm.config import DeepRMConfig
+from agents.deeprm.numpy_forward import NumpyDeepRM
+from agents.kit import (SHIPPED_CHECKPOINTS, TRAINING_THREADS, TrainingLog, baselines, changed_settings,
+                        read_checkpoint, restore_rng, returns_to_go, rng_state, save_checkpoint, training_device,
+                        training_threads, trim_log, write_config, written_whole)
 from cloudsim.engine import arithmetic
 from cloudsim.engine.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
@@ -44,7 +44,7 @@ __all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPol
 
 AGENT = "deeprm"
 POLICY_FILE = "policy.pt"
-SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+SHIPPED = SHIPPED_CHECKPOINTS
 
 
 def shipped_checkpoint(objective: str = "slowdown", agent: str = AGENT) -> Path:
@@ -203,7 +203,7 @@ class DeepRMPolicy:
     network prefers to hold its jobs never changes, so the same choice repeats
     until the time cap (at 70 % load, 68 of 100 held-out jobsets).
 
-    It acts as the broker of the core does (`agents.deeprm_numpy.NumpyDeepRM`: the network's weights,
+    It acts as the broker of the core does (`agents.deeprm.numpy_forward.NumpyDeepRM`: the network's weights,
     copied when the policy is made, in float64 through `cloudsim.engine.arithmetic`; one draw per episode
     from the softmax by inverse transform with numpy's generator), so an action is the same bits on
     every processor. Training keeps torch's forward (`rollout`).
@@ -241,7 +241,7 @@ class DeepRMPolicy:
 def make_net(config: DeepRMConfig) -> nn.Module:
     """The network ``config`` names: DeepRM's dense one or DeepRM_Plus's CNN."""
     if config.network == "cnn":
-        from agents.deeprm_plus import DeepRMPlusNet
+        from agents.deeprm.plus import DeepRMPlusNet
 
         return DeepRMPlusNet(config.env_params(), config.hidden)
     return DeepRMNet(config.env_params(), config.hidden)
@@ -324,7 +324,7 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
                 shutil.copyfile(policy_file, kept)
 
     if not resume and config.clone_jobsets:
-        from agents.deeprm_plus import clone_sjf
+        from agents.deeprm.plus import clone_sjf
 
         clone_sjf(learner, config, out, progress=progress)
         net.load_state_dict(learner.state_dict())

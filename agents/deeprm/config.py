@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from agents.checks import check_finite, check_learning_rate, check_whole
-from agents.settings import setting
+from agents.kit.checks import check_finite, check_learning_rate, check_whole
+from agents.kit.settings import setting
 from cloudsim.engine.checks import is_finite_number
 from cloudsim.engine.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 

@@ -11,8 +11,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.checks import check_finite, check_learning_rate, check_whole
-from agents.settings import setting
+from agents.kit.checks import check_finite, check_learning_rate, check_whole
+from agents.kit.settings import setting
 from cloudsim.engine.checks import is_finite_number, is_whole
 from cloudsim import ClusterView
 

@@ -32,7 +32,7 @@ from agents.kit import written_whole
 from cloudsim.engine.envs.deeprm import DeepRMBatch, DeepRMParams, render_image, sjf_actions
 
 if TYPE_CHECKING:
-    from agents.deeprm_config import DeepRMConfig
+    from agents.deeprm.config import DeepRMConfig
 
 __all__ = ["DeepRMPlusNet", "CloneResult", "expert_pairs", "clone", "clone_sjf", "CLONE_FILE"]
 

@@ -48,6 +48,7 @@ __all__ = [
     "Tetris",
     "TetrisStar",
     "Windowed",
+    "share",
 ]
 
 

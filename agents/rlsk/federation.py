@@ -92,7 +92,7 @@ def lookahead(weights: RLSKWeights = RLSKWeights()) -> Dispatcher:
 
 def rlsk_dispatcher(checkpoint: str | None = None) -> Dispatcher:
     """The trained RLSK agent (None: the checkpoint shipped with the package), greedy on its Q-values."""
-    from agents.rlsk import load_policy  # torch only when asked for
+    from agents.rlsk.agent import load_policy  # torch only when asked for
 
     return load_policy(checkpoint)
 

@@ -1,6 +1,6 @@
 """An agent's hyper-parameter, declared once with what the command line shows of it.
 
-Each agent has one config dataclass (`agents/<agent>_config.py`). A field made with `setting` is
+Each agent has one config dataclass (`agents/<agent>/config.py`). A field made with `setting` is
 also an option of ``cloudsim train AGENT``: its metadata holds the help and, where the name alone
 does not give it, the flag (``--NAME`` with dashes otherwise), the metavar and the choices. The run
 layer derives the option's parser from the field's type (`cloudsim.run.config.fields.options_of`), so

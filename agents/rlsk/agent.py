@@ -4,7 +4,7 @@ The paper, section by section, and where each part lives:
 
 * III-A and III-C, the federation, state (eq. 2), actions (eq. 3) and reward
   (eq. 4-8): `cloudsim.engine.envs.RLSKEnv` and its `Federation`, which the trained
-  broker shares (`agents.federation.FederatedBroker`).
+  broker shares (`agents.rlsk.federation.FederatedBroker`).
 * III-D, the network: a feed-forward Q-network from the state vector to one
   value per action (`hidden` ReLU layers).
 * Algorithms 1 and 2, training: Stable-Baselines3's DQN, which is Algorithm 1
@@ -19,7 +19,7 @@ The paper, section by section, and where each part lives:
   episodes drawing among them; an epoch (Figure 4's unit) is ``sequences``
   episodes.
 * IV, the baselines: First Fit, Random, Round Robin and Least Load over clusters
-  (`agents.federation`).
+  (`agents.rlsk.federation`).
 
 A trained agent is a dispatcher (`RLSKPolicy`): greedy on its Q-values, numpy
 only at decision time.
@@ -34,9 +34,10 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import (TRAINING_THREADS, CheckpointMismatchError, TrainingLog, read_checkpoint, save_checkpoint,
-                        training_device, training_threads, trim_log, unusable_checkpoint, write_config, written_whole)
-from agents.rlsk_config import RLSKConfig
+from agents.kit import (SHIPPED_CHECKPOINTS, TRAINING_THREADS, CheckpointMismatchError, TrainingLog, read_checkpoint,
+                        save_checkpoint, training_device, training_threads, trim_log, unusable_checkpoint, write_config,
+                        written_whole)
+from agents.rlsk.config import RLSKConfig
 from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, JobSpec
 from cloudsim.engine.envs.rlsk import Federation, RLSKEnv, RLSKWeights, cluster_bounds, federation_cluster
@@ -45,13 +46,13 @@ __all__ = ["RLSKConfig", "RLSKPolicy", "load_policy", "make_env", "shipped_check
 
 AGENT = "rlsk"
 POLICY_FILE = "policy.pt"  # the broker's checkpoint: Q-network weights, config, cluster
-SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+SHIPPED = SHIPPED_CHECKPOINTS
 Workload = Callable[[int], Sequence[JobSpec]]
 
 
 # ------------------------------------------------------------------ the trained agent
 class RLSKPolicy:
-    """A trained Q-network as a dispatcher of `agents.federation.FederatedBroker`: the action with the
+    """A trained Q-network as a dispatcher of `agents.rlsk.federation.FederatedBroker`: the action with the
     highest Q-value for the state of eq. 2 (a few small matrix products, `cloudsim.engine.arithmetic`'s)."""
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], config: RLSKConfig, cluster: ClusterSpec,

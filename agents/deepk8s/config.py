@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.checks import check_finite, check_learning_rate, check_whole
-from agents.settings import setting
+from agents.kit.checkpoints import SHIPPED_CHECKPOINTS
+from agents.kit.checks import check_finite, check_learning_rate, check_whole
+from agents.kit.settings import setting
 from cloudsim.engine.envs.deepk8s import DEEPK8S_WINDOW
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig",
@@ -20,7 +21,7 @@ __all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
 EXPERTS = ("sjf", "oracle", "online")
-"""DAgger's expert: SJF on the window (the paper's); the rollout oracle (`agents.rollout.RolloutOracle`),
+"""DAgger's expert: SJF on the window (the paper's); the rollout oracle (`agents.deepk8s.rollout.RolloutOracle`),
 which knows the whole sequence and plays every candidate out with SJF; or the online look-ahead, the same
 play-outs without the tasks still to arrive."""
 LOOK_AHEADS = ("oracle", "online")
@@ -29,7 +30,7 @@ OPTIMIZERS = ("adam", "sgd")
 NETWORKS = ("pairs", "flat")
 BROKER_NAMES = {"ppo": "deepk8s", "a2c": "deepk8s-a2c", "dagger": "deepk8s-dagger"}
 """The broker name a trained policy of each algorithm has in replay, compare and bench."""
-SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+SHIPPED = SHIPPED_CHECKPOINTS
 
 
 def shipped_checkpoint(algo: str) -> Path:

@@ -49,7 +49,7 @@ import torch
 from torch import nn
 
 from agents import kit
-from agents.deepjs_config import (
+from agents.deepjs.config import (
     FEATURES,
     PAPER_FEATURES,
     REWARDS,
@@ -60,7 +60,7 @@ from agents.deepjs_config import (
     needed_resources,
 )
 from agents.incremental import INCREMENTAL_FROM, BestPairs, best_decision, keeps_best_pairs
-from agents.kit import CheckpointError, CheckpointMismatchError, baselines, returns_to_go
+from agents.kit import SHIPPED_CHECKPOINTS, CheckpointError, CheckpointMismatchError, baselines, returns_to_go
 from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, Decision, JobSpec, Simulation
 from cloudsim.engine.broker import ArrayPlan, CompiledRound
@@ -85,7 +85,7 @@ __all__ = [
     "segment_log_softmax",
 ]
 
-SHIPPED_CHECKPOINT = Path(__file__).with_name("checkpoints") / "deepjs_5x64.pt"
+SHIPPED_CHECKPOINT = SHIPPED_CHECKPOINTS / "deepjs_5x64.pt"
 
 # ------------------------------------------------------------------ network
 class FitnessNet(nn.Module):
