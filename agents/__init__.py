@@ -31,8 +31,12 @@ from agents.heuristics import (
     TetrisStar,
     Windowed,
 )
+from agents.deepjs.config import DEEPJS_TRAINING
+from agents.deepk8s.config import DEEPK8S_TRAINING
+from agents.deeprm.config import DEEPRM_PLUS_TRAINING, DEEPRM_TRAINING
 from agents.registry import (CORE, DEEPRM_ENV, RLSK_FEDERATION, BrokerOptionError, broker_names, broker_source,
-                             broker_spec, build, factories, make, register_broker)
+                             broker_spec, build, factories, make, register_broker, register_training)
+from agents.rlsk.config import RLSK_TRAINING
 from cloudsim._moved import install_moved_modules
 from cloudsim.engine.foreign import failed
 
@@ -199,6 +203,10 @@ register_broker("round-robin", federation.round_robin, acts_in=RLSK_FEDERATION)
 register_broker("least-load", federation.least_load, acts_in=RLSK_FEDERATION)
 register_broker("lookahead", federation.lookahead, acts_in=RLSK_FEDERATION)
 register_broker("rlsk", federation.rlsk_dispatcher, acts_in=RLSK_FEDERATION, trained_by="rlsk")
+
+# ------------------------------------------------ the trainings of the learned brokers, as `cloudsim train` lists them
+for _training in (DEEPJS_TRAINING, DEEPK8S_TRAINING, DEEPRM_TRAINING, DEEPRM_PLUS_TRAINING, RLSK_TRAINING):
+    register_training(_training)
 
 # Views of the registry, by the names earlier releases gave them.
 BROKERS: dict[str, Callable[..., object]] = factories(CORE)

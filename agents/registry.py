@@ -1,4 +1,5 @@
-"""The one registry of named brokers, and the one rule that builds a broker by name.
+"""The one registry of named brokers and of the trainings that make the learned ones, and the one rule that
+builds a broker by name.
 
 Every broker cloudsim ships is declared once, in `agents` (``agents/__init__.py``), by `register_broker`:
 its name, the factory that makes it (a class, or a function that imports its code only when called), where it
@@ -8,6 +9,12 @@ it). Everything else reads this registry: the command line's choices, ``cloudsim
 lists of compare and leaderboard, the checks of options. Brokers of installed packages (`agents.plugins`) are
 found by `broker_source` too, and built by `agents.make_broker` like the built-in ones.
 
+Each ``cloudsim train NAME`` is declared once too, by `register_training` (`TrainingSpec`): the agent's config
+dataclass (whose settings are the command's options), the function that trains it, the command's texts and what
+the run layer must know to check, resume and report it. The run layer builds the command's config, its
+subcommand and its place in ``cloudsim train`` from the spec alone; a new learned agent is its package under
+`agents` plus its `register_broker` and `register_training` lines.
+
 A broker acts in one of three places, which are not interchangeable: the core's simulation (`CORE`: what
 ``replay``, ``compare``, ``bench`` and ``leaderboard`` run), DeepRM's own environment (`DEEPRM_ENV`: DeepRM's
 code's heuristics, another implementation of ``sjf`` or ``packer`` than the core's) and RLSK's federation
@@ -16,13 +23,15 @@ code's heuristics, another implementation of ``sjf`` or ``packer`` than the core
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 __all__ = ["CORE", "DEEPRM_ENV", "DEVICES", "PLACES", "RLSK_FEDERATION", "BrokerOptionError", "BrokerSpec",
-           "broker_names", "broker_source", "broker_spec", "build", "factories", "make", "register_broker",
-           "reserved_option_problem"]
+           "TRAINS_ON", "TrainingSpec", "broker_names", "broker_source", "broker_spec", "build", "entry_point",
+           "factories", "make", "register_broker", "register_training", "reserved_option_problem", "training_names",
+           "training_spec"]
 
 CORE = "core"
 DEEPRM_ENV = "deeprm-env"
@@ -177,3 +186,126 @@ def _parameters(signature: inspect.Signature | None) -> list[str] | None:
         return None
     return [name for name, parameter in signature.parameters.items()
             if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """One ``cloudsim train NAME``: the learned agent it trains, and what the command line and the run layer know
+    of it without importing its code (torch).
+
+    Attributes:
+        name: the command's AGENT; the brokers it makes checkpoints for say ``trained_by=NAME``.
+        title: the agent as the texts name it ("DeepRM_Plus"): the title of its options' group, the training a
+            --resume message names.
+        config: its config dataclass: the fields made with `agents.kit.settings.setting` are the command's
+            options (less ``leave_out``), and what the training saves as config.json.
+        train: ``"module:function"``, imported when a training starts: ``function(agent, out, *, resume,
+            tensorboard, progress, save_every, device, threads, **options)`` (with ``workload=`` when ``workload``
+            names one) trains the agent config ``agent`` into the folder ``out`` and returns the summary the
+            command prints (``threads=None``: its own count, ``threads`` below).
+        summary: its line in ``cloudsim train --help``.
+        description: its ``cloudsim train NAME --help``.
+        describe: ``describe(agent)``: what the command says it trains, from the agent config.
+        writes: what ``--out DIR`` receives, for its help ("folder for policy.pt ...").
+        threads: torch's CPU threads unless ``--threads`` says otherwise (`agents.kit.training_threads`): the
+            count its committed trainings ran on.
+        options: a frozen dataclass of the command's own options beside the agent's settings, its fields made with
+            `setting`: how the training runs, not what it learns, so neither saved with the agent nor compared on
+            --resume (DeepRM's ``keep_every``); passed to ``train`` by name. None: none.
+        check: ``check(command)``, the command's own checks of how its options fit together, before anything
+            is written: ``command`` has the settings and options as attributes, ``agent`` (the agent config it
+            trains), ``given`` (the settings chosen on the command line) and ``kind`` (the algorithm it trains,
+            ``kind`` below); a problem is an `agents.kit.settings.SettingProblem` naming the field. None: none.
+        defaults: the agent config a new training starts from, where not the config's own defaults (DeepRM_Plus's).
+        leave_out: settings of the config that are not this command's options (DeepRM's cloning of SJF).
+        marks: saved settings that tell a folder of this training from another's of the same config (DeepRM_Plus:
+            ``{"network": "cnn"}``).
+        length: the setting that says how long it trains, which a --resume may raise.
+        unit: what ``--save-every`` counts ("iterations", "epochs").
+        save_every: ``--save-every``'s default.
+        progress_key: its policy.pt's entry of how much of ``length`` is done.
+        checkpoint_agent: the agent its checkpoints name, where another's (DeepRM_Plus's are DeepRM's); None: ``name``.
+        state_file: the file in ``out`` a resume starts from; ``state_files`` by ``kind`` where it differs.
+        kind: the setting that names the algorithm, where the agent trains by several (Deepk8s's ``algo``).
+        reads: settings that name a file the training reads (kept out of --out).
+        workload: the `traces` function that draws its training workloads (passed to ``train`` as ``workload=``),
+            for an agent whose environment does not draw its own; None.
+        load_of: the workload generator whose range of loads its ``load`` and ``jobs`` settings must fit; None.
+        trains_on: ``"environment"``: episodes its own environment draws (the command's options are the run's and
+            the agent's); ``"chunks"``: sliding chunks of a workload the command is given, so the command also takes
+            the workload, cluster and runner options, and ``train`` gets ``chunks`` ((label, jobs) pairs),
+            ``cluster``, ``runner``, ``record`` (the workload's account for config.json), ``init``, ``given`` and
+            ``on_chunk`` (DeepJS's Algorithm 2).
+    """
+
+    name: str
+    title: str
+    config: type
+    train: str
+    summary: str
+    description: str
+    describe: Callable[[Any], str]
+    writes: str
+    threads: int
+    options: type | None = None
+    check: Callable[[Any], None] | None = None
+    defaults: Any = None
+    leave_out: tuple[str, ...] = ()
+    marks: Mapping[str, Any] = field(default_factory=dict)
+    length: str = "iterations"
+    unit: str = "iterations"
+    save_every: int = 10
+    progress_key: str = "iterations"
+    checkpoint_agent: str | None = None
+    state_file: str = "policy.pt"
+    state_files: Mapping[str, str] = field(default_factory=dict)
+    kind: str | None = None
+    reads: tuple[str, ...] = ()
+    workload: str | None = None
+    load_of: str | None = None
+    trains_on: str = "environment"
+
+    def state_file_of(self, kind: str | None) -> str:
+        """The file a resume of a training of algorithm ``kind`` starts from."""
+        return self.state_files.get(kind, self.state_file) if kind is not None else self.state_file
+
+
+_TRAININGS: dict[str, TrainingSpec] = {}
+TRAINS_ON = ("environment", "chunks")
+"""What a training runs on (`TrainingSpec.trains_on`)."""
+
+
+def register_training(spec: TrainingSpec) -> TrainingSpec:
+    """Declare the training ``spec.name`` (see `TrainingSpec`); returns it. A name declared already, a ``train``
+    that is no ``module:function`` and a thread count below 1 are refused."""
+    if spec.name in _TRAININGS:
+        raise ValueError(f"training {spec.name!r} is already declared; choose another name")
+    module, _, function = spec.train.partition(":")
+    if not module or not function:
+        raise ValueError(f"training {spec.name!r}: train must be 'module:function', got {spec.train!r}")
+    if spec.trains_on not in TRAINS_ON:
+        raise ValueError(f"training {spec.name!r}: trains_on must be one of {', '.join(TRAINS_ON)}, got "
+                         f"{spec.trains_on!r}")
+    if not (isinstance(spec.threads, int) and spec.threads >= 1):
+        raise ValueError(f"training {spec.name!r}: threads must be a whole number >= 1, got {spec.threads!r}")
+    _TRAININGS[spec.name] = spec
+    return spec
+
+
+def training_spec(name: str) -> TrainingSpec:
+    """The training ``cloudsim train NAME`` runs; a KeyError naming the trainings for another name."""
+    try:
+        return _TRAININGS[name]
+    except KeyError:
+        raise KeyError(f"no training {name!r}; choose one of {', '.join(_TRAININGS)}") from None
+
+
+def training_names() -> tuple[str, ...]:
+    """Every declared training, in the order declared (``cloudsim train``'s subcommands)."""
+    return tuple(_TRAININGS)
+
+
+def entry_point(reference: str) -> Any:
+    """What ``"module:name"`` names, its module imported now."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -64,7 +64,8 @@ def cloning(jobsets: int, epochs: int) -> list[float]:
         times.append(now - last)
         last = now
 
-    clone(make_net(config), states, actions, accuracy=1.0, max_epochs=epochs, on_epoch=on_epoch)
+    clone(make_net(config), states, actions, accuracy=1.0, max_epochs=epochs,
+          learning_rate=config.clone_learning_rate, batch_size=config.clone_batch, on_epoch=on_epoch)
     return times
 
 

@@ -195,7 +195,7 @@ def test_a_resume_without_iterations_goes_on_to_the_saved_length_not_the_default
     # A training of 2 iterations stopped after 1 (as a session ends): resumed without --iterations it does
     # the 1 left, not the default's 300; a resume that gives --iterations (on the command line, or another
     # value than the default from Python) sets the new length.
-    from cloudsim.run.train_deepk8s import Deepk8sTrainConfig
+    from cloudsim.run.train import Deepk8sTrainConfig
 
     out = tmp_path / "run"
     assert cli(["train", "deepk8s", "--algo", "dagger", "--tasks", "20", "--iterations", "1", "--out", str(out)],

@@ -431,7 +431,8 @@ def test_expert_pairs_are_distinct_and_cloning_learns_an_expert():
 
     states, actions = expert_pairs(params, lengths, sizes, expert=first_slot)
     torch.manual_seed(0)
-    result = clone(DeepRMPlusNet(params), states, actions, accuracy=0.95, max_epochs=40, learning_rate=3e-3)
+    result = clone(DeepRMPlusNet(params), states, actions, accuracy=0.95, max_epochs=40, learning_rate=3e-3,
+                   batch_size=256)
     assert result.accuracy > 0.95 and len(result.accuracies) < 40
     assert result.test_pairs == max(1, actions.size // 10) and result.train_pairs + result.test_pairs == actions.size
 

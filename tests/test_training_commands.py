@@ -16,7 +16,8 @@ from cloudsim.run.config.fields import options_of, real, whole, whole_list, whol
 from cloudsim.run.config.training import agent_setting_names
 from cloudsim.run.train import (DeepJSTraining, Deepk8sTrainConfig, DeepRMPlusTrainConfig, DeepRMTrainConfig,
                                 RLSKTrainConfig, train)
-from cloudsim.run.train_deeprm import CLONING, PLUS_DEFAULTS
+from agents.deeprm.config import CLONING
+from agents.deeprm.config import DEEPRM_PLUS_DEFAULTS as PLUS_DEFAULTS
 
 COMMANDS = [(DeepJSTraining, DeepJSConfig, DeepJSConfig(), ()),
             (Deepk8sTrainConfig, Deepk8sConfig, Deepk8sConfig(), ()),
@@ -86,14 +87,14 @@ def test_train_runs_each_command_config_into_its_folder_and_refuses_anything_els
 
 
 def test_a_training_stopped_before_its_first_checkpoint_leaves_nothing(tmp_path, monkeypatch):
-    import agents.deeprm
+    import agents.deeprm.agent
 
     def stopped(*args, **kwargs):
         (tmp_path / "run").mkdir()
         (tmp_path / "run" / "config.json").write_text("{}")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(agents.deeprm, "train", stopped)
+    monkeypatch.setattr(agents.deeprm.agent, "train", stopped)
     with pytest.raises(KeyboardInterrupt):
         train(DeepRMTrainConfig(out=str(tmp_path / "run"), progress=False, device="cpu"))
     assert not (tmp_path / "run").exists()

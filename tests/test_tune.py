@@ -89,6 +89,7 @@ def test_a_search_resumes_with_its_finished_trials_kept(tmp_path, dagger):
     (["--trials", "0"], ["--trials 0", ">= 1"]),
     (["--seeds", "5:5"], ["--seeds 5:5", "0 <= A < B"]),
     (["--init", "nowhere.pt"], ["--init nowhere.pt", "no such file"]),
+    (["--threads", "0"], ["--threads 0", ">= 1"]),
     ([], ["--out", "give the search folder"]),
 ])
 def test_tune_mistakes_get_one_clear_line(tmp_path, monkeypatch, capsys, argv, words):

@@ -36,6 +36,7 @@ kit's names that DeepJS always exported (`returns_to_go`, `baselines`,
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import time
 from collections import Counter
@@ -50,6 +51,8 @@ from torch import nn
 
 from agents import kit
 from agents.deepjs.config import (
+    CONFIG_FILE,
+    POLICY_FILE,
     FEATURES,
     PAPER_FEATURES,
     REWARDS,
@@ -82,6 +85,7 @@ __all__ = [
     "load_policy",
     "read_checkpoint",
     "returns_to_go",
+    "run_training",
     "segment_log_softmax",
 ]
 
@@ -686,3 +690,60 @@ class DeepJSTrainer:
                                   f"is damaged ({type(err).__name__}: {err}); start a new training (another --out "
                                   f"folder, without --resume)", path=path) from err
         return trainer
+
+
+def run_training(config: DeepJSConfig, out: str | Path, *, chunks: Sequence[tuple[int, list[JobSpec]]],
+                 cluster: ClusterSpec, runner: Runner, record: dict, resume: bool = False, init: str | None = None,
+                 given: Iterable[str] = (), tensorboard: bool = False, device: str = "auto",
+                 threads: int | None = None, on_chunk: Callable[[dict], None] | None = None, **unused) -> dict:
+    """``cloudsim train deepjs`` (its `agents.registry.TrainingSpec`): Algorithm 2 on ``chunks`` (label, jobs) of a
+    workload run on ``cluster``, a checkpoint ``out/policy.pt`` after each chunk, and the summary the command prints.
+
+    A new training fits the feature normaliser on all the chunks' jobs; ``init`` starts it from that checkpoint's
+    weights and normaliser instead; ``resume`` continues ``out/policy.pt`` (``given``: the settings the user chose,
+    which must match it), skipping the chunks it has done. ``out/config.json`` gets the agent's config with
+    ``record`` (the run layer's account of the workload); each iteration is a row of the log (`agents.kit.TrainingLog`,
+    written after the checkpoint that holds it); ``on_chunk`` is called with each chunk's entry as it is trained.
+    ``unused``: the options of every training that DeepJS has no use for (it saves after every chunk, and reports
+    its progress by ``on_chunk``)."""
+    checkpoint = Path(out) / POLICY_FILE
+    settings = dict(device=device, threads=threads)
+    if resume:
+        trainer = DeepJSTrainer.resume(checkpoint, config=config, cluster=cluster, given=frozenset(given),
+                                       runner=runner, **settings)
+    elif init is not None:  # fine-tuning: the network and its normaliser are the init's
+        trainer = DeepJSTrainer.from_weights(init, config, cluster, runner=runner, **settings)
+    else:
+        trainer = DeepJSTrainer(config, cluster, runner=runner, **settings)
+        trainer.fit_normaliser([job for _, jobs in chunks for job in jobs])
+    Path(out).mkdir(parents=True, exist_ok=True)
+    with kit.written_whole(Path(out) / CONFIG_FILE) as (partial,):
+        partial.write_text(json.dumps({"agent": dataclasses.asdict(trainer.config), **record}, indent=2) + "\n")
+    todo = [(label, jobs) for label, jobs in chunks if label not in trainer.chunks_done]
+    started = time.perf_counter()
+    trained = 0
+    log = None
+    try:
+        log = kit.TrainingLog(out, tensorboard=tensorboard)
+        for label, jobs in todo:
+            chunk_started = time.perf_counter()
+            rows: list[dict] = []
+            entry = trainer.train_chunk(label, jobs, on_iteration=rows.append)
+            trainer.save(checkpoint)
+            trained += 1
+            for row in rows:  # after the save: the log never holds an iteration that the checkpoint lacks
+                log.write(row)
+            if on_chunk is not None:
+                on_chunk({**entry, "wall_s": round(time.perf_counter() - chunk_started, 2)})
+    finally:
+        if log is not None:
+            log.close()
+    summary = {"summary": True, "chunks_trained": trained, "chunks": len(trainer.chunks_done),
+               "chunks_skipped_as_done": len(chunks) - len(todo),
+               "wall_s": round(time.perf_counter() - started, 1),
+               "config": dataclasses.asdict(trainer.config)}
+    if checkpoint.is_file():  # never name a checkpoint that was not written
+        summary["checkpoint"] = str(checkpoint)
+    if log is not None:
+        summary["log"] = str(log.folder)
+    return summary

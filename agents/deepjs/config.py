@@ -13,16 +13,20 @@ import numpy as np
 
 from agents.kit.checks import check_finite, check_learning_rate, check_whole
 from agents.kit.settings import setting
+from agents.registry import TrainingSpec
 from cloudsim.engine.checks import is_finite_number, is_whole
 from cloudsim import ClusterView
 
 __all__ = [
+    "CONFIG_FILE",
     "CompletionReward",
+    "DEEPJS_TRAINING",
     "DeepJSConfig",
     "FEATURES",
     "FEATURE_RESOURCES",
     "MakespanReward",
     "PAPER_FEATURES",
+    "POLICY_FILE",
     "REWARDS",
     "SlowdownReward",
     "needed_resources",
@@ -157,3 +161,23 @@ class DeepJSConfig:
             raise ValueError(f"DeepJSConfig.feature_std={self.feature_std!r} needs one finite value > 0 per feature "
                              f"({n}: {', '.join(self.features)}; features are divided by it); leave it empty to "
                              f"fit it on the training workload (DeepJSTrainer.fit_normaliser)")
+
+
+POLICY_FILE = "policy.pt"
+"""The checkpoint a training writes after each chunk, and resumes from."""
+CONFIG_FILE = "config.json"
+"""What a training writes beside its checkpoint: the agent's config and, from the run layer, the workload that made
+the chunks (which a resume must give again: its chunks are numbered in that workload)."""
+
+DEEPJS_TRAINING = TrainingSpec(
+    "deepjs", "DeepJS", DeepJSConfig, "agents.deepjs.agent:run_training",
+    summary="DeepJS (REINFORCE, Algorithm 2)",
+    description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving DIR/policy.pt after each chunk "
+                "(use it with --checkpoint deepjs=DIR/policy.pt) and a log of every iteration; --resume continues a "
+                "saved training exactly.",
+    describe=lambda agent: f"DeepJS ({agent.iterations} iterations x {agent.trajectories} trajectories per chunk)",
+    writes="folder for policy.pt (the checkpoint, written after each chunk; also the state to resume from) and the "
+           "log (log.csv, log.jsonl: one row per iteration, appended to on --resume)",
+    threads=2, reads=("init",), trains_on="chunks")
+"""``cloudsim train deepjs``: Algorithm 2 on sliding chunks of the workload the command is given (chunks of 10 jobs
+unless told otherwise). Two threads: the committed trainings ran on two."""

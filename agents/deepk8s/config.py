@@ -13,11 +13,13 @@ from pathlib import Path
 
 from agents.kit.checkpoints import SHIPPED_CHECKPOINTS
 from agents.kit.checks import check_finite, check_learning_rate, check_whole
-from agents.kit.settings import setting
+from agents.kit.settings import SettingProblem, setting
+from agents.registry import TrainingSpec
+from cloudsim.engine.checks import number_problem
 from cloudsim.engine.envs.deepk8s import DEEPK8S_WINDOW
 
 __all__ = ["ALGORITHMS", "BROKER_NAMES", "EXPERTS", "LOOK_AHEADS", "NETWORKS", "OPTIMIZERS", "Deepk8sConfig",
-           "shipped_checkpoint"]
+           "shipped_checkpoint", "DEEPK8S_TRAINING", "Deepk8sTrainingOptions"]
 
 ALGORITHMS = ("ppo", "a2c", "dagger")
 EXPERTS = ("sjf", "oracle", "online")
@@ -150,3 +152,50 @@ class Deepk8sConfig:
     @property
     def broker_name(self) -> str:
         return BROKER_NAMES[self.algo]
+
+
+@dataclass(frozen=True)
+class Deepk8sTrainingOptions:
+    """``cloudsim train deepk8s``'s options beside the agent's settings."""
+
+    workers: int = setting(1, "processes labelling DAgger's episodes with --expert oracle or online (the labels, and "
+                           "so the training, are the same for any number)", metavar="N")
+
+
+DAGGER_SETTINGS = ("expert", "dagger_episodes", "dagger_updates")
+"""The settings that apply to DAgger only."""
+
+
+def check_training(command) -> None:
+    """How ``cloudsim train deepk8s``'s options fit together (`agents.registry.TrainingSpec.check`): DAgger's
+    settings with another algorithm, --workers without a look-ahead expert, --init with DAgger or naming no file."""
+    if command.kind != "dagger":
+        for name in DAGGER_SETTINGS:
+            if name in command.given:
+                raise SettingProblem(name, "applies to DAgger; add --algo dagger")
+    problem = number_problem(command.workers, whole=True, at_least=1)
+    if problem is not None:
+        raise SettingProblem("workers", problem)
+    if command.workers > 1 and command.agent.expert not in LOOK_AHEADS:
+        raise SettingProblem("workers", "label DAgger's episodes with a look-ahead in parallel; add --algo dagger "
+                                        "--expert oracle (or online), or leave --workers out")
+    if command.init is not None:
+        if command.kind == "dagger":
+            raise SettingProblem("init", "starts a PPO or A2C training; DAgger starts from scratch")
+        if not Path(command.init).is_file():
+            raise SettingProblem("init", "no such file; give a policy.pt from cloudsim train deepk8s")
+
+
+DEEPK8S_TRAINING = TrainingSpec(
+    "deepk8s", "Deepk8s", Deepk8sConfig, "agents.deepk8s.training:run_training",
+    summary="Deepk8s (PPO, A2C or DAgger)",
+    description="Train a Deepk8s agent on Alibaba task sequences (5 machines of 10 cpu and 64 memory, a window of 10 "
+                "tasks): PPO, A2C or DAgger imitation of SJF. Writes DIR/policy.pt (use it with --checkpoint "
+                "deepk8s=DIR/policy.pt), the state to resume from and a log of every iteration.",
+    describe=lambda agent: f"Deepk8s by {agent.algo} for {agent.iterations} iterations",
+    writes="folder for policy.pt, the state to resume from, config.json and the log (log.csv, log.jsonl)",
+    threads=1, options=Deepk8sTrainingOptions, check=check_training, kind="algo", state_file="model.zip",
+    state_files={"dagger": "dagger.pt"}, reads=("init",), workload="deepk8s_workload")
+"""``cloudsim train deepk8s``: the paper's agents on `traces.deepk8s_workload`'s sequences of seeds drawn from
+`cloudsim.engine.envs.TRAINING_SEEDS`, so held-out evaluations (``cloudsim compare deepk8s --seeds 0:100``) never
+meet a training sequence."""

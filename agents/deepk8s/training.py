@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import time
 from pathlib import Path
+from typing import Callable
 
 from agents.deepk8s.broker import AGENT, POLICY_FILE, load_policy
 from agents.deepk8s.dagger import train_dagger
 from agents.deepk8s.envs import Workload
 from agents.deepk8s.sb3 import check_init, train_sb3
 from agents.deepk8s.config import Deepk8sConfig
-from agents.kit import (TRAINING_THREADS, TrainingLog, read_checkpoint, training_device, training_threads, trim_log,
-                        write_config)
+from agents.kit import (TRAINING_THREADS, TrainingLog, last_logged, read_checkpoint, training_device, training_threads,
+                        trim_log, write_config)
 from cloudsim import ClusterSpec
 from cloudsim.engine.envs import deepk8s_cluster
 
@@ -50,3 +53,13 @@ def train(config: Deepk8sConfig, workload: Workload, out: str | Path, *, cluster
                 interrupted.add_note(f"the training saved at iteration {done} is in {out}; add --resume to "
                                      f"continue it")
             raise
+
+
+def run_training(config: Deepk8sConfig, out: str | Path, *, workload: Callable[..., object], **run) -> dict:
+    """``cloudsim train deepk8s`` (its `agents.registry.TrainingSpec`): `train` on the task sequences ``workload``
+    draws (`traces.deepk8s_workload`, ``config.tasks`` tasks each), then the summary the command prints: the
+    algorithm, iterations, the policy, the wall time and the last logged reward."""
+    started = time.perf_counter()
+    policy = train(config, functools.partial(workload, tasks=config.tasks), out, **run)
+    return {"agent": AGENT, "algo": config.algo, "iterations": config.iterations, "policy": str(policy),
+            "wall_s": round(time.perf_counter() - started, 3), "last_reward": last_logged(out).get("reward")}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import shutil
 import time
 from pathlib import Path
@@ -33,14 +34,14 @@ from torch import nn
 
 from agents.deeprm.config import DeepRMConfig
 from agents.deeprm.numpy_forward import NumpyDeepRM
-from agents.kit import (SHIPPED_CHECKPOINTS, TRAINING_THREADS, TrainingLog, baselines, changed_settings,
+from agents.kit import (SHIPPED_CHECKPOINTS, TRAINING_THREADS, TrainingLog, baselines, changed_settings, last_logged,
                         read_checkpoint, restore_rng, returns_to_go, rng_state, save_checkpoint, training_device,
                         training_threads, trim_log, write_config, written_whole)
 from cloudsim.engine import arithmetic
 from cloudsim.engine.envs.deeprm import DeepRMBatch, DeepRMParams, render_image
 
 __all__ = ["AGENT", "POLICY_FILE", "shipped_checkpoint", "DeepRMNet", "DeepRMPolicy", "make_net", "load_policy",
-           "read_policy_checkpoint", "rollout", "train"]
+           "read_policy_checkpoint", "rollout", "run_training", "train"]
 
 AGENT = "deeprm"
 POLICY_FILE = "policy.pt"
@@ -373,6 +374,24 @@ def train(config: DeepRMConfig, out: str | Path, *, resume: bool = False, progre
         finally:
             bar.close()
     return policy_file
+
+
+def run_training(config: DeepRMConfig, out: str | Path, **run) -> dict:
+    """``cloudsim train deeprm`` and ``deeprm-plus`` (their `agents.registry.TrainingSpec`): `train` with ``run``'s
+    options, then the summary the command prints: the agent, objective, load and iterations, the policy, the wall
+    time, the last logged rewards and slowdown (and DeepRM_Plus's cloning accuracy)."""
+    from agents.deeprm.plus import CLONE_FILE
+
+    started = time.perf_counter()
+    policy = train(config, out, **run)
+    last = last_logged(out)
+    clone = Path(out) / CLONE_FILE
+    cloned = json.loads(clone.read_text()) if clone.is_file() else {}
+    return {"agent": "deeprm" if config.network == "dense" else "deeprm-plus", "objective": config.objective,
+            "load": config.load, "iterations": config.iterations, "policy": str(policy),
+            "wall_s": round(time.perf_counter() - started, 3), "mean_reward": last.get("mean_reward"),
+            "max_reward": last.get("max_reward"), "mean_slowdown": last.get("mean_slowdown"),
+            **({"clone_test_accuracy": cloned["test_accuracy"][-1]} if cloned.get("test_accuracy") else {})}
 
 
 def update(net: DeepRMNet, optimiser: torch.optim.Optimizer, roll: Rollout, adv: np.ndarray) -> float:

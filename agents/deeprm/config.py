@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agents.kit.checks import check_finite, check_learning_rate, check_whole
-from agents.kit.settings import setting
-from cloudsim.engine.checks import is_finite_number
+from agents.kit.settings import SettingProblem, setting
+from agents.registry import TrainingSpec
+from cloudsim.engine.checks import is_finite_number, number_problem
 from cloudsim.engine.envs.deeprm import ARRIVALS, MODES, OBJECTIVES, DeepRMParams, arrival_rate, jobsets_at_load
 
-__all__ = ["DEEPRM_PLUS_DEFAULTS", "DeepRMConfig", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
+__all__ = ["CLONING", "DEEPRM_PLUS_DEFAULTS", "DEEPRM_PLUS_TRAINING", "DEEPRM_TRAINING", "DeepRMConfig",
+           "DeepRMTrainingOptions", "TRAINING_JOBSET_SEED", "NETWORKS", "HIDDEN"]
 
 NETWORKS = ("dense", "cnn")
 """``dense``: DeepRM's one hidden layer; ``cnn``: DeepRM_Plus's Table I network."""
@@ -59,6 +61,8 @@ class DeepRMConfig:
             collected to clone it; 0 starts from random weights.
         clone_accuracy: cloning stops once the test accuracy passes this.
         clone_epochs: cloning stops after this many epochs at the latest.
+        clone_learning_rate, clone_batch: the cloning's Adam step and minibatch (1e-3 and 256; the paper gives
+            neither).
         fresh_jobsets: draw the ``jobsets`` afresh every iteration (iteration i's from seed
             ``jobset_seed + 1 + i``), so that the policy cannot fit a fixed set; False trains on one
             set drawn from ``jobset_seed``, as DeepRM's code does.
@@ -90,6 +94,8 @@ class DeepRMConfig:
                                  "cloning")
     clone_accuracy: float = setting(0.9, "cloning stops once the test accuracy passes this")
     clone_epochs: int = setting(30, "cloning stops after this many epochs")
+    clone_learning_rate: float = 1e-3
+    clone_batch: int = 256
     fresh_jobsets: bool = setting(False, "draw the --jobsets afresh every iteration (from seeds above the training "
                                   "seed) instead of training on one fixed set")
 
@@ -104,7 +110,8 @@ class DeepRMConfig:
         if self.clone_jobsets and self.network != "cnn":
             raise ValueError("cloning SJF (clone_jobsets > 0) is DeepRM_Plus's first stage: use network 'cnn'")
         check_finite(self, ("clone_accuracy",), above=0, at_most=1)
-        check_whole(self, ("clone_epochs",), 1)
+        check_whole(self, ("clone_epochs", "clone_batch"), 1)
+        check_learning_rate(self, "clone_learning_rate")
         check_whole(self, ("slots", "simu_len", "jobsets", "episodes", "iterations", "hidden", "max_actions"), 1)
         if self.mode not in MODES:
             raise ValueError(f"DeepRMConfig.mode must be one of {MODES}, got {self.mode!r}")
@@ -134,3 +141,58 @@ DEEPRM_PLUS_DEFAULTS = DeepRMConfig(network="cnn", workload="poisson", load=1.4,
 """DeepRM_Plus's settings unless told otherwise: section V-B's 25 jobsets at 140 %; 5 episodes per jobset and 300
 iterations keep a training within hours on two cores (the CNN's step costs 100 times the dense network's);
 rmsprop at 1e-4 moves the cloned weights gently (the paper gives neither)."""
+
+
+CLONING = ("clone_jobsets", "clone_accuracy", "clone_epochs")
+"""DeepRM_Plus's settings of cloning SJF (Algorithm 2), which DeepRM's dense network does not take."""
+
+
+@dataclass(frozen=True)
+class DeepRMTrainingOptions:
+    """``cloudsim train deeprm``'s and ``deeprm-plus``'s options beside the agent's settings."""
+
+    keep_every: int = setting(0, "also keep every Nth iteration's checkpoint as policy-NNNNN.pt, to choose one on "
+                              "validation jobsets afterwards (default 0: keep only the last)", metavar="N")
+
+
+def check_training(command) -> None:
+    """--keep-every: a whole number >= 0 (`agents.registry.TrainingSpec.check`)."""
+    problem = number_problem(command.keep_every, whole=True, at_least=0)
+    if problem is not None:
+        raise SettingProblem("keep_every", f"{problem} (0 keeps only the last checkpoint)")
+
+
+def _describe(title: str):
+    return lambda agent: (f"{title} ({agent.objective}, load {agent.load:g}, {agent.workload} workload, {agent.mode} "
+                          f"sizes, {agent.jobsets} jobsets x {agent.episodes} episodes) for {agent.iterations} "
+                          "iterations")
+
+
+DEEPRM_TRAINING = TrainingSpec(
+    "deeprm", "DeepRM", DeepRMConfig, "agents.deeprm.agent:run_training",
+    summary="DeepRM (REINFORCE on the cluster image)",
+    description="Train DeepRM by REINFORCE with a per-step baseline in DeepRM's environment (M slots, a 20-step "
+                "image, jobsets of 50 steps): the jobsets' N episodes run in lockstep. Writes DIR/policy.pt (use it "
+                "with --checkpoint deeprm=DIR/policy.pt), config.json and a log of every iteration (mean and maximum "
+                "total reward, mean slowdown).",
+    describe=_describe("DeepRM"),
+    writes="folder for policy.pt (also the state to resume from), config.json and the log (log.csv, log.jsonl)",
+    threads=1, options=DeepRMTrainingOptions, check=check_training, leave_out=CLONING, progress_key="iteration")
+"""``cloudsim train deeprm``: DeepRM by REINFORCE in its own environment; training jobsets are drawn from
+`TRAINING_JOBSET_SEED`, held-out evaluations use single jobsets of seeds below it (``cloudsim compare deeprm --env
+deeprm --seeds 0:100``). One thread: the dense network is small enough that more cost more than they give."""
+
+DEEPRM_PLUS_TRAINING = TrainingSpec(
+    "deeprm-plus", "DeepRM_Plus", DeepRMConfig, "agents.deeprm.agent:run_training",
+    summary="DeepRM_Plus (SJF cloned into a CNN, then REINFORCE)",
+    description="Train DeepRM_Plus in DeepRM's environment: Table I's CNN first clones SJF on its state-action "
+                "pairs (Algorithm 2), then REINFORCE with DeepRM's per-step baseline improves it (Algorithm 3), on "
+                "the paper's Poisson workload (jobsets of 5-50 jobs). Writes DIR/policy.pt (use it with --checkpoint "
+                "deeprm-plus=DIR/policy.pt), config.json, clone.json and a log of every iteration.",
+    describe=_describe("DeepRM_Plus"),
+    writes="folder for policy.pt (also the state to resume from), config.json, clone.json (the cloning's test "
+           "accuracy) and the log",
+    threads=2, options=DeepRMTrainingOptions, check=check_training, defaults=DEEPRM_PLUS_DEFAULTS,
+    marks={"network": "cnn"}, progress_key="iteration", checkpoint_agent="deeprm")
+"""``cloudsim train deeprm-plus``: DeepRM_Plus's defaults (Table I's CNN, SJF cloned first, its Poisson workload
+at 140 %) on DeepRM's config and training; its checkpoints are DeepRM's (one agent, two networks)."""

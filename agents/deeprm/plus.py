@@ -110,15 +110,15 @@ class CloneResult:
         return self.accuracies[-1] if self.accuracies else float("nan")
 
 
-def clone(net: DeepRMPlusNet, states: dict[str, np.ndarray], actions: np.ndarray, *, accuracy: float = 0.9,
-          max_epochs: int = 50, learning_rate: float = 1e-3, batch_size: int = 256, seed: int = 0,
+def clone(net: DeepRMPlusNet, states: dict[str, np.ndarray], actions: np.ndarray, *, accuracy: float,
+          max_epochs: int, learning_rate: float, batch_size: int, seed: int = 0,
           on_epoch: Callable[[int, float, float], None] | None = None) -> CloneResult:
     """Train ``net`` to predict ``actions`` from ``states`` (Algorithm 2, lines 12-22).
 
     The pairs are shuffled with ``seed`` and split 9:1; each epoch is one pass
-    over the training pairs in minibatches (Adam, cross-entropy); training
+    over the training pairs in minibatches of ``batch_size`` (Adam at ``learning_rate``, cross-entropy); training
     stops after the first epoch whose test accuracy exceeds ``accuracy``, or
-    after ``max_epochs``.
+    after ``max_epochs``. DeepRM_Plus's training takes them from its config (`clone_sjf`, `DeepRMConfig`).
     """
     n = actions.size
     if n < 10:
@@ -178,7 +178,8 @@ def clone_sjf(net: DeepRMPlusNet, config: DeepRMConfig, out: str | Path, *, prog
 
     try:
         result = clone(net, states, actions, accuracy=config.clone_accuracy, max_epochs=config.clone_epochs,
-                       seed=config.seed, on_epoch=on_epoch)
+                       learning_rate=config.clone_learning_rate, batch_size=config.clone_batch, seed=config.seed,
+                       on_epoch=on_epoch)
     finally:
         bar.close()
     with written_whole(Path(out) / CLONE_FILE) as (partial,):

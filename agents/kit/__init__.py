@@ -40,7 +40,7 @@ from agents.kit.checkpoints import (CHECKPOINT_KEYS, RNG_KEYS, SHIPPED_CHECKPOIN
                                     CheckpointMismatchError, CheckpointNotFoundError, changed_settings, partial_path,
                                     read_checkpoint, remove_partial_files, restore_rng, rng_state, save_checkpoint,
                                     unusable_checkpoint, write_config, written_whole)
-from agents.kit.log import TrainingLog, trim_log
+from agents.kit.log import TrainingLog, last_logged, trim_log
 from agents.kit.evaluation import evaluate
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "baselines",
     "changed_settings",
     "evaluate",
+    "last_logged",
     "partial_path",
     "read_checkpoint",
     "remove_partial_files",

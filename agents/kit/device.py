@@ -3,16 +3,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 from cloudsim.engine.checks import check_number
 
 
 DEVICES = ("auto", "cpu", "cuda")
 """Where a training's network updates run: ``auto`` takes CUDA when torch sees a GPU, else the CPU."""
 
-TRAINING_THREADS = {"deepjs": 2, "deeprm": 1, "deeprm-plus": 2, "deepk8s": 1, "rlsk": 1}
+class _ThreadsByTraining(Mapping):
+    """Each training's thread count, read from its `agents.registry.TrainingSpec` when asked (the registry is
+    filled when `agents` is imported, after the kit)."""
+
+    def _counts(self) -> dict[str, int]:
+        from agents.registry import training_names, training_spec
+
+        return {name: training_spec(name).threads for name in training_names()}
+
+    def __getitem__(self, name: str) -> int:
+        return self._counts()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._counts())
+
+    def __len__(self) -> int:
+        return len(self._counts())
+
+    def __repr__(self) -> str:
+        return repr(self._counts())
+
+
+TRAINING_THREADS: Mapping[str, int] = _ThreadsByTraining()
 """torch's CPU threads each agent's training runs on unless told otherwise (`training_threads`), on every machine:
-the counts their committed trainings ran on (DeepRM's, Deepk8s's and RLSK's networks are small enough that more
-threads cost more than they give)."""
+a view of each `agents.registry.TrainingSpec`'s ``threads``, the counts their committed trainings ran on."""
 
 
 def training_device(name: str):

@@ -59,6 +59,14 @@ def trim_log(folder: str | Path, last: int, column: str = "iteration") -> int:
     return dropped
 
 
+def last_logged(folder: str | Path) -> dict:
+    """The last row of the log in ``folder`` (its log.jsonl), what a training's summary reports; {} when there
+    is none."""
+    log = Path(folder) / "log.jsonl"
+    lines = log.read_text().splitlines() if log.is_file() else []
+    return json.loads(lines[-1]) if lines else {}
+
+
 def _drop_partial_line(path: Path) -> None:
     """Cut a last line that a killed writer left unfinished, so that appended rows start on a line of their own."""
     if not path.is_file() or path.stat().st_size == 0:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Setting", "setting"]
+__all__ = ["Setting", "SettingProblem", "setting"]
 
 
 @dataclass(frozen=True)
@@ -34,3 +34,14 @@ class Setting:
 def setting(default: Any, help: str, **how: Any) -> Any:
     """A dataclass field that is also an option of ``cloudsim train AGENT`` (see `Setting` for ``how``)."""
     return field(default=default, metadata={"setting": Setting(help, **how)})
+
+
+class SettingProblem(ValueError):
+    """A setting or a training command's option (``name``, the field) whose value cannot work with the others:
+    ``problem`` says why and how to fix it. The command line shows it as the option's own error, ``--NAME VALUE:
+    PROBLEM`` (`cloudsim.run.config.training`), so a training's checks need not know the flags."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        self.name = name
+        self.problem = problem
+        super().__init__(f"{name}: {problem}")

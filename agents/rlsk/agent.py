@@ -34,15 +34,18 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from agents.kit import (SHIPPED_CHECKPOINTS, TRAINING_THREADS, CheckpointMismatchError, TrainingLog, read_checkpoint,
+from agents.kit import (SHIPPED_CHECKPOINTS, TRAINING_THREADS, CheckpointMismatchError, TrainingLog, last_logged,
+                        read_checkpoint,
                         save_checkpoint, training_device, training_threads, trim_log, unusable_checkpoint, write_config,
                         written_whole)
 from agents.rlsk.config import RLSKConfig
 from cloudsim.engine import arithmetic
 from cloudsim import ClusterSpec, ClusterView, JobSpec
+from cloudsim.engine.envs import TRAINING_SEEDS
 from cloudsim.engine.envs.rlsk import Federation, RLSKEnv, RLSKWeights, cluster_bounds, federation_cluster
 
-__all__ = ["RLSKConfig", "RLSKPolicy", "load_policy", "make_env", "shipped_checkpoint", "train"]
+__all__ = ["RLSKConfig", "RLSKPolicy", "load_policy", "make_env", "run_training", "shipped_checkpoint", "train",
+           "training_sequences"]
 
 AGENT = "rlsk"
 POLICY_FILE = "policy.pt"  # the broker's checkpoint: Q-network weights, config, cluster
@@ -278,6 +281,29 @@ def train(config: RLSKConfig, workload: Workload, out: str | Path, *, resume: bo
         finally:
             envs.close()
     return out / POLICY_FILE
+
+
+def training_sequences(config: RLSKConfig, draw: Callable[..., Sequence[JobSpec]]) -> Workload:
+    """``workload(s)``: the training sequence ``s mod sequences``, drawn by ``draw`` (`traces.rlsk_workload`) from
+    seed 1,000 + that (`cloudsim.engine.envs.TRAINING_SEEDS`' range), so that held-out evaluations
+    (``cloudsim compare rlsk --seeds 0:20``) never meet a training sequence."""
+    first = TRAINING_SEEDS[0]
+
+    def workload(seed: int) -> Sequence[JobSpec]:
+        return draw(config.load, config.jobs, seed=first + seed % config.sequences, clusters=config.clusters)
+
+    return workload
+
+
+def run_training(config: RLSKConfig, out: str | Path, *, workload: Callable[..., Sequence[JobSpec]], **run) -> dict:
+    """``cloudsim train rlsk`` (its `agents.registry.TrainingSpec`): `train` on the training sequences ``workload``
+    draws (`training_sequences`), then the summary the command prints: steps, epochs, the policy, the wall time
+    and the last epoch's mean total reward."""
+    started = time.perf_counter()
+    policy = train(config, training_sequences(config, workload), out, **run)
+    last = last_logged(out)
+    return {"agent": AGENT, "timesteps": config.timesteps, "epochs": last.get("epoch", 0), "policy": str(policy),
+            "wall_s": round(time.perf_counter() - started, 3), "last_reward": last.get("reward")}
 
 
 EPISODE_NUMBERS = ("total_reward", "imbalance_resources", "imbalance_machines", "mean_utilisation", "makespan",

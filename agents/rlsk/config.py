@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from agents.kit.checks import check_finite, check_learning_rate, check_whole
 from agents.kit.settings import setting
+from agents.registry import TrainingSpec
 
 from cloudsim.engine.envs.rlsk import DEFAULT_POSTPONE, RLSKWeights, postpone_range
 
-__all__ = ["RLSKConfig"]
+__all__ = ["RLSKConfig", "RLSK_TRAINING"]
 
 _WEIGHTS = RLSKWeights()  # eq. 4's default weights are the environment's
 
@@ -94,3 +95,21 @@ class RLSKConfig:
         check_finite(self, ("discount", "exploration_fraction", "exploration_initial", "exploration_final"),
                      at_least=0, at_most=1)
         check_finite(self, ("alpha", "beta", "gamma"), at_least=0)
+
+
+RLSK_TRAINING = TrainingSpec(
+    "rlsk", "RLSK", RLSKConfig, "agents.rlsk.agent:run_training",
+    summary="RLSK (DQN over federated clusters)",
+    description="Train RLSK's deep Q-network (replay memory, target network, epsilon-greedy) to send each arriving "
+                "job to one of M clusters or postpone it, on a fixed set of RLSK job sequences (section IV-A: "
+                "Bernoulli arrivals, 3 clusters of 1 cpu and 1 memory, 70 % load). Writes DIR/policy.pt (use it with "
+                "--checkpoint rlsk=DIR/policy.pt), the state to resume from, config.json and a log of every epoch "
+                "(one episode per sequence).",
+    describe=lambda agent: (f"RLSK by DQN for {agent.timesteps} steps on {agent.sequences} sequences of {agent.jobs} "
+                            f"jobs (load {agent.load:g}, {agent.clusters} clusters of {agent.nodes} node(s))"),
+    writes="folder for policy.pt, the state to resume from (model.zip, replay.pkl), config.json and the log (log.csv, "
+           "log.jsonl)",
+    threads=1, length="timesteps", unit="epochs", save_every=5, progress_key="timesteps", state_file="model.zip",
+    workload="rlsk_workload", load_of="rlsk")
+"""``cloudsim train rlsk``: the DQN on a fixed set of `traces.rlsk_workload` sequences
+(`agents.rlsk.agent.training_sequences`), whose loads the rlsk generator must be able to draw."""

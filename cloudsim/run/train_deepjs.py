@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from agents.deepjs.config import DeepJSConfig
+from agents.deepjs.config import CONFIG_FILE, POLICY_FILE, DeepJSConfig
+from agents.registry import entry_point, training_spec
 from traces.formats import TRACE_FORMATS
 from cloudsim.run.config import ClusterConfig, ConfigError, RunnerConfig, UNLOADED_GENERATORS, WorkloadConfig
 from cloudsim.run.config.fields import flag_of, option, options_of, span_text, whole
@@ -28,7 +28,6 @@ from cloudsim.run.config.sections import check_machine_table
 from cloudsim.run.config.training import (TrainingRun, agent_setting_names, check_resumed_run,
                                           check_resumed_settings, check_training_folder, option_text,
                                           with_agent_settings)
-from cloudsim.run.output import write_text_atomically
 from cloudsim.run.workload import episodes, resolve_workload
 from cloudsim.engine.runner import Runner
 
@@ -36,8 +35,6 @@ __all__ = ["DeepJSTraining", "TrainConfig", "TrainWorkloadConfig", "train_deepjs
 
 AGENT_DEFAULTS = DeepJSConfig()
 DEFAULT_CHUNK_SIZE = 10  # DeepJS trains on chunks of 10 jobs
-POLICY_FILE = "policy.pt"
-CONFIG_FILE = "config.json"  # the agent's config and the workload that made the chunks (`workload_record`)
 
 
 @dataclass(frozen=True)
@@ -198,61 +195,22 @@ class TrainConfig:
 
 
 def train_deepjs(config: TrainConfig, on_chunk: Callable[[dict], None] | None = None) -> dict:
-    """Train (or resume) DeepJS on the configured chunks into ``config.agent.out``; returns the run's summary.
-    On --resume, the settings the user chose (``config.agent.given``) must agree with the checkpoint."""
-    # torch takes seconds to import and only training needs it: the command line starts without it.
-    from agents.deepjs import DeepJSTrainer
-    from agents.kit import TrainingLog
-
+    """Train (or resume) DeepJS on the configured chunks into ``config.agent.out`` by its spec's training
+    (`agents.registry.TrainingSpec.train`); returns the run's summary. On --resume, the settings the user chose
+    (``config.agent.given``) must agree with the checkpoint."""
     resolved = resolve_workload(config)
     settings = {**config.agent.agent_settings(), "seed": config.workload.seed}
     chunks = episodes(config, resolved, settings.get("tick", AGENT_DEFAULTS.tick))
     if not chunks or not any(chunk.jobs for chunk in chunks):
         raise ConfigError("--chunks", span_text(config.workload.chunks),
                           "selects no jobs to train on")
-    checkpoint = config.agent.checkpoint
     runner = Runner(config.runner.executor, config.runner.workers, config.runner.address, progress=False)
-    if config.agent.resume:
-        trainer = DeepJSTrainer.resume(checkpoint, config=dataclasses.replace(AGENT_DEFAULTS, **settings),
-                                       cluster=resolved.cluster, given=config.agent.given, runner=runner,
-                                       device=config.agent.device, **config.agent.thread_count())
-    elif config.agent.init is not None:  # fine-tuning: the network and its normaliser are the init's
-        trainer = DeepJSTrainer.from_weights(config.agent.init, dataclasses.replace(AGENT_DEFAULTS, **settings),
-                                             resolved.cluster, runner=runner, device=config.agent.device,
-                                             **config.agent.thread_count())
-    else:
-        trainer = DeepJSTrainer(dataclasses.replace(AGENT_DEFAULTS, **settings), resolved.cluster, runner=runner,
-                                device=config.agent.device, **config.agent.thread_count())
-        trainer.fit_normaliser([job for chunk in chunks for job in chunk.jobs])
-    Path(config.agent.out).mkdir(parents=True, exist_ok=True)
-    write_text_atomically(Path(config.agent.out) / CONFIG_FILE, json.dumps(
-        {"agent": dataclasses.asdict(trainer.config), "workload": workload_record(config.workload)}, indent=2) + "\n")
-    todo = [chunk for chunk in chunks if chunk.label not in trainer.chunks_done]
-    started = time.perf_counter()
-    trained = 0
-    log = None
     try:
-        log = TrainingLog(config.agent.out, tensorboard=config.agent.tensorboard)
-        for chunk in todo:
-            chunk_started = time.perf_counter()
-            rows: list[dict] = []
-            entry = trainer.train_chunk(chunk.label, chunk.jobs, on_iteration=rows.append)
-            trainer.save(checkpoint)
-            trained += 1
-            for row in rows:  # after the save: the log never holds an iteration that the checkpoint lacks
-                log.write(row)
-            if on_chunk is not None:
-                on_chunk({**entry, "wall_s": round(time.perf_counter() - chunk_started, 2)})
+        return entry_point(training_spec("deepjs").train)(
+            dataclasses.replace(AGENT_DEFAULTS, **settings), config.agent.out,
+            chunks=[(chunk.label, chunk.jobs) for chunk in chunks], cluster=resolved.cluster, runner=runner,
+            record={"workload": workload_record(config.workload)}, resume=config.agent.resume,
+            init=config.agent.init, given=config.agent.given, tensorboard=config.agent.tensorboard,
+            device=config.agent.device, on_chunk=on_chunk, **config.agent.thread_count())
     finally:
         runner.close()
-        if log is not None:
-            log.close()
-    summary = {"summary": True, "chunks_trained": trained, "chunks": len(trainer.chunks_done),
-               "chunks_skipped_as_done": len(chunks) - len(todo),
-               "wall_s": round(time.perf_counter() - started, 1),
-               "config": dataclasses.asdict(trainer.config)}
-    if checkpoint.is_file():  # never name a checkpoint that was not written
-        summary["checkpoint"] = str(checkpoint)
-    if log is not None:
-        summary["log"] = str(log.folder)
-    return summary

@@ -71,8 +71,9 @@ def _distributions(space: dict) -> dict:
 def run_trial(item: dict) -> dict:
     """Train one trial's policy (in its own folder) and score it on the validation sequences."""
     from agents import make_broker
-    from agents.deepk8s import load_policy, train
+    from agents.deepk8s import load_policy
     from cloudsim import simulate
+    from cloudsim.run.train import Deepk8sTrainConfig, train
     from cloudsim.engine.envs import deepk8s_cluster
     from traces import deepk8s_workload
 
@@ -82,8 +83,8 @@ def run_trial(item: dict) -> dict:
     # The network's shape (layers, window, wait) is the starting policy's: its actor is copied in.
     config = dataclasses.replace(load_policy(item["init"]).config, **item["base"], **item["params"], algo="ppo",
                                  init=item["init"], tasks=item["tasks"], seed=item["seed"])
-    policy = train(config, lambda seed: deepk8s_workload(seed, config.tasks), folder, progress=False,
-                   save_every=config.iterations, device=item["device"])
+    policy = train(Deepk8sTrainConfig.of(config, out=str(folder), progress=False, save_every=config.iterations,
+                                         device=item["device"], threads=item["threads"]))["policy"]
     broker = make_broker("deepk8s", checkpoint=str(policy))
     scores = [simulate(deepk8s_cluster(), deepk8s_workload(seed, config.tasks), broker).summary["avg_job_slowdown"]
               for seed in range(*item["seeds"])]
@@ -137,7 +138,7 @@ def tune(config: TuneConfig) -> TuneResult:
                          for _ in range(min(pool.workers, config.trials - len(done)))]
                 items = [{"number": len(done) + k, "params": trial.params, "base": config.base,
                           "init": config.init_path, "tasks": config.tasks, "seeds": config.seeds,
-                          "seed": config.seed, "device": config.device,
+                          "seed": config.seed, "device": config.device, "threads": config.threads,
                           "made_with": {"init": config.init_text, "seed": config.seed},
                           "folder": str(out / "trials" / str(len(done) + k))}
                          for k, trial in enumerate(batch)]

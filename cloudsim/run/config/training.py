@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
 # (agents.kit imports torch only inside the functions that need it)
-from agents.deepk8s.config import Deepk8sConfig
-from agents.deeprm.config import DeepRMConfig
 from agents.kit import DEVICES, TRAINING_THREADS, changed_settings
-from agents.rlsk.config import RLSKConfig
+from agents.kit.settings import SettingProblem
+from agents.registry import TrainingSpec, entry_point, training_names, training_spec
 from cloudsim.run.output import parent_problem, place_problem
-from cloudsim.run.config.fields import (ConfigError, Option, check_number_option, index_range, option, options_of,
-                                        show_value, span_text, time_window, whole, whole_pair)
+from cloudsim.run.config.fields import (ConfigError, Option, check_number_option, flag_of, index_range, option,
+                                        options_of, setting_option, show_value, span_text, time_window, whole,
+                                        whole_pair)
 
 def check_training_numbers(save_every: object, seed: object) -> None:
     """A training's --save-every (>= 1) and --seed (>= 0), as whole numbers."""
@@ -60,6 +60,16 @@ THREADS_HELP = ("torch's CPU threads: the count changes a training's numbers, so
                 "count; more can be faster where there are cores, and give other numbers (default: the agent's own on "
                 "every machine, " + ", ".join(f"{count} for {name}" for name, count in TRAINING_THREADS.items())
                 + ")")
+
+
+def device_option() -> Any:
+    """``--device``, as every command that trains declares it (`cloudsim train AGENT`, `cloudsim tune`)."""
+    return option("auto", "--device", DEVICE_HELP, choices=DEVICES)
+
+
+def threads_option() -> Any:
+    """``--threads``, as every command that trains declares it (None: each agent's own count)."""
+    return option(None, "--threads", THREADS_HELP, parse=whole, metavar="N")
 
 
 def check_threads(threads: int | None) -> None:
@@ -162,9 +172,12 @@ class HeldTraining:
         return shlex.join(words + (["--resume"] if self.command == "train" else []))
 
 
-TRAINED_CONFIGS = (("deeprm", DeepRMConfig), ("deepk8s", Deepk8sConfig), ("rlsk", RLSKConfig))
-"""The agents whose config.json is their config dataclass as it is (`agents.kit.write_config`), by the name
-their checkpoints carry; DeepJS's config.json holds its workload beside its config (`cloudsim.run.train_deepjs`)."""
+def _trainings_by_config() -> list[TrainingSpec]:
+    """The trainings whose config.json is their config dataclass as it is (`agents.kit.write_config`; DeepJS's
+    holds its workload beside its config, `cloudsim.run.train_deepjs`), those told apart by saved settings
+    (``marks``) first."""
+    specs = [training_spec(name) for name in training_names() if name != "deepjs"]
+    return sorted(specs, key=lambda spec: not spec.marks)
 
 
 def _json_dict(path: Path) -> dict | None:
@@ -183,14 +196,14 @@ def _held_by_config(saved: Mapping[str, Any], agent: str | None = None) -> HeldT
         workload = saved.get("workload")
         return HeldTraining("deepjs", options=typed_options(workload) if isinstance(workload, dict)
                             else ("WORKLOAD",))
-    for name, config_type in TRAINED_CONFIGS:
-        if agent not in (None, name) or not saved or not set(saved) <= {f.name for f in fields(config_type)}:
+    for spec in _trainings_by_config():
+        if agent not in (None, spec.checkpoint_agent or spec.name) or not saved:
             continue
-        if name == "deeprm":  # one config, two commands: DeepRM_Plus is the CNN (`cloudsim.run.train_deeprm`)
-            return HeldTraining("deeprm-plus" if saved.get("network") == "cnn" else "deeprm")
-        if name == "deepk8s":
-            return HeldTraining(name, kind=str(saved.get("algo", Deepk8sConfig().algo)))
-        return HeldTraining(name)
+        if not set(saved) <= {f.name for f in fields(spec.config)} or any(saved.get(name) != value
+                                                                          for name, value in spec.marks.items()):
+            continue
+        kind = str(saved.get(spec.kind, getattr(spec.config(), spec.kind))) if spec.kind else None
+        return HeldTraining(spec.name, kind=kind)
     return None
 
 
@@ -365,8 +378,8 @@ class TrainingRun:
     out: str = option("run", "--out", "folder for policy.pt (also the state to resume from), config.json and the "
                       "log (log.csv, log.jsonl)", metavar="DIR")
     resume: bool = option(False, "--resume", "continue the training saved in --out", switch=True)
-    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
-    threads: int | None = option(None, "--threads", THREADS_HELP, parse=whole, metavar="N")
+    device: str = device_option()
+    threads: int | None = threads_option()
     tensorboard: bool = option(False, "--tensorboard", "also write the log as TensorBoard events in --out "
                                "(needs the tensorboard package)", switch=True)
     given: frozenset[str] = frozenset()  # the agent settings the user chose, which a resume must match
@@ -385,21 +398,23 @@ class TrainingRun:
 @dataclass(frozen=True)
 class AgentTraining(TrainingRun):
     """A `cloudsim train AGENT` run of an agent that trains in its own environment, and the checks every such
-    run makes before it starts; `with_agent_settings` adds the agent's own settings as fields.
+    run makes before it starts.
 
-    Each agent's command subclasses it, declaring its ``out`` default and help, the class attributes below
-    and any options of its own (checked in `check_options`)."""
+    Each command's config is made from its agent's `agents.registry.TrainingSpec` by `training_command`: its
+    ``--out`` and ``--save-every``, the spec's own options, then the agent's settings (`with_agent_settings`);
+    the class attributes below come from the spec."""
 
     save_every: int = option(10, "--save-every", "iterations between checkpoints", parse=whole, metavar="N")
     progress: bool = True
+    agent_config: Any = None  # an agent config to train as it is (`of`), settings the command line lacks included
 
+    spec: ClassVar[TrainingSpec]           # what the command trains
     agent_name: ClassVar[str]              # the command's AGENT
     agent_class: ClassVar[type]            # the agent's config dataclass (set by with_agent_settings)
     agent_defaults: ClassVar[Any]          # the defaults a new training starts from (set by with_agent_settings)
     length: ClassVar[str] = "iterations"   # the setting that says how long it trains: a resume may raise it
     progress_key: ClassVar[str] = "iterations"  # policy.pt's entry of how much of ``length`` is done
     checkpoint_agent: ClassVar[str | None] = None  # the agent's name in its checkpoints (None: agent_name)
-    state_name: ClassVar[str] = "policy.pt"  # the file a resumed training starts from
     reads: ClassVar[tuple[str, ...]] = ()  # settings that name a file the training reads (kept out of --out)
 
     def __post_init__(self) -> None:
@@ -415,16 +430,48 @@ class AgentTraining(TrainingRun):
             self.check_resumed_length()
 
     def check_options(self) -> None:
-        """The command's own checks of how its options fit together (none by default)."""
+        """The spec's checks of how the options fit together (`TrainingSpec.check`; a `SettingProblem` becomes
+        the named option's error), and its settings' load against the range its workload generator can make
+        (`TrainingSpec.load_of`)."""
+        spec = self.spec
+        if spec.check is not None:
+            try:
+                spec.check(self)
+            except SettingProblem as problem:
+                raise ConfigError(flag_of(type(self), problem.name), getattr(self, problem.name),
+                                  problem.problem) from None
+        if spec.load_of is not None:
+            from traces.synthetic import load_problem  # the range of loads its generator draws sequences at
+
+            problem = load_problem(spec.load_of, self.load, self.jobs)
+            if problem is not None:
+                raise ConfigError(flag_of(type(self), "load"), self.load, problem)
 
     def describe_state(self) -> str:
-        """What kind of training ``state_file`` holds, as the --resume message names it."""
-        return self.agent_name
+        """What kind of training ``state_file`` holds, as the --resume message names it: its algorithm, where
+        the agent has several, else the agent's title."""
+        return self.kind if self.spec.kind else self.spec.title
 
     @property
     def asked_kind(self) -> str | None:
-        """The algorithm asked for, where the agent trains by several (`HeldTraining.kind`); None by default."""
-        return None
+        """The algorithm asked for, where the agent trains by several (`HeldTraining.kind`): its setting where it
+        was given (on the command line, or as another value than the default); None otherwise."""
+        name = self.spec.kind
+        if name is None:
+            return None
+        value = getattr(self, name)
+        return value if name in self.given or value != getattr(self.agent_defaults, name) else None
+
+    @property
+    def kind(self) -> str | None:
+        """The algorithm this run trains, where the agent has several: the one asked for, or on --resume without
+        one the folder's; None for an agent of one algorithm."""
+        if self.spec.kind is None:
+            return None
+        held = self.held if self.resume and self.asked_kind is None else None
+        if held is not None and held.continues(self.agent_name) and held.kind:
+            return held.kind
+        return getattr(self, self.spec.kind)
 
     @functools.cached_property
     def held(self) -> HeldTraining | None:
@@ -452,7 +499,7 @@ class AgentTraining(TrainingRun):
     @property
     def state_file(self) -> Path:
         """The file a resumed training starts from; until it exists the folder holds nothing to resume."""
-        return Path(self.out) / self.state_name
+        return Path(self.out) / self.spec.state_file_of(self.kind)
 
     @property
     def saved_agent(self) -> Any:
@@ -461,9 +508,59 @@ class AgentTraining(TrainingRun):
 
     @property
     def agent(self) -> Any:
-        """A new training's agent config (the defaults with the settings given here) or, on --resume, the
-        saved training's with the length (``length``) given here."""
+        """A new training's agent config (the defaults with the settings given here, or ``agent_config``) or, on
+        --resume, the saved training's with the length (``length``) given here."""
+        if self.agent_config is not None and not self.resume:
+            return self.agent_config
         return training_agent_config(self, self.agent_defaults, self.length)
+
+    @classmethod
+    def of(cls, agent: Any, **run: Any) -> "AgentTraining":
+        """The command config that trains the agent config ``agent`` as it is, with the run's options ``run``
+        (``out=...``): its settings become the command's, and the fields that are no option (a network's shape,
+        PPO's clip) are kept too, as `cloudsim tune`'s trials set them."""
+        if not isinstance(agent, cls.agent_class):
+            raise TypeError(f"{cls.__name__}.of takes a {cls.agent_class.__name__}, got {type(agent).__name__}")
+        return cls(**{name: getattr(agent, name) for name in agent_setting_names(cls)}, agent_config=agent, **run)
+
+    def run_options(self) -> dict[str, Any]:
+        """The spec's own options (`TrainingSpec.options`) by name, as its ``train`` takes them."""
+        return {f.name: getattr(self, f.name) for f in fields(self.spec.options)} if self.spec.options else {}
+
+    def train(self) -> dict:
+        """Train (`TrainingSpec.train`) into ``out`` and return the summary it gives."""
+        spec = self.spec
+        workload = {}
+        if spec.workload is not None:
+            import traces
+
+            workload = {"workload": getattr(traces, spec.workload)}
+        return entry_point(spec.train)(self.agent, self.out, resume=self.resume, tensorboard=self.tensorboard,
+                                       progress=self.progress, save_every=self.save_every, device=self.device,
+                                       **self.thread_count(), **self.run_options(), **workload)
+
+
+@functools.lru_cache(maxsize=None)
+def training_command(name: str) -> type:
+    """The config of ``cloudsim train NAME`` (an `AgentTraining`), made once from its `TrainingSpec`: ``--out``
+    (default ``NAME-run``, its help the spec's ``writes``), ``--save-every`` (in the spec's unit and default), the
+    spec's own options, then the agent's settings; named as the agent's title says (``DeepRMPlusTrainConfig``)."""
+    spec = training_spec(name)
+    added: list[tuple[str, Any, Any]] = [
+        ("out", str, option(f"{name}-run", "--out", spec.writes, metavar="DIR")),
+        ("save_every", int, option(spec.save_every, "--save-every", f"{spec.unit} between checkpoints", parse=whole,
+                                   metavar="N"))]
+    if spec.options is not None:
+        hints = typing.get_type_hints(spec.options)
+        added += [(f.name, hints[f.name], dataclasses.field(default=f.default, metadata={
+            "option": setting_option(spec.options, f.name)})) for f in fields(spec.options)]
+    title = spec.title.replace("_", "")
+    base = dataclasses.make_dataclass(f"{title}TrainConfig", added, bases=(AgentTraining,), frozen=True, namespace={
+        "spec": spec, "agent_name": name, "length": spec.length, "progress_key": spec.progress_key,
+        "checkpoint_agent": spec.checkpoint_agent, "reads": spec.reads,
+        "__doc__": f"`cloudsim train {name}`: {spec.summary}; where and how it trains, and the agent's settings."})
+    base.__module__ = __name__
+    return with_agent_settings(spec.config, defaults=spec.defaults, leave_out=spec.leave_out)(base)
 
 
 def agent_setting_names(command: type) -> tuple[str, ...]:

@@ -13,8 +13,8 @@ from cloudsim.run.output import parent_problem, place_problem
 from traces.deepk8s import DEFAULT_TASKS
 from cloudsim.run.config.fields import (ConfigError, check_positive_whole, index_range, option, require, span_text,
                                         whole)
-from cloudsim.run.config.training import (DEVICE_HELP, DEVICES, SEARCH_FOLDER, check_device, check_resumed_length,
-                                          check_resumed_run, held_training)
+from cloudsim.run.config.training import (SEARCH_FOLDER, check_device, check_resumed_length, check_resumed_run,
+                                          check_threads, device_option, held_training, threads_option)
 from cloudsim.run.config.sections import RunnerConfig
 
 DEEPK8S_SPACE = {
@@ -49,7 +49,8 @@ class TuneConfig:
     seed: int = option(0, "--seed", "seeds the sampler and every trial's training", parse=whole, metavar="N")
     overwrite: bool = option(False, "--overwrite", "start the search folder afresh instead of resuming it",
                              switch=True)
-    device: str = option("auto", "--device", DEVICE_HELP, choices=DEVICES)
+    device: str = device_option()
+    threads: int | None = threads_option()
     runner: RunnerConfig = field(default_factory=RunnerConfig)
     space: dict = field(default_factory=lambda: dict(DEEPK8S_SPACE))
     base: dict = field(default_factory=dict)  # fixed Deepk8sConfig settings of every trial (tests make them small)
@@ -63,6 +64,7 @@ class TuneConfig:
             raise ValueError(f"TuneConfig: {', '.join(map(repr, unknown))} is no setting of Deepk8sConfig; a search's "
                              f"space and base set its settings: {', '.join(settings)}")
         check_device(self.device)
+        check_threads(self.threads)
         problem = place_problem(self.out, {"--init": self.init}) or parent_problem(self.out)
         require(problem is None, cls, "out", self.out, problem)
         require(not Path(self.out).is_file(), cls, "out", self.out, "is a file; give a folder for the search")
