@@ -175,7 +175,7 @@ DEEPJS_TRAINING = TrainingSpec(
     description="Train DeepJS by REINFORCE on sliding chunks (Algorithm 2), saving DIR/policy.pt after each chunk "
                 "(use it with --checkpoint deepjs=DIR/policy.pt) and a log of every iteration; --resume continues a "
                 "saved training exactly.",
-    describe=lambda agent: f"DeepJS ({agent.iterations} iterations x {agent.trajectories} trajectories per chunk)",
+    describe=lambda agent: "DeepJS",  # the command adds its workload and chunks
     writes="folder for policy.pt (the checkpoint, written after each chunk; also the state to resume from) and the "
            "log (log.csv, log.jsonl: one row per iteration, appended to on --resume)",
     threads=2, reads=("init",), trains_on="chunks")

@@ -97,7 +97,8 @@ def run(namespace: argparse.Namespace) -> int:
     sections = {key: build(namespace, key, default) for key, default in _chunk_sections().items()}
     config = TrainConfig(**{**sections, "agent": dataclasses.replace(sections["agent"],
                                                                      given=_given_agent_settings(namespace))})
-    print(f"training DeepJS on {config.workload.describe()}, chunks of {config.workload.chunk_size} jobs, into "
+    what = training_spec(namespace.agent).describe(config.agent)
+    print(f"training {what} on {config.workload.describe()}, chunks of {config.workload.chunk_size} jobs, into "
           f"{config.agent.out}{' (resumed)' if config.agent.resume else ''}", file=sys.stderr)
     with tqdm(unit="chunk", file=sys.stderr, disable=None) as bar:
         def on_chunk(entry: dict) -> None:
