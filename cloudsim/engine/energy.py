@@ -1,0 +1,175 @@
+"""Power models of machines and the exact energy (and carbon) of a run.
+
+A machine draws ``watts(u)`` while its cpu utilisation is ``u`` (used cpu / its cpu capacity): a `LinearPower`
+from idle to full power, or a `TablePower` of the watts at 0, 10, ..., 100 % load, interpolated linearly, as
+SPECpower_ssj2008 results are published. `DEFAULT_POWER` is one such result. A machine's utilisation changes only
+when an instance group starts or ends, so its power is a step function of time: a run's energy is the sum over
+its machines' steps of watts x seconds, with no sampling (`meter`), and its carbon, with a grid signal
+(`cloudsim.engine.carbon.GridSignal`), the sum over the steps of both of watts x intensity x seconds. Every machine
+is powered over the whole run, [0, makespan]: idle before its first instance and after its last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from cloudsim.engine.checks import is_finite_number
+
+if TYPE_CHECKING:
+    from cloudsim.engine.carbon import GridSignal
+    from cloudsim.engine.metrics import EpisodeResult
+
+__all__ = ["DEFAULT_POWER", "ENERGY_KEYS", "EnergyReport", "LinearPower", "PowerModel", "TablePower", "meter",
+           "parse_power"]
+
+JOULES_PER_KWH = 3.6e6
+
+
+class PowerModel(Protocol):
+    """A machine's power draw by its cpu utilisation."""
+
+    def watts(self, utilisation: np.ndarray) -> np.ndarray:
+        """The watts drawn at each utilisation (fractions in [0, 1])."""
+
+
+def _check_watts(name: str, values: tuple[float, ...]) -> None:
+    for value in values:
+        if not (is_finite_number(value) and value >= 0):
+            raise ValueError(f"{name}: watts must be finite numbers >= 0, got {value!r}")
+    if any(b < a for a, b in zip(values, values[1:])):
+        raise ValueError(f"{name}: the watts must not fall as the load rises, got {', '.join(map(str, values))}")
+
+
+@dataclass(frozen=True)
+class LinearPower:
+    """``idle`` watts at no load, ``peak`` at full load, linear between: ``idle + (peak - idle) x u``."""
+
+    idle: float
+    peak: float
+
+    def __post_init__(self) -> None:
+        _check_watts("linear power (IDLE,MAX)", (self.idle, self.peak))
+
+    def watts(self, utilisation: np.ndarray) -> np.ndarray:
+        return self.idle + (self.peak - self.idle) * np.clip(utilisation, 0.0, 1.0)
+
+    def __str__(self) -> str:
+        return f"linear:{self.idle:g},{self.peak:g}"
+
+
+@dataclass(frozen=True)
+class TablePower:
+    """The watts at 0, 10, ..., 100 % load (11 values, not falling), linear between them."""
+
+    table: tuple[float, ...]
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.table) != 11:
+            raise ValueError(f"a power table has 11 watts, at 0, 10, ..., 100 % load; got {len(self.table)}")
+        _check_watts("power table", tuple(self.table))
+
+    def watts(self, utilisation: np.ndarray) -> np.ndarray:
+        return np.interp(np.clip(utilisation, 0.0, 1.0), np.linspace(0.0, 1.0, 11), np.asarray(self.table, float))
+
+    def __str__(self) -> str:
+        return self.name or "table:" + ",".join(f"{w:g}" for w in self.table)
+
+
+DEFAULT_POWER = TablePower((58.4, 98, 109, 118, 128, 140, 153, 170, 189, 205, 222), name="default")
+"""An IBM System x3550 M3 (2 x Xeon X5675, 12 cores, 16 GB): the watts at 0, 10, ..., 100 % load of its
+SPECpower_ssj2008 result (spec.org/power_ssj2008/results/res2011q2/power_ssj2008-20110406-00368.html), a
+two-socket server of the kind the Alibaba clusters hold."""
+
+
+def parse_power(text: str) -> LinearPower | TablePower:
+    """``--power``: ``linear:IDLE,MAX``, ``table:W0,W10,...,W100`` (watts, every machine) or ``default``
+    (`DEFAULT_POWER`); a ValueError saying the forms otherwise."""
+    kind, _, rest = text.strip().partition(":")
+    forms = "give linear:IDLE,MAX, table:W0,W10,...,W100 (11 watts) or default"
+    if kind == "default" and not rest:
+        return DEFAULT_POWER
+    try:
+        numbers = tuple(float(part) for part in rest.split(","))
+    except ValueError:
+        raise ValueError(f"{text!r}: the watts must be numbers; {forms}") from None
+    if kind == "linear":
+        if len(numbers) != 2:
+            raise ValueError(f"{text!r}: a linear model has two watts, idle and full; {forms}")
+        return LinearPower(*numbers)
+    if kind == "table":
+        return TablePower(numbers)
+    raise ValueError(f"{text!r} is no power model; {forms}")
+
+
+ENERGY_KEYS = ("energy_kwh", "carbon_kg", "carbon_intensity_mean")
+"""What `meter` adds to a run's summary (the carbon ones with a grid signal only)."""
+
+
+@dataclass(frozen=True)
+class EnergyReport:
+    """A run's energy: ``machine_kwh`` per machine (in the cluster's order), their sum ``energy_kwh``; with a grid
+    signal ``carbon_kg`` and the mean intensity of the energy used (gCO2e/kWh), else NaN; ``power``: the cluster's
+    watts as a step function, ``(times, watts)``, each value holding until the next time and the last until the
+    makespan."""
+
+    machine_kwh: np.ndarray
+    energy_kwh: float
+    carbon_kg: float
+    carbon_intensity_mean: float
+    power: tuple[np.ndarray, np.ndarray]
+
+    def summary(self) -> dict[str, float]:
+        """The summary's energy keys (`ENERGY_KEYS`): the carbon ones only where a signal gave them."""
+        shown = {"energy_kwh": self.energy_kwh}
+        if not np.isnan(self.carbon_kg):
+            shown.update(carbon_kg=self.carbon_kg, carbon_intensity_mean=self.carbon_intensity_mean)
+        return shown
+
+
+def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = None) -> EnergyReport:
+    """The exact energy of the run ``result`` with every machine drawing ``power`` by its cpu utilisation over
+    [0, makespan], and with ``signal`` its carbon. A cluster without a cpu resource is a ValueError (the power
+    models read cpu utilisation)."""
+    if "cpu" not in result.resources:
+        raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
+                         f"{', '.join(result.resources)}: give the machines a cpu capacity")
+    makespan = float(result.makespan)
+    machines = len(result.capacity)
+    idle = float(power.watts(np.zeros(1))[0])
+    steps = result.machine_utilisation()
+    machine = steps.machine.to_numpy(dtype=np.int64)
+    time = steps.time.to_numpy(dtype=float)
+    watts = power.watts(np.nan_to_num(steps.cpu.to_numpy(dtype=float)))
+    # Each row holds until the machine's next row, its last until the makespan; before a machine's first row it
+    # is idle from time 0.
+    last = np.ones(len(steps), dtype=bool)
+    if len(steps):
+        order = np.lexsort((time, machine))
+        machine, time, watts = machine[order], time[order], watts[order]
+        last[:-1] = machine[1:] != machine[:-1]
+    until = np.where(last, makespan, np.roll(time, -1))
+    joules = np.full(machines, idle * makespan)
+    first = np.ones(len(steps), dtype=bool)
+    first[1:] = machine[1:] != machine[:-1]
+    np.add.at(joules, machine[first], -idle * (makespan - time[first]))  # idle only until its first row
+    np.add.at(joules, machine, watts * (until - time))
+    # The cluster's power: every machine idle from 0, then each row's change of its machine's watts.
+    before = np.where(first, idle, np.roll(watts, 1))
+    times = np.concatenate([[0.0], time])
+    deltas = np.concatenate([[idle * machines], watts - before])
+    if len(steps):
+        order = np.argsort(times, kind="stable")
+        times, deltas = times[order], deltas[order]
+    change_times, start = np.unique(times, return_index=True)
+    cluster_watts = np.cumsum(np.add.reduceat(deltas, start)) if len(deltas) else np.zeros(0)
+    energy_kwh = float(joules.sum()) / JOULES_PER_KWH
+    carbon_kg = carbon_mean = float("nan")
+    if signal is not None:
+        grams = signal.grams(change_times, cluster_watts, makespan) if makespan > 0 else 0.0
+        carbon_kg = grams / 1000.0
+        carbon_mean = grams / energy_kwh if energy_kwh > 0 else float("nan")
+    return EnergyReport(joules / JOULES_PER_KWH, energy_kwh, carbon_kg, carbon_mean, (change_times, cluster_watts))

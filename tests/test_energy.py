@@ -1,0 +1,165 @@
+"""Power models, the exact energy of a run and its carbon under a grid signal, on runs worked out by hand."""
+
+import datetime as dt
+
+import numpy as np
+import pytest
+
+from agents import FirstFit, make_broker
+from cloudsim import ClusterSpec, JobSpec, simulate
+from cloudsim.engine.carbon import GridSignal, SignalError
+from cloudsim.engine.energy import DEFAULT_POWER, LinearPower, TablePower, meter, parse_power
+from conftest import task
+
+TEN = {"cpu": 10, "memory": 10}
+
+
+def job(id, submit, cpu, duration, instances=1):
+    return JobSpec(id, submit, (task(f"{id}.t", instances, cpu, 1, duration),))
+
+
+@pytest.fixture
+def two_jobs():
+    """One (cpu 10) machine. J0 (cpu 5) runs [0, 4), J1 (cpu 10) waits for it and runs [4, 6); idle [6, 10) until
+    J2 (cpu 2) runs [10, 12). Utilisation: 0.5 for 4 s, 1.0 for 2 s, 0 for 4 s, 0.2 for 2 s; makespan 12."""
+    jobs = [job("J0", 0, 5, 4), job("J1", 1, 10, 2), job("J2", 10, 2, 2)]
+    return simulate(ClusterSpec.uniform(1, TEN), jobs, FirstFit())
+
+
+def test_linear_energy_is_the_sum_over_the_steps(two_jobs):
+    # 100 W idle, 200 W full: 150 W x 4 s + 200 W x 2 s + 100 W x 4 s + 120 W x 2 s = 1640 J.
+    report = meter(two_jobs, LinearPower(100, 200))
+    assert report.energy_kwh == pytest.approx(1640 / 3.6e6, rel=1e-12)
+    assert report.machine_kwh.tolist() == pytest.approx([1640 / 3.6e6], rel=1e-12)
+    # The issue's identity on one machine: makespan x (idle + (max - idle) x mean cpu utilisation) / 3.6e6.
+    utilisation = two_jobs.summary["utilisation_cpu"]
+    assert report.energy_kwh == pytest.approx(12 * (100 + 100 * utilisation) / 3.6e6, rel=1e-12)
+    times, watts = report.power
+    assert times.tolist() == [0, 4, 6, 10, 12] and watts.tolist() == pytest.approx([150, 200, 100, 120, 100])
+    assert np.isnan(report.carbon_kg) and report.summary() == {"energy_kwh": report.energy_kwh}
+
+
+def test_a_table_is_interpolated_between_its_tens(two_jobs):
+    # Watts 0, 10, ..., 100: at 0.5 -> 50, at 1.0 -> 100, at 0 -> 0, at 0.2 -> 20 (a straight table: u x 100).
+    report = meter(two_jobs, TablePower(tuple(range(0, 101, 10))))
+    assert report.energy_kwh * 3.6e6 == pytest.approx(50 * 4 + 100 * 2 + 0 + 20 * 2)
+    # A bent one: 0, 10, ..., 40 up to 40 %, then 100 W flat: at 0.2 -> 20, 0.5 -> 100 (interpolating 40..100).
+    bent = TablePower((0, 10, 20, 30, 40, 100, 100, 100, 100, 100, 100))
+    assert meter(two_jobs, bent).energy_kwh * 3.6e6 == pytest.approx(100 * 4 + 100 * 2 + 20 * 2)
+
+
+def test_idle_machines_draw_idle_power_over_the_whole_run():
+    # Two machines; J0 (cpu 10, 3 s) on m0 at t=0: m1 is idle all 3 s. 50 W idle, 150 W full.
+    result = simulate(ClusterSpec.uniform(2, TEN), [job("J0", 0, 10, 3)], FirstFit())
+    report = meter(result, LinearPower(50, 150))
+    assert (report.machine_kwh * 3.6e6).tolist() == pytest.approx([150 * 3, 50 * 3])
+    assert report.power[1].tolist() == pytest.approx([200, 100])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_energy_is_idle_power_over_time_plus_the_groups_dynamic_energy(seed):
+    """Property: with a linear model, a run's energy = machines x idle x makespan + (max - idle) x the sum over
+    instance groups of cpu demand x instances / cpu capacity x run time."""
+    rng = np.random.default_rng(seed)
+    jobs = [job(f"J{k}", float(rng.integers(0, 30)), float(rng.integers(1, 8)), float(rng.integers(1, 20)),
+                int(rng.integers(1, 3))) for k in range(25)]
+    cluster = ClusterSpec(("cpu", "memory"), ((8, 10), (16, 10), (10, 10)))
+    result = simulate(cluster, jobs, make_broker("random", seed=seed))
+    groups, tasks = result.groups, result.tasks.set_index("task_id")
+    capacity = result.capacity["cpu"].to_numpy()
+    dynamic = sum(tasks.loc[g.task_id, "demand_cpu"] * g.instances / capacity[g.machine] * (g.end - g.start)
+                  for g in groups.itertuples())
+    expected = 3 * 40 * result.makespan + (90 - 40) * dynamic
+    assert meter(result, LinearPower(40, 90)).energy_kwh * 3.6e6 == pytest.approx(expected, rel=1e-9)
+
+
+def signal_file(tmp_path, rows, header="Time,Carbon Intensity"):
+    path = tmp_path / "ci.csv"
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+def test_carbon_is_power_times_intensity_over_the_merged_steps(tmp_path, two_jobs):
+    # Intensity 100 g/kWh from 00:00, 300 from 00:00:05 (two rows of 300: the last holds 5 s, to 00:00:15).
+    # Power (linear 100-200 W): 150 [0,4), 200 [4,6), 100 [6,10), 120 [10,12). Joules x g/kWh: 150x4x100 + 200x1x100
+    # + 200x1x300 + 100x4x300 + 120x2x300 = 60000 + 20000 + 60000 + 120000 + 72000 = 332000; / 3.6e6 = grams.
+    path = signal_file(tmp_path, ["2020-01-01 00:00:00,100", "2020-01-01 00:00:05,300", "2020-01-01 00:00:10,300"])
+    signal = GridSignal.read(path, "2020-01-01 00:00:00")
+    report = meter(two_jobs, LinearPower(100, 200), signal)
+    assert report.carbon_kg * 1000 == pytest.approx(332000 / 3.6e6, rel=1e-12)
+    assert report.carbon_intensity_mean == pytest.approx(332000 / 1640, rel=1e-12)
+    assert set(report.summary()) == {"energy_kwh", "carbon_kg", "carbon_intensity_mean"}
+    # A start later in the file moves the run: from 00:00:02, [0, 3) is at 100 and the rest at 300.
+    later = GridSignal.read(path, dt.datetime(2020, 1, 1, 0, 0, 2))
+    grams = (150 * 3 * 100 + 150 * 1 * 300 + 200 * 2 * 300 + 100 * 4 * 300 + 120 * 2 * 300) / 3.6e6
+    assert meter(two_jobs, LinearPower(100, 200), later).carbon_kg * 1000 == pytest.approx(grams, rel=1e-12)
+    # A run past the signal's end is refused, naming both spans.
+    short = GridSignal.read(signal_file(tmp_path, ["2020-01-01 00:00:00,100", "2020-01-01 00:00:04,300"]),
+                            "2020-01-01")
+    with pytest.raises(SignalError, match="the run spans 2020-01-01 00:00:00 to 2020-01-01 00:00:12, outside"):
+        meter(two_jobs, LinearPower(100, 200), short)
+
+
+def test_the_signal_is_a_step_function_with_means_and_a_seeded_forecast(tmp_path):
+    path = signal_file(tmp_path, ["2020-01-01 00:00:00,10", "2020-01-01 00:15:00,20", "2020-01-01 00:30:00,40",
+                                  "2020-01-01 01:00:00,80"])  # irregular steps; the last holds 30 min
+    signal = GridSignal.read(path, "2020-01-01 00:00")
+    assert signal.end == 5400 and signal.intensity(899.0) == 10 and signal.intensity(900.0) == 20
+    assert signal.mean(0, 1800) == pytest.approx(15) and signal.mean(600, 2400) == pytest.approx(
+        (10 * 300 + 20 * 900 + 40 * 600) / 1800)
+    assert signal.every(1800).values.tolist() == [10, 40, 80]
+    assert signal.forecast(0.0) is signal
+    noisy = signal.forecast(0.05, seed=3)
+    expected = np.array([10, 20, 40, 80]) + np.random.default_rng(3).normal(0, 0.05 * 37.5, 4)
+    assert noisy.values.tolist() == pytest.approx(expected.tolist())
+    with pytest.raises(SignalError, match="an instant asked spans .* outside"):
+        signal.intensity(5400.5)
+
+
+@pytest.mark.parametrize("rows, header, message", [
+    (["2020-01-01 00:00:00,10", "2020-01-01 00:30:00,20"], "Time,Intensity", "line 1: the header must be"),
+    (["2020-01-01 00:00:00,10", "2020-01-01 00:30:00,x"], None, "line 3, column 2 .*'x' is no intensity"),
+    (["2020-01-01 00:00:00,10", "2020-01-01 00:30:00,-1"], None, "line 3, column 2 .*'-1' is no intensity"),
+    (["2020-01-01 00:00:00,10", "2020-01-01 00:30:00,"], None, "line 3, column 2"),
+    (["2020-01-01 00:00:00,10", "2020-01-01 00:00:00,20"], None, "line 3, column 1 .*repeats the time"),
+    (["2020-01-01 01:00:00,10", "2020-01-01 00:30:00,20"], None, "line 3, column 1 .*comes before the time"),
+    (["yesterday,10", "2020-01-01 00:30:00,20"], None, "line 2, column 1 .*'yesterday' is no time"),
+    (["2020-01-01 00:00:00,10,3", "2020-01-01 00:30:00,20"], None, "line 2: 3 field"),
+    (["2020-01-01 00:00:00,10"], None, "1 row\\(s\\) of data"),
+])
+def test_a_damaged_signal_file_is_one_line_naming_where(tmp_path, rows, header, message):
+    path = signal_file(tmp_path, rows, header or "Time,Carbon Intensity")
+    with pytest.raises(SignalError, match=message):
+        GridSignal.read(path, "2020-01-01")
+
+
+def test_a_start_outside_the_signal_or_a_missing_file_is_refused(tmp_path):
+    path = signal_file(tmp_path, ["2020-01-01 00:00:00,10", "2020-01-01 00:30:00,20"])
+    with pytest.raises(SignalError, match="--start 2019-12-31 23:00:00: outside .* covers 2020-01-01 00:00:00 to "
+                                          "2020-01-01 01:00:00"):
+        GridSignal.read(path, "2019-12-31 23:00")
+    with pytest.raises(SignalError, match="cannot read it"):
+        GridSignal.read(tmp_path / "none.csv", "2020-01-01")
+    with pytest.raises(ValueError, match="is no date and time"):
+        GridSignal.read(path, "January")
+
+
+def test_power_models_from_the_command_line_and_their_checks():
+    assert parse_power("linear:100,250") == LinearPower(100, 250)
+    assert parse_power("default") is DEFAULT_POWER and DEFAULT_POWER.table[0] == 58.4
+    assert parse_power("table:" + ",".join(map(str, range(0, 110, 10)))) == TablePower(tuple(map(float, range(0, 110,
+                                                                                                          10))))
+    for text, message in [("linear:100", "two watts"), ("table:1,2,3", "11 watts"), ("cubic:1,2", "no power model"),
+                          ("linear:a,b", "must be numbers"), ("linear:200,100", "must not fall"),
+                          ("linear:-1,100", ">= 0"), ("table:0,10,20,30,40,35,60,70,80,90,100", "must not fall"),
+                          ("linear:nan,100", ">= 0")]:
+        with pytest.raises(ValueError, match=message):
+            parse_power(text)
+
+
+def test_a_cluster_without_cpu_has_no_power_model():
+    cluster = ClusterSpec(("memory",), ((10,),))
+    result = simulate(cluster, [JobSpec("J", 0, (__import__("cloudsim").TaskSpec("t", 1, {"memory": 1}, 1),))],
+                      FirstFit())
+    with pytest.raises(ValueError, match="read cpu utilisation"):
+        meter(result, DEFAULT_POWER)
