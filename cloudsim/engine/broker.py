@@ -33,6 +33,7 @@ from cloudsim.engine.devices import device_fit_count
 
 if TYPE_CHECKING:
     from cloudsim.engine import arithmetic
+    from cloudsim.engine.carbon import GridSignal
     from cloudsim.engine.cluster import ClusterState
     from cloudsim.engine.fragmentation import TargetWorkload
     from cloudsim.engine.reservations import Reservation, Timeline
@@ -311,13 +312,17 @@ class ClusterView:
     """
 
     def __init__(self, time: float, state: "ClusterState", tasks: "TaskTable", window: int | None = None,
-                 timeline: "Timeline | None" = None) -> None:
+                 timeline: "Timeline | None" = None, carbon: "GridSignal | None" = None) -> None:
         self._state = state
         self._tasks = tasks
         self._window = window
         self._timeline = timeline
         self._fit_counts: dict[tuple[int, int], int] = {}
         self.time: float = time
+        self.carbon = carbon
+        """What the scheduler knows of the grid's carbon intensity (`cloudsim.engine.carbon.GridSignal`, in run
+        time: ``carbon.intensity(view.time)`` now, ``carbon.mean(a, b)`` over an interval), a forecast with the
+        error the run was given; None when the run has no grid signal."""
         self.resources: tuple[str, ...] = state.spec.resources
         self.capacity: np.ndarray = state.capacity_view
         """Capacity of each machine, shape (machines, resources)."""
@@ -337,7 +342,7 @@ class ClusterView:
             raise ValueError(f"a task window holds at least 1 task, got {size!r}")
         windows = self.__dict__.setdefault("_windows", {})  # one view per size: its cached arrays are shared
         if size not in windows:
-            windows[size] = ClusterView(self.time, self._state, self._tasks, int(size), self._timeline)
+            windows[size] = ClusterView(self.time, self._state, self._tasks, int(size), self._timeline, self.carbon)
         return windows[size]
 
     @property

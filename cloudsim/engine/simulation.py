@@ -47,7 +47,7 @@ import math
 import time as wallclock
 from collections.abc import Sized
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 import simpy
@@ -65,6 +65,9 @@ from cloudsim.engine.reservations import FIT_TOLERANCE, Reservation, Timeline
 from cloudsim.engine.specs import ClusterSpec, JobBlock, JobSpec, MachineEvent, UnschedulableTaskError, check_jobs_fit
 from cloudsim.engine.streaming import ResultWriter, StreamedResult, check_stream_folder
 from cloudsim.engine.tasks import TaskTable
+
+if TYPE_CHECKING:
+    from cloudsim.engine.carbon import GridSignal
 
 __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledError", "UnschedulableTaskError",
            "simulate"]
@@ -156,6 +159,10 @@ class Simulation:
             (the counts themselves differ between the paths); read it during the call only. It sees the state
             the round's decisions left, whatever the broker: `cloudsim.engine.fragmentation.GpuSampler` samples a
             run so, on either path.
+        carbon_forecast: what brokers know of the grid's carbon intensity (`cloudsim.engine.carbon.GridSignal`,
+            in run time), shown to them as ``view.carbon``: the signal itself, or a forecast of it with an error
+            (`GridSignal.forecast`). The run's own carbon is metered afterwards on the true signal
+            (`cloudsim.engine.energy.meter`). None: the views have no signal.
 
     Attributes:
         jobs: the jobs in arrival order (empty in a streamed simulation: ``tasks`` holds
@@ -181,6 +188,7 @@ class Simulation:
         stream_to: str | Path | None = None,
         compiled: bool | None = None,
         on_round: Callable[[float, Any], None] | None = None,
+        carbon_forecast: GridSignal | None = None,
     ) -> None:
         if broker is not None and not callable(getattr(broker, "decide", None)):
             raise TypeError(f"broker {broker!r} has no decide(view) method")
@@ -189,6 +197,7 @@ class Simulation:
             raise ValueError(f"tick must be a positive number or None, got {tick!r}")
         if on_failure not in FAILURE_POLICIES:
             raise ValueError(f"on_failure must be one of {FAILURE_POLICIES}, got {on_failure!r}")
+        self.carbon_forecast = carbon_forecast
         self.machine_events = sorted(machine_events, key=lambda e: e.time)
         for event in self.machine_events:
             self._check_machine_event(event, cluster.machines)
@@ -272,7 +281,8 @@ class Simulation:
             except BaseException:
                 self._fail()
                 raise
-        self._view = ClusterView(self.env.now, self.state, self.tasks, timeline=self._timeline)
+        self._view = ClusterView(self.env.now, self.state, self.tasks, timeline=self._timeline,
+                                 carbon=self.carbon_forecast)
         return self._view
 
     def apply(self, decision: object, wake_after: float | None = None) -> None:

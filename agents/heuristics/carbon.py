@@ -1,0 +1,66 @@
+"""Carbon-aware brokers: they start work when the grid's forecast intensity is low (Wiesner et al., "Let's Wait
+Awhile: How Temporal Workload Shifting Can Reduce Carbon Emissions in the Cloud", Middleware 2021).
+
+They read the run's grid signal from the view (``view.carbon``, `cloudsim.engine.carbon.GridSignal`: the forecast
+the run was given, with its error), and start a task later than it could by a reservation
+(`cloudsim.Decision` with ``at``), which holds its machine's room from then.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cloudsim import Decision
+
+__all__ = ["CarbonShift"]
+
+
+class CarbonShift:
+    """Temporal shifting within a window (the study's Scenario I strategy).
+
+    Each waiting task, in arrival order, may start at its ready time plus a whole number of ``step`` seconds up
+    to ``window`` seconds later (never before now): it starts at the one whose forecast intensity, averaged over
+    the task's duration, is lowest (the earliest on ties), on the first machine where all its waiting instances
+    fit from then for their whole run. A start later than now is a reservation. ``window`` 0 starts a task as
+    soon as it fits, as first-fit would. A task that fits no machine at any of its starts waits for the next
+    event; once its window has passed it starts as soon as it fits.
+    """
+
+    name = "carbon-shift"
+
+    def __init__(self, window: float = 0.0, step: float = 1800.0) -> None:
+        if not (isinstance(window, (int, float)) and not isinstance(window, bool) and math.isfinite(window)
+                and window >= 0):
+            raise ValueError(f"carbon-shift: window must be a number of seconds >= 0, got {window!r}")
+        if not (isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step) and step > 0):
+            raise ValueError(f"carbon-shift: step must be a number of seconds > 0, got {step!r}")
+        self.window = float(window)
+        self.step = float(step)
+
+    def starts(self, ready: float, now: float) -> np.ndarray:
+        """The starts a task ready at ``ready`` may take, seen at ``now``."""
+        offsets = self.step * np.arange(int(math.floor(self.window / self.step + 1e-9)) + 1)
+        starts = ready + offsets
+        return starts[starts >= now]
+
+    def decide(self, view) -> Decision | None:
+        carbon = view.carbon
+        if carbon is None:
+            raise ValueError("carbon-shift plans by the grid's carbon intensity: give the run a signal "
+                             "(--carbon FILE --start DATETIME; in Python, Simulation(..., carbon_forecast=signal))")
+        for task in np.flatnonzero(view.waiting > 0).tolist():
+            count = int(view.waiting[task])
+            duration = float(view.duration[task])
+            starts = self.starts(float(view.ready_time[task]), view.time)
+            if starts.size == 0:  # its window has passed (it waited for room): as soon as it fits
+                starts = np.array([view.time])
+            means = np.array([carbon.mean(start, start + duration) for start in starts])
+            for k in np.lexsort((starts, means)).tolist():  # lowest forecast first, the earliest on ties
+                start = float(starts[k])
+                at = None if start <= view.time else start
+                for machine in range(view.num_machines):
+                    if view.up[machine] and view.fits_from(machine, task, count, at):
+                        return Decision(machine, task, count, at=at)
+        return None
