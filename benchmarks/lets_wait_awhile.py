@@ -1,0 +1,116 @@
+"""Wiesner et al., "Let's Wait Awhile" (Middleware 2021), Scenario I through cloudsim: a 30-minute job a day at
+01:00, shifted within +- w (0 to 8 h in half hours) to the half-hour of lowest forecast intensity.
+
+    python benchmarks/lets_wait_awhile.py [--workers 2] [--out benchmarks/results/carbon]
+
+Each setting is one simulation of one machine (cpu 1, drawing 1 kW while a job runs, nothing otherwise) whose
+broker is `agents.heuristics.carbon.CarbonShift` (a reservation at the chosen half-hour), metered on the true
+signal by `cloudsim.engine.energy.meter`. The figure is the study's measure: the mean over the days' jobs of the
+intensity of the energy each used, gCO2e/kWh. Two forecasts: perfect, and the study's error (Gaussian noise of
+standard deviation 5 % of the signal's mean, seeds 0-9, averaged). Two signal starts: the study's (2020-01-01
+00:00: 1 January's job is not run once its window opens before midnight, and the mean still divides by 365, as the
+study's simulator does) and 2019-12-20 (the data's first row: every day's job runs). Writes
+scenario_one.{csv,md,json,png} into --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from benchmark_common import RESULTS, code_version
+
+WINDOWS_H = tuple(np.arange(0, 8.5, 0.5).tolist())
+SEEDS = tuple(range(10))
+ERROR = 0.05
+STARTS = {"2020-01-01": dt.datetime(2020, 1, 1), "2019-12-20": dt.datetime(2019, 12, 20)}
+DAYS = 365
+JOB_KWH = 0.5  # 1 kW for 30 minutes
+
+
+def setting(args: tuple[str, str, float]) -> dict:
+    """One region, signal start and window: the figure with a perfect forecast and with each seed's error."""
+    from agents.heuristics.carbon import CarbonShift
+    from cloudsim import ClusterSpec, simulate
+    from cloudsim.engine.energy import LinearPower, meter
+    from traces.carbon import periodic_jobs, study_signal
+
+    region, start, hours = args
+    signal = study_signal(region, STARTS[start])
+    window = hours * 3600.0
+    jobs = periodic_jobs(signal, window)
+    cluster = ClusterSpec(("cpu",), ((1.0,),))
+
+    def figure(forecast) -> float:
+        result = simulate(cluster, jobs, CarbonShift(window=2 * window), carbon_forecast=forecast)
+        return meter(result, LinearPower(0, 1000), signal).carbon_kg * 1000 / (JOB_KWH * DAYS)
+
+    noisy = [figure(signal.forecast(ERROR, seed)) for seed in SEEDS]
+    return {"region": region, "signal_from": start, "window_h": hours, "jobs": len(jobs), "perfect": figure(signal),
+            "error_5pct": float(np.mean(noisy)), "error_5pct_sd": float(np.std(noisy, ddof=1))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "carbon", help="folder for the results")
+    options = parser.parse_args()
+    import pandas as pd
+
+    from traces.carbon import REGIONS
+
+    todo = [(region, start, hours) for region in REGIONS for start in STARTS for hours in WINDOWS_H]
+    with ProcessPoolExecutor(options.workers) as pool:
+        rows = list(pool.map(setting, todo))
+    table = pd.DataFrame(rows)
+    options.out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(options.out / "scenario_one.csv", index=False)
+    study = table[table.signal_from == "2020-01-01"]
+    wide = study.pivot(index="window_h", columns="region", values=["perfect", "error_5pct"])
+    everyday = table[table.signal_from == "2019-12-20"].pivot(index="window_h", columns="region", values="perfect")
+    lines = ["# Let's Wait Awhile, Scenario I through cloudsim", "",
+             f"`python benchmarks/lets_wait_awhile.py` ({code_version()}): the mean carbon intensity (gCO2e/kWh) "
+             "of a 30-minute job a day at 01:00 shifted within +- w; perfect forecast, and the mean over seeds 0-9 "
+             "of a 5 % forecast error. Signal from 2020-01-01 00:00 (the study's convention).", "",
+             "| w (h) | " + " | ".join(f"{REGIONS[r][0]} perfect | {REGIONS[r][0]} 5 %" for r in REGIONS) + " |",
+             "|---|" + "---|---|" * len(REGIONS)]
+    for hours, row in wide.iterrows():
+        lines.append(f"| {hours:g} | " + " | ".join(f"{row[('perfect', r)]:.2f} | {row[('error_5pct', r)]:.2f}"
+                                                     for r in REGIONS) + " |")
+    lines += ["", "With the signal from 2019-12-20, where every day's job runs (perfect forecast):", "",
+              "| w (h) | " + " | ".join(REGIONS[r][0] for r in REGIONS) + " |", "|---|" + "---|" * len(REGIONS)]
+    for hours, row in everyday.iterrows():
+        lines.append(f"| {hours:g} | " + " | ".join(f"{row[r]:.2f}" for r in REGIONS) + " |")
+    (options.out / "scenario_one.md").write_text("\n".join(lines) + "\n")
+    (options.out / "scenario_one.json").write_text(json.dumps(
+        {"code": code_version(), "rows": rows}, indent=1) + "\n")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(REGIONS), figsize=(12, 3.6), sharex=True)
+    for ax, region in zip(axes, REGIONS):
+        part = study[study.region == region]
+        ax.plot(part.window_h, part.perfect, marker="o", markersize=3, label="perfect forecast")
+        ax.errorbar(part.window_h, part.error_5pct, yerr=part.error_5pct_sd, marker="s", markersize=3, capsize=2,
+                    label="5 % error (10 seeds)")
+        ax.set_title(REGIONS[region][0])
+        ax.set_xlabel("shifting window +- w (hours)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean intensity (gCO2e/kWh)")
+    axes[0].legend(fontsize=8)
+    figure.suptitle("Scenario I: a 30-minute job a day at 01:00, shifted within +- w")
+    figure.tight_layout()
+    figure.savefig(options.out / "scenario_one.png", dpi=120)
+    print((options.out / "scenario_one.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
