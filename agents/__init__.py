@@ -12,6 +12,7 @@ from typing import Callable
 from agents.rlsk import federation
 from agents.deepk8s.config import BROKER_NAMES as DEEPK8S_BROKERS
 from agents.rlsk.federation import FederatedBroker, make_dispatcher
+from agents.heuristics.carbon import CarbonShift
 from agents.heuristics.gpu import (ExactFragmentationGradientDescent, FragmentationGradientDescent, GpuBestFit,
                                    GpuClustering, GpuDotProduct, GpuPacking, GpuRandom)
 from agents.heuristics import (
@@ -180,6 +181,8 @@ for _cls in (FirstFit, BestFit, Tetris, RandomFit, FirstComeFirstServed, Shortes
     register_broker(_cls.name, _cls)
 for _cls in (FragmentationGradientDescent, GpuBestFit, GpuDotProduct, GpuPacking, GpuClustering, GpuRandom):
     register_broker(_cls.name, _cls, devices="required")
+register_broker(CarbonShift.name, CarbonShift, listed=False, grid=True,
+                needs="a grid signal (--carbon FILE --start DATETIME)")
 register_broker(ExactFragmentationGradientDescent.name, ExactFragmentationGradientDescent, devices="required",
                 listed=False)  # an ablation variant
 register_broker("deepjs", _deepjs, trained_by="deepjs")

@@ -59,6 +59,7 @@ class BrokerSpec:
         devices: one of `DEVICES`.
         needs: what else it needs, in words, for ``cloudsim brokers`` ("" when nothing).
         listed: whether default broker lists hold it (compare's, leaderboard's); False for ablation variants.
+        grid: whether it plans by the grid's carbon intensity, so that a run of it needs a signal (``--carbon``).
     """
 
     name: str
@@ -68,6 +69,7 @@ class BrokerSpec:
     devices: str = "any"
     needs: str = ""
     listed: bool = True
+    grid: bool = False
 
     @property
     def learned(self) -> bool:
@@ -79,7 +81,7 @@ _REGISTRY: dict[str, dict[str, BrokerSpec]] = {place: {} for place in PLACES}
 
 
 def register_broker(name: str, factory: Callable[..., Any], *, acts_in: str = CORE, trained_by: str | None = None,
-                    devices: str = "any", needs: str = "", listed: bool = True) -> BrokerSpec:
+                    devices: str = "any", needs: str = "", listed: bool = True, grid: bool = False) -> BrokerSpec:
     """Declare the broker ``name`` (see `BrokerSpec` for the fields); returns its spec. A name already
     declared in the same place, an unknown place or devices value, and a name that reads as a reference
     (``module:Class``) are refused."""
@@ -94,7 +96,7 @@ def register_broker(name: str, factory: Callable[..., Any], *, acts_in: str = CO
         raise ValueError(f"broker {name!r} is already declared as {PLACES[acts_in]}; choose another name")
     if not callable(factory):
         raise ValueError(f"broker {name!r}: its factory {factory!r} is not callable")
-    spec = BrokerSpec(name, factory, acts_in, trained_by, devices, needs, listed)
+    spec = BrokerSpec(name, factory, acts_in, trained_by, devices, needs, listed, grid)
     _REGISTRY[acts_in][name] = spec
     return spec
 

@@ -163,3 +163,66 @@ def test_a_cluster_without_cpu_has_no_power_model():
                       FirstFit())
     with pytest.raises(ValueError, match="read cpu utilisation"):
         meter(result, DEFAULT_POWER)
+
+
+# ------------------------------------------------------------------ the command line
+def replay_json(capsys, *argv):
+    from cloudsim.cli import main
+
+    assert main(["replay", "--json", *argv]) == 0
+    import json
+
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()][0]
+
+
+def test_replay_reports_energy_only_with_a_power_model(capsys):
+    plain = replay_json(capsys)
+    assert not {"energy_kwh", "carbon_kg", "carbon_intensity_mean"} & set(plain)
+    run = replay_json(capsys, "--power", "linear:100,200")
+    # The built-in workload's five identical machines: energy = makespan x 5 x (100 + 100 x cluster utilisation).
+    assert run["energy_kwh"] == pytest.approx(run["makespan"] * 5 * (100 + 100 * run["utilisation_cpu"]) / 3.6e6,
+                                              rel=1e-9)
+    timed = ("wall_s", "sim_wall_s")
+    assert {k: v for k, v in run.items() if k not in ("energy_kwh", *timed)} == {
+        k: v for k, v in plain.items() if k not in timed}  # nothing else changes
+
+
+def test_replay_with_a_signal_reports_carbon(capsys, tmp_path):
+    # A flat 200 g/kWh for two hours: carbon = energy x 200, and the mean intensity 200.
+    path = signal_file(tmp_path, ["2020-01-01 00:00:00,200", "2020-01-01 01:00:00,200"])
+    run = replay_json(capsys, "--power", "default", "--carbon", str(path), "--start", "2020-01-01")
+    assert run["carbon_kg"] == pytest.approx(run["energy_kwh"] * 200 / 1000, rel=1e-12)
+    assert run["carbon_intensity_mean"] == pytest.approx(200)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--power", "cubic"], "--power cubic: 'cubic' is no power model"),
+    (["--power", "linear:200,100"], "must not fall as the load rises"),
+    (["--carbon", "SIGNAL"], "needs --start DATETIME"),
+    (["--start", "2020-01-01"], "--start 2020-01-01: applies with --carbon"),
+    (["--forecast-error", "0.1"], "--forecast-error 0.1: applies with --carbon"),
+    (["--carbon", "SIGNAL", "--start", "2020-01-01", "--forecast-error", "-1"], "--forecast-error -1: must be"),
+    (["--carbon", "SIGNAL", "--start", "yesterday"], "'yesterday' is no date and time"),
+    (["--carbon", "SIGNAL", "--start", "2019-01-01"], "--start 2019-01-01 00:00:00: outside"),
+    (["--carbon", "nowhere.csv", "--start", "2020-01-01"], "nowhere.csv: cannot read it"),
+    (["--carbon", "SIGNAL", "--start", "2020-01-01 01:00", "--power", "default"], "the run spans"),
+    (["--power", "default", "--stream", "--out", "s"], "which --stream does not keep"),
+    (["--brokers", "carbon-shift"], "carbon-shift plans by the grid's carbon intensity: add --carbon"),
+])
+def test_energy_and_carbon_mistakes_are_one_line_each(tmp_path, monkeypatch, capsys, argv, words):
+    from cloudsim.cli import main
+
+    path = signal_file(tmp_path, ["2020-01-01 00:00:00,100", "2020-01-01 00:30:00,200", "2020-01-01 01:00:00,50"])
+    monkeypatch.chdir(tmp_path)
+    assert main(["replay", *[str(path) if word == "SIGNAL" else word for word in argv]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "s").exists()
+
+
+def test_carbon_shift_runs_from_the_command_line_with_a_signal(capsys, tmp_path):
+    path = signal_file(tmp_path, [f"2020-01-01 {h:02d}:{m:02d}:00,{100 + 50 * ((h * 2 + m // 30) % 3)}"
+                                  for h in range(12) for m in (0, 30)])
+    run = replay_json(capsys, "--brokers", "carbon-shift", "--broker-options", "carbon-shift.window=3600",
+                      "--carbon", str(path), "--start", "2020-01-01", "--power", "default", "--jobs", "0:10")
+    assert run["broker"] == "carbon-shift" and run["instances_finished"] == run["instances"] and run["carbon_kg"] > 0

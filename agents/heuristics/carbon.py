@@ -22,10 +22,11 @@ class CarbonShift:
 
     Each waiting task, in arrival order, may start at its ready time plus a whole number of ``step`` seconds up
     to ``window`` seconds later (never before now): it starts at the one whose forecast intensity, averaged over
-    the task's duration, is lowest (the earliest on ties), on the first machine where all its waiting instances
-    fit from then for their whole run. A start later than now is a reservation. ``window`` 0 starts a task as
-    soon as it fits, as first-fit would. A task that fits no machine at any of its starts waits for the next
-    event; once its window has passed it starts as soon as it fits.
+    the task's duration, is lowest (the earliest on ties), on the first machine where some of its waiting
+    instances fit from then for their whole run (as many as fit; the rest are asked about again). A start later
+    than now is a reservation. ``window`` 0 starts a task as soon as it fits, as first-fit would. A task that fits
+    no machine at any of its starts waits for the next event; once its window has passed it starts as soon as it
+    fits.
     """
 
     name = "carbon-shift"
@@ -61,6 +62,22 @@ class CarbonShift:
                 start = float(starts[k])
                 at = None if start <= view.time else start
                 for machine in range(view.num_machines):
-                    if view.up[machine] and view.fits_from(machine, task, count, at):
-                        return Decision(machine, task, count, at=at)
+                    fitting = self._most(view, machine, task, count, at) if view.up[machine] else 0
+                    if fitting:
+                        return Decision(machine, task, fitting, at=at)
         return None
+
+    @staticmethod
+    def _most(view, machine: int, task: int, count: int, at: float | None) -> int:
+        """The most of ``count`` instances of ``task`` that fit ``machine`` from ``at`` for their whole run (0:
+        none); fitting is monotone in the count, so a binary search finds it."""
+        if not view.fits_from(machine, task, 1, at):
+            return 0
+        low, high = 1, count
+        while low < high:
+            middle = (low + high + 1) // 2
+            if view.fits_from(machine, task, middle, at):
+                low = middle
+            else:
+                high = middle - 1
+        return low

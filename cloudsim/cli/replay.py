@@ -38,12 +38,13 @@ def print_table(rows: list[dict], total: dict) -> None:
     frame = pd.DataFrame(rows)
     if len(frame):
         key = frame.columns[0]
-        columns = [key, "broker", *REPORTED, "jobs", "tasks", "instances", "wall_s"]
+        reported = [measure for measure in REPORTED if measure in frame]  # energy only where a run has a model
+        columns = [key, "broker", *reported, "jobs", "tasks", "instances", "wall_s"]
         with pd.option_context("display.max_rows", 200, "display.width", 160):
             print(frame[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
             if len(frame) > len(total["brokers"]):
                 print()
-                means = frame.groupby("broker", sort=False)[list(REPORTED)].mean()
+                means = frame.groupby("broker", sort=False)[reported].mean()
                 print(means.to_string(float_format=lambda v: f"{v:.3f}"))
     print(f"\n{total['episodes']} episode(s) x {len(total['brokers'])} broker(s): {total['jobs']} jobs, "
           f"{total['tasks']} tasks, {total['instances']} instances per broker; finished {total['finished']}, "

@@ -92,6 +92,8 @@ def parse_power(text: str) -> LinearPower | TablePower:
     forms = "give linear:IDLE,MAX, table:W0,W10,...,W100 (11 watts) or default"
     if kind == "default" and not rest:
         return DEFAULT_POWER
+    if kind not in ("linear", "table"):
+        raise ValueError(f"{text!r} is no power model; {forms}")
     try:
         numbers = tuple(float(part) for part in rest.split(","))
     except ValueError:
@@ -100,9 +102,7 @@ def parse_power(text: str) -> LinearPower | TablePower:
         if len(numbers) != 2:
             raise ValueError(f"{text!r}: a linear model has two watts, idle and full; {forms}")
         return LinearPower(*numbers)
-    if kind == "table":
-        return TablePower(numbers)
-    raise ValueError(f"{text!r} is no power model; {forms}")
+    return TablePower(numbers)
 
 
 ENERGY_KEYS = ("energy_kwh", "carbon_kg", "carbon_intensity_mean")

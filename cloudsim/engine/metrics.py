@@ -79,6 +79,11 @@ MEASURES = (
     Measure("avg_job_wait", tables=frozenset({"compare"})),
     Measure("utilisation_cpu", higher_is_better=True, tables=frozenset({"leaderboard"})),
     Measure("gpu_allocated_pct_mean", higher_is_better=True),  # of the GPU sampler (`cloudsim.engine.fragmentation`)
+    # A run with a power model (--power) and a grid signal (--carbon): `cloudsim.engine.energy.meter`. Tables show
+    # them where the runs report them.
+    Measure("energy_kwh", tables=frozenset({"replay", "compare"})),
+    Measure("carbon_kg", tables=frozenset({"replay", "compare"})),
+    Measure("carbon_intensity_mean", tables=frozenset({"replay", "compare"})),
 )
 """The measures reports show, in the order their tables list them: a new summary number is its line in
 `summarise` and, where a table should show it, its line here."""

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from cloudsim.engine.carbon import SignalError
+from cloudsim.engine.energy import meter
 from cloudsim.engine.envs.rlsk import federation_metrics
 from cloudsim.engine.faults import RandomFaults
 from cloudsim.engine.foreign import BrokerError
@@ -80,12 +82,14 @@ def run_one(spec: RunSpec) -> RunOutcome:
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
     broker = spec.broker.build(spec.seed, place.clusters)
+    signal = simulation.grid_signal()  # what the brokers see of it: a forecast with the run's seed
+    forecast = None if signal is None else signal.forecast(simulation.forecast_error, seed=spec.seed)
     # a GPU cluster: its allocation and fragmentation over time
     sampler = None if place.target is None else GpuSampler(place.cluster, place.target)
     try:
         sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                          on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to,
-                         name=spec.broker.name, on_round=sampler)
+                         name=spec.broker.name, on_round=sampler, carbon_forecast=forecast)
         result = sim.run()
     except UnschedulableTaskError as err:  # a streamed run checks its jobs as it reads them
         if not isinstance(jobs, JobStream):
@@ -105,6 +109,12 @@ def run_one(spec: RunSpec) -> RunOutcome:
         summary.update(federation_metrics(result, place.clusters),
                        postponements=federation.postponements if federation else 0,
                        forced=federation.forced if federation else 0)
+    power = simulation.power_model
+    if power is not None:  # the run's energy, and with a signal its carbon (`cloudsim.engine.energy.meter`)
+        try:
+            summary.update(meter(result, power, signal).summary())
+        except SignalError as error:
+            raise ConfigError("--carbon", None, str(error)) from None  # (it names the file and the spans)
     summary["wall_s"] = round(time.perf_counter() - started, 4)
     return RunOutcome(summary, result if spec.keep == "result" else None,
                       result.machine_utilisation() if spec.keep == "curve" else None)

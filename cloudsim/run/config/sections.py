@@ -4,6 +4,7 @@ which checks how they fit together: everything `cloudsim replay` reads."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -11,8 +12,10 @@ from typing import ClassVar, Mapping
 
 from agents import BROKERS, DEEPRM_ENV_BROKERS, LEARNED, RLSK_DISPATCHERS, TRAINED_BY, builtin_source
 from agents import plugins
-from agents.registry import broker_names, reserved_option_problem
+from agents.registry import broker_names, broker_spec, reserved_option_problem
+from cloudsim.engine.carbon import GridSignal, SignalError, parse_start
 from cloudsim.engine.checks import is_finite_number
+from cloudsim.engine.energy import parse_power
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.engine.runner import EXECUTORS, Runner
@@ -260,6 +263,13 @@ class ClusterConfig:
             object.__setattr__(self, "capacity", dict(self.capacity))
 
 
+@functools.lru_cache(maxsize=4)
+def read_signal(path: str, start: str) -> GridSignal:
+    """The grid signal in ``path`` with time 0 at ``start``, read once per process (every run of a command reads
+    the same file)."""
+    return GridSignal.read(path, start)
+
+
 @dataclass(frozen=True)
 class SimulationConfig:
     """How the engine runs an episode: trigger mode, machine failures."""
@@ -275,10 +285,24 @@ class SimulationConfig:
         parse=real, metavar="T")
     mttr: float | None = option(
         None, "--mttr", "with --mtbf: mean time to repair (default mtbf / 10)", parse=real, metavar="T")
+    power: str | None = option(
+        None, "--power", "the machines' power draw by cpu utilisation, for the run's energy (energy_kwh): "
+        "linear:IDLE,MAX or table:W0,W10,...,W100 (watts, every machine), or default (a SPECpower_ssj2008 "
+        "result, cloudsim.engine.energy.DEFAULT_POWER); default none: no energy is reported", metavar="MODEL")
+    carbon: str | None = option(
+        None, "--carbon", "the grid's carbon intensity, a CSV of Time,Carbon Intensity (gCO2e/kWh): brokers see "
+        "it (view.carbon), and with --power the run's carbon is reported (carbon_kg)", metavar="FILE")
+    start: str | None = option(
+        None, "--start", "with --carbon: the date and time of the run's time 0, YYYY-MM-DD HH:MM:SS (times are "
+        "seconds)", metavar="DATETIME")
+    forecast_error: float = option(
+        0.0, "--forecast-error", "with --carbon: brokers see the signal plus Gaussian noise of this fraction of its "
+        "mean (0.05: five per cent; drawn by each run's seed); default 0, a perfect forecast", parse=real, metavar="X")
 
     def __post_init__(self) -> None:
         cls = type(self)
         check_choices(self)
+        self._check_energy()
         if self.tick is not None:
             check_positive_real(cls, "tick", self.tick, "time units between scheduler wakes; leave it out "
                                  "for event-driven scheduling")
@@ -287,6 +311,45 @@ class SimulationConfig:
         if self.mttr is not None:
             require(self.mtbf is not None, cls, "mttr", self.mttr, "needs --mtbf (the failures to repair)")
             check_positive_real(cls, "mttr", self.mttr, "mean time to repair")
+
+    def _check_energy(self) -> None:
+        """--power parses, --carbon reads (a damaged file is one line naming where) with its --start, and the
+        options that need --carbon have it."""
+        cls = type(self)
+        if self.power is not None:
+            try:
+                parse_power(self.power)
+            except ValueError as error:
+                raise ConfigError("--power", self.power, str(error)) from None
+        require(self.start is None or self.carbon is not None, cls, "start", self.start,
+                "applies with --carbon (the time 0 of the grid signal); add --carbon FILE or leave it out")
+        check_number_option("--forecast-error", self.forecast_error, "a fraction of the signal's mean: 0.05 = 5 %",
+                            at_least=0)
+        require(self.forecast_error == 0.0 or self.carbon is not None, cls, "forecast_error", self.forecast_error,
+                "applies with --carbon; add --carbon FILE or leave it out")
+        if self.carbon is not None:
+            require(self.start is not None, cls, "carbon", self.carbon,
+                    "needs --start DATETIME, the date and time of the run's time 0")
+            try:
+                parse_start(self.start)
+            except ValueError as error:
+                raise ConfigError("--start", self.start, str(error)) from None
+            self.grid_signal()  # a missing or damaged file, or a start outside it, is refused now
+
+    @property
+    def power_model(self):
+        """The --power model (`cloudsim.engine.energy`), or None."""
+        return None if self.power is None else parse_power(self.power)
+
+    def grid_signal(self):
+        """The --carbon signal aligned by --start (`cloudsim.engine.carbon.GridSignal`, read once per process),
+        or None."""
+        if self.carbon is None:
+            return None
+        try:
+            return read_signal(str(Path(self.carbon).resolve()), self.start)
+        except SignalError as error:  # (the message names the file, or the span)
+            raise ConfigError("--carbon", None, str(error)) from None
 
     @property
     def effective_mttr(self) -> float | None:
@@ -559,6 +622,9 @@ class RunConfig:
     def __post_init__(self) -> None:
         require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
                  "applies to replay, whose --out holds each run's tables; leave it out")
+        require(not (self.report.stream and self.simulation.power), SimulationConfig, "power", self.simulation.power,
+                "is metered from a run's tables in memory, which --stream does not keep; leave out --stream or "
+                "--power")
         if self.report.out is not None:
             problem = place_problem(self.report.out, self.reads)
             require(problem is None, ReportConfig, "out", self.report.out, problem)
@@ -567,6 +633,11 @@ class RunConfig:
             self.workload.check_drawn_load(self.workload.load)
         self.chosen_brokers  # checked now: a mistake is refused when the config is made
         self._check_core_brokers()
+        if self.simulation.carbon is None:
+            planners = [name for name in self.chosen_brokers.brokers
+                        if (spec := broker_spec(name)) is not None and spec.grid]
+            require(not planners, BrokerConfig, "brokers", self.chosen_brokers.brokers,
+                    f"{', '.join(planners)} plans by the grid's carbon intensity: add --carbon FILE --start DATETIME")
 
     def _check_core_brokers(self) -> None:
         """Refuse the names that only dispatch jobs in RLSK's federation (an oracle, say) on the core."""
