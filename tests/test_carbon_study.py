@@ -85,3 +85,45 @@ def test_scenario_one_gives_the_studys_figures(region):
         result = simulate(ONE_CPU, jobs, CarbonShift(window=2 * window), carbon_forecast=grid)
         grams = meter(result, LinearPower(0, 1000), grid).carbon_kg * 1000
         assert grams / (0.5 * 365) == pytest.approx(expected, abs=0.005), (region, hours)
+
+
+def test_scenario_two_draws_its_jobs_on_workdays_within_the_studys_ranges():
+    import collections
+    import datetime as dt
+
+    from traces.carbon import ml_jobs
+
+    jobs = ml_jobs()
+    assert len(jobs) == 3387 and jobs == ml_jobs()  # the same jobs every time
+    assert all(job.arrival.weekday() < 5 and dt.time(9) <= job.arrival.time() <= dt.time(16, 30)
+               and job.arrival.minute in (0, 30) for job in jobs)
+    assert all(240 <= job.minutes <= 5370 and job.minutes % 30 == 0 for job in jobs)
+    assert [job.arrival for job in jobs] == sorted(job.arrival for job in jobs)  # in date order
+    days = collections.Counter(job.arrival.date() for job in jobs)
+    assert set(days) <= {dt.date(2020, 1, 1) + dt.timedelta(days=k) for k in range(366)}
+    assert len([d for d in (dt.date(2020, 1, 1) + dt.timedelta(days=k) for k in range(366)) if d.weekday() < 5]) == 262
+    # The first job as numpy's default_rng(0) draws it: the first workday's first arrival, the first duration.
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(3387, [1 / 262] * 262)
+    first = np.sort(rng.choice(np.arange(540, 1011, 30), counts[0]))[0]
+    assert jobs[0].arrival == dt.datetime(2020, 1, 1) + dt.timedelta(minutes=int(first))
+
+
+@pytest.mark.parametrize("end, next_workday_at, semi_weekly_at", [
+    # 2020-01-04 is a Saturday, 01-05 a Sunday, 01-06 a Monday, 01-09 a Thursday.
+    ("2020-01-04 12:00", "2020-01-06 09:00", "2020-01-06 09:00"),  # Saturday: Monday 09:00
+    ("2020-01-05 08:00", "2020-01-06 09:00", "2020-01-06 09:00"),  # Sunday: the next day 09:00
+    ("2020-01-06 18:00", "2020-01-07 09:00", "2020-01-09 09:00"),  # Monday after 17:00: Tuesday; Thursday
+    ("2020-01-07 07:30", "2020-01-07 09:00", "2020-01-09 09:00"),  # before 09:00: that day 09:00
+    ("2020-01-08 12:00", "2020-01-08 12:00", "2020-01-09 09:00"),  # a workday's office hours: no slack
+    ("2020-01-09 09:00", "2020-01-09 09:00", "2020-01-09 09:00"),  # Thursday 09:00 exactly
+    ("2020-01-10 17:30", "2020-01-11 09:00", "2020-01-13 09:00"),  # Friday after 17:00: "the next day", Saturday
+])
+def test_the_studys_deadline_rules(end, next_workday_at, semi_weekly_at):
+    import datetime as dt
+
+    from traces.carbon import next_workday, semi_weekly
+
+    when = dt.datetime.fromisoformat(end)
+    assert next_workday(when) == dt.datetime.fromisoformat(next_workday_at)
+    assert semi_weekly(when) == dt.datetime.fromisoformat(semi_weekly_at)

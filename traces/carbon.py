@@ -3,19 +3,26 @@ Carbon Emissions in the Cloud" (Middleware 2021): what its two scenarios run on,
 
 The three regions' signals are the study's datasets (``carbon/`` of the data folder, `traces.data.data_folder`),
 read as the study reads them (`study_signal`): the rows at minutes 0 and 30 only. Scenario I's workload is a
-30-minute job every day at 01:00 (`periodic_jobs`), each submitted when its shifting window opens.
+30-minute job every day at 01:00 (`periodic_jobs`), each submitted when its shifting window opens. Scenario II's
+is 3,387 machine-learning jobs of 4 to 89.5 hours arriving on 2020's workdays (`ml_jobs`, drawn as the study's
+code draws them, so the same jobs come out), each with a deadline by one of the study's two rules
+(`next_workday`, `semi_weekly`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from cloudsim.engine.carbon import GridSignal, SignalError
 from cloudsim.engine.specs import JobSpec, TaskSpec
 from traces.data import data_folder
 
-__all__ = ["REGIONS", "STUDY_START", "periodic_jobs", "study_signal"]
+__all__ = ["DEADLINE_RULES", "MlJob", "REGIONS", "STUDY_START", "ml_jobs", "next_workday", "periodic_jobs",
+           "semi_weekly", "study_signal"]
 
 REGIONS = {"gb": ("Great Britain", "gb_ci.csv"), "de": ("Germany", "ger_ci.csv"), "fr": ("France", "fr_ci.csv")}
 """The study's regions: name and file in the data folder's ``carbon/``."""
@@ -52,3 +59,71 @@ def periodic_jobs(signal: GridSignal, window: float, *, first: dt.date = STUDY_S
             jobs.append(JobSpec(f"{first + dt.timedelta(days=day)}", opens,
                                 (TaskSpec("job", 1, {"cpu": 1.0}, duration),)))
     return jobs
+
+
+ML_JOBS = 3387
+"""Scenario II's jobs in 2020."""
+ML_STARTS = np.arange(540, 1011, 30)
+"""The minutes past midnight a job may arrive at: 09:00 to 16:30 in half hours."""
+ML_DURATIONS = np.arange(240, 5371, 30)
+"""The minutes a job may run: 4 h to 89.5 h in half hours."""
+OPENS, CLOSES = dt.time(9), dt.time(17)
+
+
+@dataclass(frozen=True)
+class MlJob:
+    """One of Scenario II's jobs: when it arrives and how long it runs (``minutes``)."""
+
+    arrival: dt.datetime
+    minutes: int
+
+    @property
+    def end(self) -> dt.datetime:
+        """When it ends if it runs as it arrives (the baseline)."""
+        return self.arrival + dt.timedelta(minutes=self.minutes)
+
+
+def ml_jobs(year: int = 2020, jobs: int = ML_JOBS, seed: int = 0) -> list[MlJob]:
+    """Scenario II's jobs, drawn as the study's code draws them with numpy's ``default_rng(seed)``: the count of
+    each workday of ``year`` (a multinomial of ``jobs`` over equal shares), then for each day in date order its
+    arrival minutes (`ML_STARTS`, as many as its jobs, sorted; a weekend day has none), then every job's duration
+    at once (`ML_DURATIONS`); job k has the k-th arrival in date order and the k-th duration."""
+    rng = np.random.default_rng(seed)
+    days = [dt.date(year, 1, 1) + dt.timedelta(days=k) for k in range((dt.date(year + 1, 1, 1)
+                                                                        - dt.date(year, 1, 1)).days)]
+    workdays = [day for day in days if day.weekday() < 5]
+    counts = dict(zip(workdays, rng.multinomial(jobs, [1 / len(workdays)] * len(workdays)).tolist()))
+    arrivals = []
+    for day in days:
+        minutes = np.sort(rng.choice(ML_STARTS, counts.get(day, 0)))
+        arrivals += [dt.datetime.combine(day, dt.time()) + dt.timedelta(minutes=int(m)) for m in minutes]
+    durations = rng.choice(ML_DURATIONS, jobs)
+    return [MlJob(arrival, int(minutes)) for arrival, minutes in zip(arrivals, durations.tolist())]
+
+
+def next_workday(end: dt.datetime) -> dt.datetime:
+    """The study's "next workday" deadline of a job that would end at ``end``: one ending on a Saturday may end on
+    Monday at 09:00; on a Sunday or after 17:00, the next day at 09:00; before 09:00, that day at 09:00; otherwise
+    it has no slack (``end`` itself)."""
+    day = end.date()
+    if end.weekday() == 5:
+        return dt.datetime.combine(day + dt.timedelta(days=2), OPENS)
+    if end.weekday() == 6 or end.time() > CLOSES:
+        return dt.datetime.combine(day + dt.timedelta(days=1), OPENS)
+    if end.time() < OPENS:
+        return dt.datetime.combine(day, OPENS)
+    return end
+
+
+def semi_weekly(end: dt.datetime) -> dt.datetime:
+    """The study's "semi-weekly" deadline of a job that would end at ``end``: the first Monday or Thursday 09:00
+    at or after it."""
+    for ahead in range(8):
+        candidate = dt.datetime.combine(end.date() + dt.timedelta(days=ahead), OPENS)
+        if candidate.weekday() in (0, 3) and candidate >= end:
+            return candidate
+    raise AssertionError("a Monday or a Thursday comes within a week")
+
+
+DEADLINE_RULES = {"next-workday": next_workday, "semi-weekly": semi_weekly}
+"""Scenario II's deadline rules by name."""
