@@ -127,3 +127,34 @@ def test_the_studys_deadline_rules(end, next_workday_at, semi_weekly_at):
     when = dt.datetime.fromisoformat(end)
     assert next_workday(when) == dt.datetime.fromisoformat(next_workday_at)
     assert semi_weekly(when) == dt.datetime.fromisoformat(semi_weekly_at)
+
+
+def test_deadlines_bound_the_shift_and_late_jobs_are_counted():
+    # Intensities by half hour: 50, 40, 10, 30, 5, 60. A half-hour job arriving at 0 with deadline 1.5 h may start at
+    # 0, 0.5 or 1 h (finishing by 1.5 h): the lowest is 10, at 1 h; 5 at 2 h is past its deadline.
+    grid = signal([50, 40, 10, 30, 5, 60])
+    job = JobSpec("J", 0.0, (TaskSpec("t", 1, {"cpu": 1.0}, 1800.0),), deadline=5400.0)
+    result = simulate(ONE_CPU, [job], CarbonShift(window=None), carbon_forecast=grid)
+    assert result.groups.start.tolist() == [3600.0]
+    assert (result.summary["jobs_with_deadline"], result.summary["deadline_misses"]) == (1, 0)
+    # A window shorter than the deadline bounds it too; without a deadline, window None starts at once.
+    assert simulate(ONE_CPU, [job], CarbonShift(window=1800), carbon_forecast=grid).groups.start.tolist() == [1800.0]
+    free = JobSpec("F", 0.0, job.tasks)
+    assert simulate(ONE_CPU, [free], CarbonShift(window=None), carbon_forecast=grid).groups.start.tolist() == [0.0]
+    # Two jobs due at 0.5 h on one cpu: the second cannot make it, and is counted late.
+    jobs = [JobSpec(f"J{k}", 0.0, job.tasks, deadline=1800.0) for k in range(2)]
+    late = simulate(ONE_CPU, jobs, CarbonShift(window=None), carbon_forecast=grid)
+    assert (late.summary["jobs_with_deadline"], late.summary["deadline_misses"]) == (2, 1)
+    # A run without deadlines reports neither number; a deadline before its arrival is refused.
+    assert "deadline_misses" not in simulate(ONE_CPU, [free], CarbonShift(), carbon_forecast=grid).summary
+    with pytest.raises(ValueError, match="job 'B': deadline 5.0 is no time at or after its submit time 10.0"):
+        JobSpec("B", 10.0, job.tasks, deadline=5.0)
+    view_deadlines = []
+
+    class Spy(CarbonShift):
+        def decide(self, view):
+            view_deadlines.extend(view.deadline.tolist())
+            return super().decide(view)
+
+    simulate(ONE_CPU, [job], Spy(window=None), carbon_forecast=grid)
+    assert view_deadlines[0] == 5400.0

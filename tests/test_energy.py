@@ -226,3 +226,18 @@ def test_carbon_shift_runs_from_the_command_line_with_a_signal(capsys, tmp_path)
     run = replay_json(capsys, "--brokers", "carbon-shift", "--broker-options", "carbon-shift.window=3600",
                       "--carbon", str(path), "--start", "2020-01-01", "--power", "default", "--jobs", "0:10")
     assert run["broker"] == "carbon-shift" and run["instances_finished"] == run["instances"] and run["carbon_kg"] > 0
+
+
+def test_the_means_of_many_intervals_equal_the_integrals_over_them(tmp_path):
+    rng = np.random.default_rng(7)
+    steps = np.cumsum(rng.choice([900.0, 1800.0, 3600.0], 200))
+    times = np.concatenate([[0.0], steps[:-1]])
+    signal = GridSignal(times, rng.uniform(0, 400, times.size), float(steps[-1]), dt.datetime(2020, 1, 1))
+    firsts = rng.uniform(0, steps[-1] - 20000, 300)
+    for length in (0.0, 600.0, 1800.0, 7200.0, 19999.0):
+        expected = [signal.intensity(f) if length == 0 else signal.integral(f, f + length) / length for f in firsts]
+        assert signal.means(firsts, length).tolist() == pytest.approx(expected, rel=1e-12)
+    # On a step's edges exactly: a half-hour inside one step is that step's value, to the bit.
+    edges = signal.times[:50]
+    inside = signal.means(edges, 900.0)
+    assert inside.tolist() == signal.values[:50].tolist()

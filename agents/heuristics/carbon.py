@@ -18,10 +18,13 @@ __all__ = ["CarbonShift"]
 
 
 class CarbonShift:
-    """Temporal shifting within a window (the study's Scenario I strategy).
+    """Temporal shifting within a window (the study's Scenario I strategy), or before a deadline (its Scenario II
+    strategy for work that cannot be interrupted).
 
     Each waiting task, in arrival order, may start at its ready time plus a whole number of ``step`` seconds up
-    to ``window`` seconds later (never before now): it starts at the one whose forecast intensity, averaged over
+    to ``window`` seconds later (never before now), and where its job has a deadline (`cloudsim.JobSpec.deadline`),
+    no later than lets it finish by then; ``window`` None bounds the starts by the deadline alone (a task whose
+    job has none starts at once). It starts at the one whose forecast intensity, averaged over
     the task's duration, is lowest (the earliest on ties), on the first machine where some of its waiting
     instances fit from then for their whole run (as many as fit; the rest are asked about again). A start later
     than now is a reservation. ``window`` 0 starts a task as soon as it fits, as first-fit would. A task that fits
@@ -31,18 +34,27 @@ class CarbonShift:
 
     name = "carbon-shift"
 
-    def __init__(self, window: float = 0.0, step: float = 1800.0) -> None:
-        if not (isinstance(window, (int, float)) and not isinstance(window, bool) and math.isfinite(window)
-                and window >= 0):
-            raise ValueError(f"carbon-shift: window must be a number of seconds >= 0, got {window!r}")
+    def __init__(self, window: float | None = 0.0, step: float = 1800.0) -> None:
+        if window is not None and not (isinstance(window, (int, float)) and not isinstance(window, bool)
+                                       and math.isfinite(window) and window >= 0):
+            raise ValueError(f"carbon-shift: window must be a number of seconds >= 0, or None (up to each job's "
+                             f"deadline), got {window!r}")
         if not (isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step) and step > 0):
             raise ValueError(f"carbon-shift: step must be a number of seconds > 0, got {step!r}")
-        self.window = float(window)
+        self.window = None if window is None else float(window)
         self.step = float(step)
 
-    def starts(self, ready: float, now: float) -> np.ndarray:
-        """The starts a task ready at ``ready`` may take, seen at ``now``."""
-        offsets = self.step * np.arange(int(math.floor(self.window / self.step + 1e-9)) + 1)
+    def starts(self, ready: float, now: float, latest: float = math.inf) -> np.ndarray:
+        """The starts a task ready at ``ready`` may take, seen at ``now``, none after ``latest`` (the last that
+        meets its deadline)."""
+        if self.window is not None:
+            last = ready + self.window
+        else:  # up to the deadline; with none, at once
+            last = math.inf if math.isfinite(latest) else ready
+        last = min(last, latest)
+        if last < ready:
+            return np.empty(0)
+        offsets = self.step * np.arange(int(math.floor((last - ready) / self.step + 1e-9)) + 1)
         starts = ready + offsets
         return starts[starts >= now]
 
@@ -54,10 +66,12 @@ class CarbonShift:
         for task in np.flatnonzero(view.waiting > 0).tolist():
             count = int(view.waiting[task])
             duration = float(view.duration[task])
-            starts = self.starts(float(view.ready_time[task]), view.time)
-            if starts.size == 0:  # its window has passed (it waited for room): as soon as it fits
+            deadline = float(view.deadline[task])
+            latest = deadline - duration if math.isfinite(deadline) else math.inf
+            starts = self.starts(float(view.ready_time[task]), view.time, latest)
+            if starts.size == 0:  # its window or deadline has passed (it waited for room): as soon as it fits
                 starts = np.array([view.time])
-            means = np.array([carbon.mean(start, start + duration) for start in starts])
+            means = carbon.means(starts, duration)
             for k in np.lexsort((starts, means)).tolist():  # lowest forecast first, the earliest on ties
                 start = float(starts[k])
                 at = None if start <= view.time else start

@@ -466,6 +466,11 @@ class ClusterView:
         return frozen(self._tasks.job_arrival[self.job_index])
 
     @cached_property
+    def deadline(self) -> np.ndarray:
+        """Each ready task's job's deadline (`JobSpec.deadline`; NaN: none)."""
+        return frozen(self._tasks.job_deadline[self.job_index])
+
+    @cached_property
     def ready_time(self) -> np.ndarray:
         """When each ready task became ready (its job arrived, or its last parent finished)."""
         return frozen(self._tasks.task_ready_time[self._rows])

@@ -155,9 +155,33 @@ class GridSignal:
 
     def mean(self, first: float, last: float) -> float:
         """The mean intensity over run times ``first`` to ``last`` (the value there when they are equal)."""
-        if last <= first:
-            return float(self.intensity(first))
-        return self.integral(first, last) / (last - first)
+        return float(self.means(np.array([first]), last - first)[0])
+
+    def means(self, firsts: np.ndarray, length: float) -> np.ndarray:
+        """The mean intensity over ``[first, first + length]`` for each of ``firsts``, in one pass: an interval
+        inside one step is that step's value exactly; a longer one is the difference of the running integral at
+        its ends (each step's value x its length, summed in order) over ``length``."""
+        firsts = np.asarray(firsts, dtype=float)
+        lasts = firsts + length
+        self.check_covers(float(firsts.min(initial=np.inf)), float(lasts.max(initial=-np.inf)), "the interval")
+        step = np.searchsorted(self.times, firsts, side="right") - 1
+        last_step = np.searchsorted(self.times, lasts, side="left") - 1  # the step an end on an edge closes
+        inside = (step >= last_step) | (length <= 0)
+        if inside.all():
+            return self.values[step]
+        running = self._running()
+        at = np.searchsorted(self.times, lasts, side="right") - 1
+        upper = running[at] + self.values[at] * (lasts - self.times[at])
+        lower = running[step] + self.values[step] * (firsts - self.times[step])
+        return np.where(inside, self.values[step], (upper - lower) / (length if length > 0 else 1.0))
+
+    def _running(self) -> np.ndarray:
+        """The integral of the intensity from the first row to each row's time."""
+        cached = self.__dict__.get("_running_integral")
+        if cached is None:
+            cached = np.concatenate([[0.0], np.cumsum(self.values[:-1] * np.diff(self.times))])
+            object.__setattr__(self, "_running_integral", cached)
+        return cached
 
     def grams(self, times: np.ndarray, watts: np.ndarray, end: float) -> float:
         """The carbon (gCO2e) of a power drawn as a step function: ``watts[k]`` from ``times[k]`` (increasing) until

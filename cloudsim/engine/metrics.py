@@ -151,6 +151,10 @@ class EpisodeResult:
         result.summary = summarise(record, task_numbers(tasks), jobs, used_resources(groups, table), {
             column: _time_mean(imbalance.time.to_numpy(), imbalance[column].to_numpy(), makespan)
             for column in IMBALANCE_COLUMNS}, wall_s)
+        deadline = table.job_deadline
+        if np.isfinite(deadline).any():  # jobs with deadlines: how many finished after theirs (unfinished: late)
+            late = np.isfinite(deadline) & ~(table.job_finish <= deadline)
+            result.summary.update(jobs_with_deadline=int(np.isfinite(deadline).sum()), deadline_misses=int(late.sum()))
         return result
 
     @property

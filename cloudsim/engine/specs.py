@@ -179,15 +179,21 @@ class JobSpec:
     """A job: tasks submitted together at ``submit_time``.
 
     Task order matters: brokers see waiting tasks in job arrival order, then in
-    the order of ``tasks``.
+    the order of ``tasks``. ``deadline``: when the job should have finished (None: never late); brokers see it
+    (``view.deadline``), and a run counts the jobs that finish after theirs (``deadline_misses``).
     """
 
     id: Hashable
     submit_time: float
     tasks: tuple[TaskSpec, ...]
+    deadline: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", tuple(self.tasks))
+        if self.deadline is not None and not (is_finite_number(self.deadline) and is_finite_number(self.submit_time)
+                                              and self.deadline >= self.submit_time):
+            raise ValueError(f"job {self.id!r}: deadline {self.deadline!r} is no time at or after its submit time "
+                             f"{self.submit_time!r}; give a finite deadline no earlier than the job arrives, or None")
         if not (math.isfinite(self.submit_time) and self.submit_time >= 0):
             raise ValueError(f"job {self.id!r}: submit_time must be finite and >= 0, got {self.submit_time!r}")
         if not self.tasks:

@@ -42,7 +42,7 @@ class TaskTable:
                     "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
     _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")
-    _JOB_ARRAYS = ("job_submit", "_job_length", "job_arrival", "job_finish", "job_unfinished_tasks")
+    _JOB_ARRAYS = ("job_submit", "_job_length", "job_arrival", "job_finish", "job_unfinished_tasks", "job_deadline")
 
     def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec] = ()) -> None:
         self.cluster = cluster
@@ -88,6 +88,7 @@ class TaskTable:
         self.running_instances = 0
         self.latest_finish = 0.0  # when the last job to finish so far finished
         self.job_submit = np.empty(0)
+        self.job_deadline = np.empty(0)  # each job's deadline (NaN: none)
         self._job_length = np.empty(0)  # each job's critical path (`job_length`)
         self._in_system: np.ndarray | None = None  # `jobs_in_system`, until a job arrives or finishes
         self.waiting_changes = 0
@@ -153,7 +154,8 @@ class TaskTable:
             children, np.array(firsts, dtype=np.int64), [job.id for job in jobs],
             np.array([job.submit_time for job in jobs], dtype=np.float64),
             np.array([job.critical_path() for job in jobs], dtype=np.float64),
-            np.array([len(job.tasks) for job in jobs], dtype=np.int64))
+            np.array([len(job.tasks) for job in jobs], dtype=np.int64),
+            np.array([np.nan if job.deadline is None else job.deadline for job in jobs], dtype=np.float64))
 
     def _extend_block(self, block: JobBlock) -> None:
         """`extend` with the columns of a `JobBlock` (no object per job or task)."""
@@ -176,9 +178,11 @@ class TaskTable:
             children, base + block.task_start[:-1], block.ids, block.submit.copy(), block.critical_paths(), tasks_of)
 
     def _append(self, new: dict[str, np.ndarray], children: list[list[int]], firsts: np.ndarray, ids: Sequence,
-                submit: np.ndarray, length: np.ndarray, tasks_of: np.ndarray) -> None:
+                submit: np.ndarray, length: np.ndarray, tasks_of: np.ndarray,
+                deadline: np.ndarray | None = None) -> None:
         """New task rows (``new``: the given columns, the others start at 0; ``children``: global task
-        indices) and job rows (each job's first task, id, submit time, critical path and tasks)."""
+        indices) and job rows (each job's first task, id, submit time, critical path, tasks and deadline, NaN
+        for none)."""
         n, jobs = len(children), len(ids)
         new = {**new, "task_ready_time": np.full(n, np.nan), "task_start_time": np.full(n, np.nan),
                "task_finish_time": np.full(n, np.nan)}
@@ -189,6 +193,8 @@ class TaskTable:
         self.job_first_task = np.concatenate([self.job_first_task[:-1], firsts, [self.task_end + n]]).astype(np.int64)
         self.job_ids.extend(ids)
         self.job_submit = np.concatenate([self.job_submit, submit])
+        deadline = np.full(jobs, np.nan) if deadline is None else deadline
+        self.job_deadline = np.concatenate([self.job_deadline, deadline])
         self._job_length = np.concatenate([self._job_length, length])
         self.job_arrival = np.concatenate([self.job_arrival, np.full(jobs, np.nan)])
         self.job_finish = np.concatenate([self.job_finish, np.full(jobs, np.nan)])
