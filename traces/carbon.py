@@ -21,8 +21,8 @@ from cloudsim.engine.carbon import GridSignal, SignalError
 from cloudsim.engine.specs import JobSpec, TaskSpec
 from traces.data import data_folder
 
-__all__ = ["DEADLINE_RULES", "MlJob", "REGIONS", "STUDY_START", "ml_jobs", "next_workday", "periodic_jobs",
-           "semi_weekly", "study_signal"]
+__all__ = ["DEADLINE_RULES", "MlJob", "REGIONS", "STUDY_START", "ml_jobs", "ml_workload", "next_workday",
+           "periodic_jobs", "semi_weekly", "study_signal"]
 
 REGIONS = {"gb": ("Great Britain", "gb_ci.csv"), "de": ("Germany", "ger_ci.csv"), "fr": ("France", "fr_ci.csv")}
 """The study's regions: name and file in the data folder's ``carbon/``."""
@@ -127,3 +127,17 @@ def semi_weekly(end: dt.datetime) -> dt.datetime:
 
 DEADLINE_RULES = {"next-workday": next_workday, "semi-weekly": semi_weekly}
 """Scenario II's deadline rules by name."""
+
+
+def ml_workload(signal: GridSignal, rule: str | None = None, jobs: list[MlJob] | None = None) -> list[JobSpec]:
+    """Scenario II's jobs (`ml_jobs` unless given) as cloudsim jobs in ``signal``'s run time: one instance (cpu 1)
+    each, arriving and running as drawn, with the deadline ``rule`` gives (one of `DEADLINE_RULES`; None: none)."""
+    if rule is not None and rule not in DEADLINE_RULES:
+        raise ValueError(f"unknown deadline rule {rule!r}; choose one of {', '.join(DEADLINE_RULES)}")
+
+    def seconds(when: dt.datetime) -> float:
+        return (when - signal.origin).total_seconds()
+
+    return [JobSpec(f"ml-{k}", seconds(job.arrival), (TaskSpec("train", 1, {"cpu": 1.0}, job.minutes * 60.0),),
+                    deadline=None if rule is None else seconds(DEADLINE_RULES[rule](job.end)))
+            for k, job in enumerate(ml_jobs() if jobs is None else jobs)]
