@@ -158,3 +158,26 @@ def test_deadlines_bound_the_shift_and_late_jobs_are_counted():
 
     simulate(ONE_CPU, [job], Spy(window=None), carbon_forecast=grid)
     assert view_deadlines[0] == 5400.0
+
+
+def test_carbon_shift_steps_as_it_simulates_and_accounts_for_every_instance():
+    """The stepping API with carbon-shift's decisions gives the episode simulate gives (reservations included),
+    and every instance of a mixed workload on three machines finishes, with and without deadlines."""
+    from cloudsim import Simulation
+    from traces import generate
+
+    grid = GridSignal.daily_cycle()
+    jobs, cluster = generate("alibaba-like", 20, seed=2)
+    timed = [JobSpec(job.id, job.submit_time, job.tasks, deadline=job.submit_time + 4 * job.critical_path() + 3600)
+             for job in jobs]
+    for workload in (jobs, timed):
+        expected = simulate(cluster, workload, CarbonShift(window=7200), carbon_forecast=grid)
+        assert expected.summary["instances_finished"] == sum(job.instances for job in workload)
+        sim = Simulation(cluster, workload, carbon_forecast=grid, name="carbon-shift")
+        chooser = CarbonShift(window=7200)
+        while (view := sim.next_decision()) is not None:
+            sim.apply(chooser.decide(view))
+        result = sim.result()
+        for frame in ("tasks", "jobs", "groups", "reservations"):
+            assert getattr(result, frame).equals(getattr(expected, frame)), frame
+    assert "deadline_misses" in expected.summary and expected.summary["jobs_with_deadline"] == len(timed)

@@ -11,6 +11,7 @@ import pytest
 from agents import FirstFit
 from cloudsim import ClusterSpec, JobSpec, simulate
 from cloudsim.engine import metrics
+from cloudsim.engine.carbon import GridSignal
 from conftest import task
 
 TEN = {"cpu": 10, "memory": 10}
@@ -230,6 +231,11 @@ def test_every_measure_a_table_shows_is_a_number_of_the_summary():
 
     result = simulate(ClusterSpec.uniform(2, {"cpu": 4.0}), [JobSpec(0, 0.0, (task(0, 2, 1.0, 0.0, 3.0),))],
                       FirstFit())
+    from cloudsim.engine.energy import DEFAULT_POWER, meter
+
+    # A measure that needs an option is a number of the summary of a run given it: the energy meter's.
+    metered = {**result.summary, **meter(result, DEFAULT_POWER, GridSignal.daily_cycle()).summary()}
     for table in ("replay", "compare", "leaderboard"):
-        assert shown_in(table) and set(shown_in(table)) <= set(result.summary), table
+        assert shown_in(table) and set(shown_in(table)) <= set(metered), table
+        assert {m.key for m in MEASURES if table in m.tables and not m.needs} <= set(result.summary), table
     assert [m.key for m in MEASURES if m.higher_is_better] == ["utilisation_cpu", "gpu_allocated_pct_mean"]

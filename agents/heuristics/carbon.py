@@ -29,7 +29,9 @@ class CarbonShift:
     instances fit from then for their whole run (as many as fit; the rest are asked about again). A start later
     than now is a reservation. ``window`` 0 starts a task as soon as it fits, as first-fit would. A task that fits
     no machine at any of its starts waits for the next event; once its window has passed it starts as soon as it
-    fits.
+    fits. Only machines that are up and that the task accepts (`cloudsim.TaskSpec.accepts`) are considered; a task
+    that asks for devices (GPUs) starts now, one instance at a time, on the first machine that fits it
+    (reservations hold resources, not devices).
     """
 
     name = "carbon-shift"
@@ -64,6 +66,12 @@ class CarbonShift:
             raise ValueError("carbon-shift plans by the grid's carbon intensity: give the run a signal "
                              "(--carbon FILE --start DATETIME; in Python, Simulation(..., carbon_forecast=signal))")
         for task in np.flatnonzero(view.waiting > 0).tolist():
+            if view.device_request[task, 0] > 0:  # devices are given to a start now, not held by a reservation
+                fitting = np.flatnonzero(view.fits[:, task])
+                if fitting.size:
+                    return Decision(int(fitting[0]), task, 1)
+                continue
+            allowed = view.up & view.accepts(task)
             count = int(view.waiting[task])
             duration = float(view.duration[task])
             deadline = float(view.deadline[task])
@@ -75,8 +83,8 @@ class CarbonShift:
             for k in np.lexsort((starts, means)).tolist():  # lowest forecast first, the earliest on ties
                 start = float(starts[k])
                 at = None if start <= view.time else start
-                for machine in range(view.num_machines):
-                    fitting = self._most(view, machine, task, count, at) if view.up[machine] else 0
+                for machine in np.flatnonzero(allowed).tolist():
+                    fitting = self._most(view, machine, task, count, at)
                     if fitting:
                         return Decision(machine, task, fitting, at=at)
         return None

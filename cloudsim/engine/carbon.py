@@ -125,6 +125,15 @@ class GridSignal:
                               f" to {signal.at(signal.end):{TIME_FORMAT}}; give a start inside it")
         return signal
 
+    @classmethod
+    def daily_cycle(cls, days: int = 400, low: float = 100.0, high: float = 300.0) -> GridSignal:
+        """A made-up signal of half-hour steps over ``days`` days from 2020-01-01 00:00: ``low`` at 03:00,
+        ``high`` at 15:00, a cosine between. For checks of brokers that plan by the grid (``cloudsim
+        check-broker`` runs every broker with it), not a measurement of any grid."""
+        times = np.arange(days * 48) * 1800.0
+        values = (low + high) / 2 - (high - low) / 2 * np.cos(2 * np.pi * (times - 3 * 3600.0) / 86400.0)
+        return cls(times, values, days * 86400.0, dt.datetime(2020, 1, 1), "a made-up daily cycle")
+
     # ------------------------------------------------------------------ what it says
     def at(self, seconds: float) -> dt.datetime:
         """The date and time of run time ``seconds``."""

@@ -67,6 +67,7 @@ class Measure:
     key: str
     higher_is_better: bool = False
     tables: frozenset[str] = frozenset()
+    needs: str = ""  # what a run needs to report it (an option, "--power"); "": every run reports it
 
 
 MEASURES = (
@@ -81,9 +82,9 @@ MEASURES = (
     Measure("gpu_allocated_pct_mean", higher_is_better=True),  # of the GPU sampler (`cloudsim.engine.fragmentation`)
     # A run with a power model (--power) and a grid signal (--carbon): `cloudsim.engine.energy.meter`. Tables show
     # them where the runs report them.
-    Measure("energy_kwh", tables=frozenset({"replay", "compare"})),
-    Measure("carbon_kg", tables=frozenset({"replay", "compare"})),
-    Measure("carbon_intensity_mean", tables=frozenset({"replay", "compare"})),
+    Measure("energy_kwh", tables=frozenset({"replay", "compare"}), needs="--power"),
+    Measure("carbon_kg", tables=frozenset({"replay", "compare"}), needs="--power and --carbon"),
+    Measure("carbon_intensity_mean", tables=frozenset({"replay", "compare"}), needs="--power and --carbon"),
 )
 """The measures reports show, in the order their tables list them: a new summary number is its line in
 `summarise` and, where a table should show it, its line here."""

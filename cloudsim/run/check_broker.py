@@ -34,6 +34,7 @@ from typing import Callable
 from agents.plugins import BrokerReferenceError
 from cloudsim import (ClusterSpec, InvalidDecisionError, JobSpec, MachineEvent, Simulation, SimulationStalledError,
                       TaskSpec)
+from cloudsim.engine.carbon import GridSignal
 from cloudsim.engine.foreign import BrokerError, ClusterRefused, check_cluster, describe
 from cloudsim.engine.runner import Runner, WorkerDied
 from cloudsim.engine.specs import DeviceRequest
@@ -137,6 +138,11 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
+CHECK_SIGNAL = GridSignal.daily_cycle()
+"""The grid signal every case offers (``view.carbon``), so that a broker that plans by the grid is checked too; the
+others never read it."""
+
+
 def _run(make: Callable[[], object], name: str, case: Case, timeout: float) -> tuple[str, str | None, object]:
     """(rule broken or "", message, result) of one run of the case."""
     try:
@@ -147,7 +153,8 @@ def _run(make: Callable[[], object], name: str, case: Case, timeout: float) -> t
     except (BrokerError, BrokerReferenceError) as error:
         return "raises", str(error), None
     watched = _Watched(broker, timeout)
-    sim = Simulation(case.cluster, case.jobs, watched, tick=case.tick, machine_events=case.events, max_idle_ticks=200)
+    sim = Simulation(case.cluster, case.jobs, watched, tick=case.tick, machine_events=case.events, max_idle_ticks=200,
+                     carbon_forecast=CHECK_SIGNAL)
     where = lambda: f"decision call {watched.calls} at t={watched.time}"  # noqa: E731
     try:
         result = sim.run()
