@@ -127,12 +127,8 @@ def scenario_two(options) -> None:
         ax.set_xticks(range(len(ERRORS)), [f"{e:.0%} error" for e in ERRORS])
         ax.set_title(REGIONS[region][0])
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("emissions saved against the baseline (%)")
-    axes[0].legend(fontsize=8)
-    figure.suptitle("Scenario II: ML jobs shifted (not interrupted) before their deadlines")
-    figure.tight_layout()
-    figure.savefig(options.out / "scenario_two.png", dpi=120)
-    print((options.out / "scenario_two.md").read_text())
+    finish(figure, axes, "emissions saved against the baseline (%)",
+           "Scenario II: ML jobs shifted (not interrupted) before their deadlines", options.out / "scenario_two")
 
 
 def main() -> None:
@@ -193,12 +189,18 @@ def scenario_one(options) -> None:
         ax.set_title(REGIONS[region][0])
         ax.set_xlabel("shifting window +- w (hours)")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("mean intensity (gCO2e/kWh)")
+    finish(figure, axes, "mean intensity (gCO2e/kWh)", "Scenario I: a 30-minute job a day at 01:00, shifted within +- w",
+           options.out / "scenario_one")
+
+
+def finish(figure, axes, ylabel: str, title: str, stem: Path) -> None:
+    """Label, title and save a scenario's figure as STEM.png, and print its table (STEM.md)."""
+    axes[0].set_ylabel(ylabel)
     axes[0].legend(fontsize=8)
-    figure.suptitle("Scenario I: a 30-minute job a day at 01:00, shifted within +- w")
+    figure.suptitle(title)
     figure.tight_layout()
-    figure.savefig(options.out / "scenario_one.png", dpi=120)
-    print((options.out / "scenario_one.md").read_text())
+    figure.savefig(stem.with_suffix(".png"), dpi=120)
+    print(stem.with_suffix(".md").read_text())
 
 
 if __name__ == "__main__":
