@@ -189,8 +189,8 @@ def scenario_one(options) -> None:
         ax.set_title(REGIONS[region][0])
         ax.set_xlabel("shifting window +- w (hours)")
         ax.grid(alpha=0.3)
-    finish(figure, axes, "mean intensity (gCO2e/kWh)", "Scenario I: a 30-minute job a day at 01:00, shifted within +- w",
-           options.out / "scenario_one")
+    finish(figure, axes, "mean intensity (gCO2e/kWh)",
+           "Scenario I: a 30-minute job a day at 01:00, shifted within +- w", options.out / "scenario_one")
 
 
 def finish(figure, axes, ylabel: str, title: str, stem: Path) -> None:
