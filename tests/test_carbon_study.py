@@ -181,3 +181,36 @@ def test_carbon_shift_steps_as_it_simulates_and_accounts_for_every_instance():
         for frame in ("tasks", "jobs", "groups", "reservations"):
             assert getattr(result, frame).equals(getattr(expected, frame)), frame
     assert "deadline_misses" in expected.summary and expected.summary["jobs_with_deadline"] == len(timed)
+
+
+def test_a_slack_gives_each_job_a_deadline_that_moves_with_its_arrival():
+    from agents import FirstFit
+    from traces import generate
+    from traces.chunks import rebase
+
+    job = JobSpec("J", 100.0, (TaskSpec("a", 1, {"cpu": 1.0}, 30.0), TaskSpec("b", 1, {"cpu": 1.0}, 20.0,
+                                                                              parents=("a",))))
+    assert job.with_slack(60.0).deadline == 100.0 + 50.0 + 60.0  # arrival + critical path + slack
+    assert job.with_slack(60.0).with_slack(5.0).deadline == 210.0  # a deadline is kept
+    moved = job.with_slack(60.0).arriving_at(40.0)
+    assert (moved.submit_time, moved.deadline) == (40.0, 150.0)
+    assert rebase([job.with_slack(60.0)])[0].deadline == 110.0
+    # With no slack a job is late exactly when it finishes later than on an empty cluster: its slowdown above 1.
+    jobs, cluster = generate("alibaba-like", 40, seed=4)
+    result = simulate(cluster, [j.with_slack(0.0) for j in jobs], FirstFit())
+    assert result.summary["deadline_misses"] == int((result.jobs.slowdown > 1 + 1e-12).sum())
+    assert result.summary["jobs_with_deadline"] == 40
+
+
+def test_replay_with_a_slack_reports_deadline_misses(capsys):
+    import json
+
+    from cloudsim.cli import main
+
+    assert main(["replay", "--json", "--slack", "0"]) == 0
+    run = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert run["jobs_with_deadline"] == 100 and 0 < run["deadline_misses"] <= 100
+    assert main(["replay", "--json", "--slack", "1e9"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["deadline_misses"] == 0
+    assert main(["replay", "--slack", "-5"]) == 2
+    assert "--slack -5: must be a finite number >= 0" in capsys.readouterr().err

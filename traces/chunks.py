@@ -7,7 +7,6 @@ that its first job arrives at t=0.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Iterable, Iterator, Sequence
 
@@ -21,7 +20,7 @@ def rebase(jobs: Sequence[JobSpec]) -> list[JobSpec]:
     if not jobs:
         return []
     base = jobs[0].submit_time
-    return [dataclasses.replace(job, submit_time=job.submit_time - base) for job in jobs]
+    return [job.arriving_at(job.submit_time - base) for job in jobs]
 
 
 def _in_submit_order(jobs: Sequence[JobSpec]) -> list[JobSpec]:

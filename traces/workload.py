@@ -65,7 +65,7 @@ class JobStream:
                 if isinstance(job, JobBlock):
                     job = dataclasses.replace(job, submit=(job.submit - self.origin) * self.scale)
                 else:
-                    job = dataclasses.replace(job, submit_time=(job.submit_time - self.origin) * self.scale)
+                    job = job.arriving_at((job.submit_time - self.origin) * self.scale)
             yield job
 
 

@@ -213,6 +213,19 @@ class JobSpec:
     def instances(self) -> int:
         return sum(t.instances for t in self.tasks)
 
+    def arriving_at(self, submit_time: float) -> JobSpec:
+        """The job arriving at ``submit_time`` instead, its deadline (if any) moved with it: a trace's chunk
+        rebased to 0 or its arrivals scaled to a load keep each job's time to its deadline."""
+        deadline = None if self.deadline is None else self.deadline + (submit_time - self.submit_time)
+        return JobSpec(self.id, submit_time, self.tasks, deadline)
+
+    def with_slack(self, slack: float) -> JobSpec:
+        """The job with a deadline ``slack`` after it would finish on an empty cluster (its arrival plus its
+        critical path); a job that has a deadline keeps it."""
+        if self.deadline is not None:
+            return self
+        return JobSpec(self.id, self.submit_time, self.tasks, self.submit_time + self.critical_path() + slack)
+
     def topological_order(self) -> list[int]:
         """Positions of the tasks, parents before children; raises ValueError on a cycle."""
         position = {t.id: i for i, t in enumerate(self.tasks)}

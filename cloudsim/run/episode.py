@@ -79,6 +79,11 @@ def run_one(spec: RunSpec) -> RunOutcome:
     else:
         jobs, place, events = spec.jobs, spec.place, spec.events
     simulation = spec.simulation
+    if simulation.slack is not None:  # every job's deadline (`JobSpec.with_slack`)
+        if isinstance(jobs, JobStream):
+            raise ConfigError("--slack", simulation.slack, "gives each job a deadline, which a streamed workload's "
+                              "jobs do not carry; leave out --slack, or give a range of jobs (--jobs A:B)")
+        jobs = [job.with_slack(simulation.slack) for job in jobs]
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
     broker = spec.broker.build(spec.seed, place.clusters)

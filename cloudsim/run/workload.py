@@ -270,7 +270,7 @@ def _at_load(target: float, cluster: ClusterSpec, episode: Episode, tick: float 
     if isinstance(episode.jobs, JobStream):  # scaled as it is read
         jobs = JobStream(len(episode.jobs), episode.jobs.read, episode.jobs.origin, scale=factor)
     else:
-        jobs = [dataclasses.replace(job, submit_time=job.submit_time * factor) for job in episode.jobs]
+        jobs = [job.arriving_at(job.submit_time * factor) for job in episode.jobs]
     return dataclasses.replace(episode, jobs=jobs, offered_load=target)
 
 

@@ -295,6 +295,10 @@ class SimulationConfig:
     start: str | None = option(
         None, "--start", "with --carbon: the date and time of the run's time 0, YYYY-MM-DD HH:MM:SS (times are "
         "seconds)", metavar="DATETIME")
+    slack: float | None = option(
+        None, "--slack", "every job may finish up to S seconds after it would on an empty cluster (its arrival plus "
+        "its critical path): its deadline, which brokers see (view.deadline); runs report deadline_misses",
+        parse=real, metavar="S")
     forecast_error: float = option(
         0.0, "--forecast-error", "with --carbon: brokers see the signal plus Gaussian noise of this fraction of its "
         "mean (0.05: five per cent; drawn by each run's seed); default 0, a perfect forecast", parse=real, metavar="X")
@@ -321,6 +325,9 @@ class SimulationConfig:
                 parse_power(self.power)
             except ValueError as error:
                 raise ConfigError("--power", self.power, str(error)) from None
+        if self.slack is not None:
+            check_number_option("--slack", self.slack, "seconds a job may finish later than on an empty cluster",
+                                at_least=0)
         require(self.start is None or self.carbon is not None, cls, "start", self.start,
                 "applies with --carbon (the time 0 of the grid signal); add --carbon FILE or leave it out")
         check_number_option("--forecast-error", self.forecast_error, "a fraction of the signal's mean: 0.05 = 5 %",
