@@ -129,6 +129,28 @@ def scenario_two(options) -> None:
         ax.grid(axis="y", alpha=0.3)
     finish(figure, axes, "emissions saved against the baseline (%)",
            "Scenario II: ML jobs shifted (not interrupted) before their deadlines", options.out / "scenario_two")
+    power_week(options.out / "scenario_two_week.png")
+
+
+def power_week(path: Path) -> None:
+    """Germany's power with every job as it arrives and shifted to the semi-weekly deadlines, over a week of March
+    2020, with the grid's intensity: where the shifted work went."""
+    from agents.heuristics.carbon import CarbonShift
+    from cloudsim import ClusterSpec, simulate
+    from cloudsim.engine.energy import LinearPower, meter
+    from cloudsim.run.plots import plot_power_and_intensity
+    from traces.carbon import ml_workload, study_signal
+
+    signal = study_signal("de")
+    power = {}
+    for label, rule in (("as they arrive", None), ("shifted (semi-weekly deadlines)", "semi-weekly")):
+        jobs = ml_workload(signal, rule)
+        result = simulate(ClusterSpec(("cpu",), ((float(len(jobs)),),)), jobs, CarbonShift(window=None),
+                          carbon_forecast=signal)
+        power[label] = meter(result, LinearPower(0, 1000.0 * len(jobs)), signal).power
+    first = (dt.datetime(2020, 3, 2) - signal.origin).total_seconds()  # Monday 2 March 2020
+    plot_power_and_intensity(power, signal, path, first, first + 7 * 86400.0,
+                             "Scenario II, Germany, the week of 2 March 2020: power of the ML jobs and the grid")
 
 
 def main() -> None:

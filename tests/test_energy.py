@@ -241,3 +241,15 @@ def test_the_means_of_many_intervals_equal_the_integrals_over_them(tmp_path):
     edges = signal.times[:50]
     inside = signal.means(edges, 900.0)
     assert inside.tolist() == signal.values[:50].tolist()
+
+
+def test_power_and_intensity_are_plotted_over_a_window(tmp_path, two_jobs):
+    from cloudsim.run.plots import plot_power_and_intensity
+
+    path = signal_file(tmp_path, ["2020-01-01 00:00:00,100", "2020-01-01 00:00:05,300", "2020-01-01 00:00:10,300"])
+    grid = GridSignal.read(path, "2020-01-01")
+    report = meter(two_jobs, LinearPower(100, 200), grid)
+    made = plot_power_and_intensity({"first-fit": report.power}, grid, tmp_path / "power.png", 2.0, 11.0)
+    assert made.is_file() and made.stat().st_size > 10_000
+    # A window where the power never changes is drawn too (its level held from before).
+    assert plot_power_and_intensity({"flat": report.power}, grid, tmp_path / "flat.png", 6.5, 9.5).is_file()

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GANTT_MACHINES", "RunTables", "lanes", "plot_gantt", "plot_run", "plot_utilisation", "read_run",
+__all__ = ["GANTT_MACHINES", "RunTables", "lanes", "plot_gantt", "plot_power_and_intensity", "plot_run",
+           "plot_utilisation", "read_run",
            "run_folders", "usage_steps"]
 
 GANTT_MACHINES = 64
@@ -295,6 +296,39 @@ def plot_utilisation(run: RunTables, path: str | Path, title: str = "") -> Path:
     ax.set_ylabel("share of the cluster in use")
     ax.set_title(title or "utilisation", fontsize=10)
     ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def plot_power_and_intensity(power: dict, signal, path: str | Path, first: float, last: float,
+                             title: str = "") -> Path:
+    """Power over run times ``first`` to ``last`` of each run of ``power`` (label -> ``(times, watts)``, a step
+    function, as `cloudsim.engine.energy.EnergyReport.power` gives it; shown in kW), with the grid's intensity
+    (``signal``, a `cloudsim.engine.carbon.GridSignal`) on a second axis: where shifted work went, against when the
+    grid was clean. The time axis is in hours from ``first``."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(12, 4))
+    hours = 3600.0
+    for label, (times, watts) in power.items():
+        times, watts = np.asarray(times, dtype=float), np.asarray(watts, dtype=float)
+        shown = (times >= first) & (times <= last)
+        before = np.searchsorted(times, first, side="right") - 1
+        at = np.r_[first, times[shown], last]
+        level = np.r_[watts[before] if before >= 0 else 0.0, watts[shown], watts[shown][-1] if shown.any() else (
+            watts[before] if before >= 0 else 0.0)] / 1000.0
+        ax.step((at - first) / hours, level, where="post", label=label)
+    ax.set_xlabel("hours")
+    ax.set_ylabel("power (kW)")
+    ax.set_xlim(0.0, (last - first) / hours)
+    grid = ax.twinx()
+    kept = (signal.times >= first) & (signal.times <= last)
+    grid.step((np.r_[first, signal.times[kept]] - first) / hours,
+              np.r_[signal.intensity(first), signal.values[kept]], where="post", color="tab:green", alpha=0.5,
+              label="carbon intensity")
+    grid.set_ylabel("carbon intensity (gCO2e/kWh)", color="tab:green")
+    lines = ax.get_legend_handles_labels()[0] + grid.get_legend_handles_labels()[0]
+    ax.legend(lines, [line.get_label() for line in lines], loc="upper right", fontsize=8)
+    ax.set_title(title or "power and carbon intensity", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
 
