@@ -253,3 +253,40 @@ def test_power_and_intensity_are_plotted_over_a_window(tmp_path, two_jobs):
     assert made.is_file() and made.stat().st_size > 10_000
     # A window where the power never changes is drawn too (its level held from before).
     assert plot_power_and_intensity({"flat": report.power}, grid, tmp_path / "flat.png", 6.5, 9.5).is_file()
+
+
+def test_each_job_draws_its_share_of_its_machines_power(two_jobs):
+    # J0 alone on the machine over [0, 4) at 150 W: 600 J; J1 over [4, 6) at 200 W: 400 J; J2 over [10, 12) at
+    # 120 W: 240 J; the machine idle over [6, 10) at 100 W: 400 J that no job drew.
+    report = meter(two_jobs, LinearPower(100, 200))
+    assert two_jobs.jobs.job_id.tolist() == ["J0", "J1", "J2"]
+    assert (report.job_kwh * 3.6e6).tolist() == pytest.approx([600, 400, 240])
+    assert report.idle_kwh * 3.6e6 == pytest.approx(400)
+
+
+def test_two_jobs_side_by_side_split_the_machine_by_cpu():
+    # J0 (cpu 6) and J1 (cpu 2) together over [0, 5) on one cpu-10 machine: 0.8 utilisation, 100 + 100 x 0.8 =
+    # 180 W, split 6 : 2 -> 135 W and 45 W: 675 J and 225 J; J1's second task (cpu 2) alone over [5, 7): 120 W.
+    jobs = [job("J0", 0, 6, 5), JobSpec("J1", 0, (task("a", 1, 2, 1, 5), task("b", 1, 2, 1, 2, parents=("a",))))]
+    result = simulate(ClusterSpec.uniform(1, TEN), jobs, FirstFit())
+    report = meter(result, LinearPower(100, 200))
+    assert (report.job_kwh * 3.6e6).tolist() == pytest.approx([675, 225 + 240])
+    assert report.idle_kwh == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_jobs_and_the_idle_machines_add_up_to_the_runs_energy(seed):
+    """Property, with a bent table (the watts per cpu differ with the load): the jobs' shares and the energy drawn
+    while nothing ran, each computed on its own, add up to the run's energy; so does it with failures."""
+    rng = np.random.default_rng(seed)
+    jobs = [job(f"J{k}", float(rng.integers(0, 40)), float(rng.integers(1, 8)), float(rng.integers(1, 20)),
+                int(rng.integers(1, 3))) for k in range(30)]
+    cluster = ClusterSpec(("cpu", "memory"), ((8, 10), (16, 10), (10, 10), (12, 10)))
+    table = TablePower((60, 95, 110, 118, 128, 140, 153, 170, 189, 205, 222))
+    from cloudsim.engine.faults import RandomFaults
+
+    for faults in (None, RandomFaults(30.0, 5.0, seed=seed)):
+        result = simulate(cluster, jobs, make_broker("random", seed=seed), faults=faults)
+        report = meter(result, table)
+        assert report.job_kwh.sum() + report.idle_kwh == pytest.approx(report.energy_kwh, rel=1e-9)
+        assert (report.job_kwh > 0).all() and report.idle_kwh > 0

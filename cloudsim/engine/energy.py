@@ -7,6 +7,11 @@ when an instance group starts or ends, so its power is a step function of time: 
 its machines' steps of watts x seconds, with no sampling (`meter`), and its carbon, with a grid signal
 (`cloudsim.engine.carbon.GridSignal`), the sum over the steps of both of watts x intensity x seconds. Every machine
 is powered over the whole run, [0, makespan]: idle before its first instance and after its last.
+
+A job's energy is its instances' share of their machines' power while they run: at each instant a machine's whole
+draw (idle included) is split among the instances running on it by their cpu demand, so an instance's energy is
+its cpu demand times the integral of the machine's watts per cpu in use over its run. A machine's draw while
+nothing runs on it belongs to no job (``idle_kwh``); the jobs' energy and that add up to the run's.
 """
 
 from __future__ import annotations
@@ -114,13 +119,16 @@ class EnergyReport:
     """A run's energy: ``machine_kwh`` per machine (in the cluster's order), their sum ``energy_kwh``; with a grid
     signal ``carbon_kg`` and the mean intensity of the energy used (gCO2e/kWh), else NaN; ``power``: the cluster's
     watts as a step function, ``(times, watts)``, each value holding until the next time and the last until the
-    makespan."""
+    makespan; ``job_kwh``: each job's share (the rows of the run's ``jobs`` table), and ``idle_kwh`` what the
+    machines drew while nothing ran on them (the two add up to ``energy_kwh``)."""
 
     machine_kwh: np.ndarray
     energy_kwh: float
     carbon_kg: float
     carbon_intensity_mean: float
     power: tuple[np.ndarray, np.ndarray]
+    job_kwh: np.ndarray
+    idle_kwh: float
 
     def summary(self) -> dict[str, float]:
         """The summary's energy keys (`ENERGY_KEYS`): the carbon ones only where a signal gave them."""
@@ -143,33 +151,75 @@ def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = 
     steps = result.machine_utilisation()
     machine = steps.machine.to_numpy(dtype=np.int64)
     time = steps.time.to_numpy(dtype=float)
-    watts = power.watts(np.nan_to_num(steps.cpu.to_numpy(dtype=float)))
-    # Each row holds until the machine's next row, its last until the makespan; before a machine's first row it
-    # is idle from time 0.
-    last = np.ones(len(steps), dtype=bool)
+    cpu = np.nan_to_num(steps.cpu.to_numpy(dtype=float))
     if len(steps):
         order = np.lexsort((time, machine))
-        machine, time, watts = machine[order], time[order], watts[order]
-        last[:-1] = machine[1:] != machine[:-1]
+        machine, time, cpu = machine[order], time[order], cpu[order]
+    watts = power.watts(cpu)
+    # Each row holds until the machine's next row, its last until the makespan; before a machine's first row it
+    # is idle from time 0.
+    first = np.ones(len(machine), dtype=bool)
+    first[1:] = machine[1:] != machine[:-1]
+    last = np.ones(len(machine), dtype=bool)
+    last[:-1] = first[1:]
     until = np.where(last, makespan, np.roll(time, -1))
     joules = np.full(machines, idle * makespan)
-    first = np.ones(len(steps), dtype=bool)
-    first[1:] = machine[1:] != machine[:-1]
     np.add.at(joules, machine[first], -idle * (makespan - time[first]))  # idle only until its first row
     np.add.at(joules, machine, watts * (until - time))
     # The cluster's power: every machine idle from 0, then each row's change of its machine's watts.
     before = np.where(first, idle, np.roll(watts, 1))
     times = np.concatenate([[0.0], time])
     deltas = np.concatenate([[idle * machines], watts - before])
-    if len(steps):
-        order = np.argsort(times, kind="stable")
-        times, deltas = times[order], deltas[order]
-    change_times, start = np.unique(times, return_index=True)
-    cluster_watts = np.cumsum(np.add.reduceat(deltas, start)) if len(deltas) else np.zeros(0)
+    order = np.argsort(times, kind="stable")
+    change_times, start = np.unique(times[order], return_index=True)
+    cluster_watts = np.cumsum(np.add.reduceat(deltas[order], start))
     energy_kwh = float(joules.sum()) / JOULES_PER_KWH
+    # What the machines drew while nothing ran on them: before their first row (or the whole run), and in the rows
+    # without cpu in use.
+    idle_joules = idle * (makespan * (machines - int(first.sum())) + float(time[first].sum()))
+    idle_joules += float(np.sum((watts * (until - time))[cpu <= 0]))
+    job_kwh = _job_energy(result, machine, time, cpu, watts, until, first) / JOULES_PER_KWH
     carbon_kg = carbon_mean = float("nan")
     if signal is not None:
         grams = signal.grams(change_times, cluster_watts, makespan) if makespan > 0 else 0.0
         carbon_kg = grams / 1000.0
         carbon_mean = grams / energy_kwh if energy_kwh > 0 else float("nan")
-    return EnergyReport(joules / JOULES_PER_KWH, energy_kwh, carbon_kg, carbon_mean, (change_times, cluster_watts))
+    return EnergyReport(joules / JOULES_PER_KWH, energy_kwh, carbon_kg, carbon_mean, (change_times, cluster_watts),
+                        job_kwh, idle_joules / JOULES_PER_KWH)
+
+
+def _job_energy(result: EpisodeResult, machine: np.ndarray, time: np.ndarray, cpu: np.ndarray, watts: np.ndarray,
+                until: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Each job's joules (the rows of ``result.jobs``): the sum over its instance groups of their cpu demand times
+    the integral over their run of their machine's watts per cpu in use (see the module's docstring). The
+    machines' steps are given sorted by machine, then time (``first``: a machine's first row)."""
+    import pandas as pd
+
+    capacity = result.capacity["cpu"].to_numpy(dtype=float)
+    used = cpu * capacity[machine]
+    per_cpu = np.divide(watts, used, out=np.zeros_like(watts), where=used > 0)
+    held = per_cpu * (until - time)
+    # The integral of watts per cpu from a machine's first row to each of its rows.
+    machine_start = np.maximum.accumulate(np.where(first, np.arange(len(machine)), 0))
+    before = np.cumsum(held) - held
+    before -= before[machine_start]
+    groups = result.groups
+    on = groups.machine.to_numpy(dtype=np.int64)
+    start = groups.start.to_numpy(dtype=float)
+    end = np.where(groups.end.isna(), result.makespan, groups.end).astype(float)
+    offsets = np.searchsorted(machine, np.arange(len(capacity)))  # each machine's first row (its rows follow)
+    counts = np.bincount(machine, minlength=len(capacity))
+
+    def integral(at: np.ndarray) -> np.ndarray:
+        """The integral up to ``at`` on each group's machine (a group runs where its machine has rows)."""
+        row = np.empty(len(at), dtype=np.int64)
+        for m in np.unique(on).tolist():  # each machine's rows are sorted by time
+            mine = on == m
+            rows = time[offsets[m]:offsets[m] + counts[m]]
+            row[mine] = offsets[m] + np.searchsorted(rows, at[mine], side="right") - 1
+        return before[row] + per_cpu[row] * (at - time[row])
+
+    demand = result.tasks["demand_cpu"].to_numpy(dtype=float)[groups.task.to_numpy()] * groups.instances.to_numpy()
+    joules = demand * (integral(end) - integral(start)) if len(groups) else np.zeros(0)
+    by_job = pd.Series(joules, index=pd.Index(groups.job_id.to_numpy(), dtype=object)).groupby(level=0).sum()
+    return by_job.reindex(pd.Index(result.jobs.job_id.to_numpy(), dtype=object), fill_value=0.0).to_numpy()
