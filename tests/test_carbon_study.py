@@ -62,6 +62,7 @@ def test_a_task_whose_window_passed_while_it_waited_starts_when_it_fits():
 def test_the_broker_needs_a_signal_and_sane_options():
     with pytest.raises(BrokerError, match="carbon-shift plans by the grid's carbon intensity: give the run a signal"):
         simulate(ONE_CPU, [half_hour_job("J", 0.0)], CarbonShift(window=0))
+    assert CarbonShift(window=float("inf")).window is None  # up to the deadline, as window=None
     for options, message in [({"window": -1}, "window must be"), ({"step": 0}, "step must be"),
                              ({"window": float("nan")}, "window must be"), ({"window": True}, "window must be")]:
         with pytest.raises(ValueError, match=message):

@@ -23,8 +23,9 @@ class CarbonShift:
 
     Each waiting task, in arrival order, may start at its ready time plus a whole number of ``step`` seconds up
     to ``window`` seconds later (never before now), and where its job has a deadline (`cloudsim.JobSpec.deadline`),
-    no later than lets it finish by then; ``window`` None bounds the starts by the deadline alone (a task whose
-    job has none starts at once). It starts at the one whose forecast intensity, averaged over
+    no later than lets it finish by then; ``window`` None (or ``inf``) bounds the starts by the deadline alone (a
+    task whose job has none starts at once; on the command line ``--broker-options carbon-shift.window=None``). It
+    starts at the one whose forecast intensity, averaged over
     the task's duration, is lowest (the earliest on ties), on the first machine where some of its waiting
     instances fit from then for their whole run (as many as fit; the rest are asked about again). A start later
     than now is a reservation. ``window`` 0 starts a task as soon as it fits, as first-fit would. A task that fits
@@ -38,12 +39,12 @@ class CarbonShift:
 
     def __init__(self, window: float | None = 0.0, step: float = 1800.0) -> None:
         if window is not None and not (isinstance(window, (int, float)) and not isinstance(window, bool)
-                                       and math.isfinite(window) and window >= 0):
-            raise ValueError(f"carbon-shift: window must be a number of seconds >= 0, or None (up to each job's "
+                                       and not math.isnan(window) and window >= 0):
+            raise ValueError(f"carbon-shift: window must be a number of seconds >= 0, or inf (up to each job's "
                              f"deadline), got {window!r}")
         if not (isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step) and step > 0):
             raise ValueError(f"carbon-shift: step must be a number of seconds > 0, got {step!r}")
-        self.window = None if window is None else float(window)
+        self.window = None if window is None or math.isinf(window) else float(window)
         self.step = float(step)
 
     def starts(self, ready: float, now: float, latest: float = math.inf) -> np.ndarray:
