@@ -1,6 +1,7 @@
 """Power models, the exact energy of a run and its carbon under a grid signal, on runs worked out by hand."""
 
 import datetime as dt
+import json
 
 import numpy as np
 import pytest
@@ -290,3 +291,18 @@ def test_the_jobs_and_the_idle_machines_add_up_to_the_runs_energy(seed):
         report = meter(result, table)
         assert report.job_kwh.sum() + report.idle_kwh == pytest.approx(report.energy_kwh, rel=1e-9)
         assert (report.job_kwh > 0).all() and report.idle_kwh > 0
+
+
+def test_replay_writes_each_jobs_energy_into_its_jobs_table(capsys, tmp_path):
+    import pandas as pd
+
+    from cloudsim.cli import main
+
+    assert main(["replay", "--power", "linear:100,200", "--out", str(tmp_path / "run"), "--json"]) == 0
+    run = json.loads(capsys.readouterr().out.splitlines()[0])
+    jobs = pd.read_parquet(next((tmp_path / "run").rglob("jobs.parquet")))
+    assert len(jobs) == 100 and (jobs.energy_kwh > 0).all()
+    assert jobs.energy_kwh.sum() < run["energy_kwh"]  # the rest was drawn while machines ran nothing
+    assert main(["replay", "--out", str(tmp_path / "plain"), "--json"]) == 0
+    capsys.readouterr()
+    assert "energy_kwh" not in pd.read_parquet(next((tmp_path / "plain").rglob("jobs.parquet"))).columns

@@ -117,9 +117,11 @@ def run_one(spec: RunSpec) -> RunOutcome:
     power = simulation.power_model
     if power is not None:  # the run's energy, and with a signal its carbon (`cloudsim.engine.energy.meter`)
         try:
-            summary.update(meter(result, power, signal).summary())
+            report = meter(result, power, signal)
         except SignalError as error:
             raise ConfigError("--carbon", None, str(error)) from None  # (it names the file and the spans)
+        summary.update(report.summary())
+        result.jobs["energy_kwh"] = report.job_kwh  # each job's share (the jobs table of --out)
     summary["wall_s"] = round(time.perf_counter() - started, 4)
     return RunOutcome(summary, result if spec.keep == "result" else None,
                       result.machine_utilisation() if spec.keep == "curve" else None)
