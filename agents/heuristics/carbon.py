@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from cloudsim import Decision
+from cloudsim.engine.checks import check_number
 
 __all__ = ["CarbonShift"]
 
@@ -38,13 +39,10 @@ class CarbonShift:
     name = "carbon-shift"
 
     def __init__(self, window: float | None = 0.0, step: float = 1800.0) -> None:
-        if window is not None and not (isinstance(window, (int, float)) and not isinstance(window, bool)
-                                       and not math.isnan(window) and window >= 0):
-            raise ValueError(f"carbon-shift: window must be a number of seconds >= 0, or inf (up to each job's "
-                             f"deadline), got {window!r}")
-        if not (isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step) and step > 0):
-            raise ValueError(f"carbon-shift: step must be a number of seconds > 0, got {step!r}")
-        self.window = None if window is None or math.isinf(window) else float(window)
+        if window is not None and window != math.inf:  # (None or inf: up to each job's deadline)
+            check_number("carbon-shift: window", window, at_least=0, hint="seconds, or None (up to the deadline)")
+        check_number("carbon-shift: step", step, above=0, hint="seconds between the starts it weighs")
+        self.window = None if window is None or window == math.inf else float(window)
         self.step = float(step)
 
     def starts(self, ready: float, now: float, latest: float = math.inf) -> np.ndarray:

@@ -33,6 +33,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 date alone for midnight, are taken too)."""
 
 JOULES_PER_KWH = 3.6e6
+"""Joules in a kilowatt-hour: watts x seconds / this = kWh (the energy meter's unit too)."""
 
 
 class SignalError(ValueError):

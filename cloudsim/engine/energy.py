@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from cloudsim.engine.checks import is_finite_number
+from cloudsim.engine.carbon import JOULES_PER_KWH
+from cloudsim.engine.checks import number_problem
 
 if TYPE_CHECKING:
     from cloudsim.engine.carbon import GridSignal
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_POWER", "ENERGY_KEYS", "EnergyReport", "LinearPower", "PowerModel", "TablePower", "meter",
            "parse_power"]
 
-JOULES_PER_KWH = 3.6e6
 
 
 class PowerModel(Protocol):
@@ -42,8 +42,9 @@ class PowerModel(Protocol):
 
 def _check_watts(name: str, values: tuple[float, ...]) -> None:
     for value in values:
-        if not (is_finite_number(value) and value >= 0):
-            raise ValueError(f"{name}: watts must be finite numbers >= 0, got {value!r}")
+        problem = number_problem(value, at_least=0)
+        if problem is not None:
+            raise ValueError(f"{name}: watts {problem}, got {value!r}")
     if any(b < a for a, b in zip(values, values[1:])):
         raise ValueError(f"{name}: the watts must not fall as the load rises, got {', '.join(map(str, values))}")
 
@@ -207,16 +208,14 @@ def _job_energy(result: EpisodeResult, machine: np.ndarray, time: np.ndarray, cp
     on = groups.machine.to_numpy(dtype=np.int64)
     start = groups.start.to_numpy(dtype=float)
     end = np.where(groups.end.isna(), result.makespan, groups.end).astype(float)
-    offsets = np.searchsorted(machine, np.arange(len(capacity)))  # each machine's first row (its rows follow)
-    counts = np.bincount(machine, minlength=len(capacity))
+    rows = pd.DataFrame({"machine": machine, "time": time, "row": np.arange(len(machine))})
 
     def integral(at: np.ndarray) -> np.ndarray:
-        """The integral up to ``at`` on each group's machine (a group runs where its machine has rows)."""
-        row = np.empty(len(at), dtype=np.int64)
-        for m in np.unique(on).tolist():  # each machine's rows are sorted by time
-            mine = on == m
-            rows = time[offsets[m]:offsets[m] + counts[m]]
-            row[mine] = offsets[m] + np.searchsorted(rows, at[mine], side="right") - 1
+        """The integral up to ``at`` on each group's machine: from the machine's last row at or before it (a group
+        runs where its machine has rows)."""
+        asked = pd.DataFrame({"machine": on, "time": at, "query": np.arange(len(at))}).sort_values("time")
+        row = pd.merge_asof(asked, rows.sort_values("time"), on="time", by="machine").sort_values("query")
+        row = row["row"].to_numpy(dtype=np.int64)
         return before[row] + per_cpu[row] * (at - time[row])
 
     demand = result.tasks["demand_cpu"].to_numpy(dtype=float)[groups.task.to_numpy()] * groups.instances.to_numpy()
