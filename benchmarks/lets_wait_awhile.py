@@ -1,6 +1,7 @@
 """Wiesner et al., "Let's Wait Awhile" (Middleware 2021), through cloudsim: Scenario I, a 30-minute job a day at
 01:00, shifted within +- w (0 to 8 h in half hours) to the half-hour of lowest forecast intensity; Scenario II,
-3,387 ML jobs of 4-89.5 h started, without interruption, where the forecast is lowest before their deadlines.
+3,387 ML jobs of 4-89.5 h run before their deadlines where the forecast is lowest: started once (non-interruptible),
+or in the lowest half-hours, suspended in between (interruptible).
 
     python benchmarks/lets_wait_awhile.py [--scenario 1|2|both] [--workers 2] [--out benchmarks/results/carbon]
 
@@ -15,9 +16,10 @@ scenario_one.{csv,md,json,png} into --out.
 
 Scenario II (`traces.carbon.ml_workload`): the jobs run at once on one machine with room for all (1 kW each
 while it runs); the baseline starts each as it arrives, the shifted runs start each where the forecast mean over
-its run is lowest before its deadline ("next workday" or "semi-weekly", `traces.carbon.DEADLINE_RULES`), with
-forecast errors 0, 5 and 10 % (seeds 0-9 averaged). Interruptible jobs (the study's other strategy) need
-suspending and resuming instances, which the engine does not do yet. Writes scenario_two.{csv,md,json,png}.
+its run is lowest before its deadline ("next workday" or "semi-weekly", `traces.carbon.DEADLINE_RULES`), or, as
+interruptible jobs, run in the half-hours of lowest forecast before it that add up to the job
+(`CarbonShift(interruptible=True)`, which suspends a job between them; resuming costs nothing, as in the study),
+with forecast errors 0, 5 and 10 % (seeds 0-9 averaged). Writes scenario_two.{csv,md,json,png}.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from benchmark_common import RESULTS, code_version
 
@@ -64,24 +67,27 @@ def setting(args: tuple[str, str, float]) -> dict:
 
 ERRORS = (0.0, 0.05, 0.10)
 RULES = ("next-workday", "semi-weekly")
+STRATEGIES = ("non-interruptible", "interruptible")
 
 
-def scenario_two_setting(args: tuple[str, str | None, float, int]) -> dict:
-    """One region, deadline rule (None: the baseline), forecast error and seed: the run's emissions."""
+def scenario_two_setting(args: tuple[str, str | None, str, float, int]) -> dict:
+    """One region, deadline rule (None: the baseline), strategy, forecast error and seed: the run's emissions."""
     from agents.heuristics.carbon import CarbonShift
     from cloudsim import ClusterSpec, simulate
     from cloudsim.engine.energy import LinearPower, meter
     from traces.carbon import ml_workload, study_signal
 
-    region, rule, error, seed = args
+    region, rule, strategy, error, seed = args
     signal = study_signal(region)
     jobs = ml_workload(signal, rule)
     cluster = ClusterSpec(("cpu",), ((float(len(jobs)),),))  # room for every job at once
-    result = simulate(cluster, jobs, CarbonShift(window=None), carbon_forecast=signal.forecast(error, seed))
+    broker = CarbonShift(window=None, interruptible=strategy == "interruptible")
+    result = simulate(cluster, jobs, broker, carbon_forecast=signal.forecast(error, seed))
     report = meter(result, LinearPower(0, 1000.0 * len(jobs)), signal)
-    return {"region": region, "rule": rule or "baseline", "error": error, "seed": seed,
+    return {"region": region, "rule": rule or "baseline", "strategy": strategy, "error": error, "seed": seed,
             "carbon_kg": report.carbon_kg, "energy_kwh": report.energy_kwh,
-            "deadline_misses": result.summary.get("deadline_misses", 0)}
+            "deadline_misses": result.summary.get("deadline_misses", 0),
+            "suspensions": result.summary.get("instance_suspensions", 0)}
 
 
 def scenario_two(options) -> None:
@@ -89,26 +95,30 @@ def scenario_two(options) -> None:
 
     from traces.carbon import REGIONS
 
-    todo = [(region, None, 0.0, 0) for region in REGIONS]
-    todo += [(region, rule, error, seed) for region in REGIONS for rule in RULES for error in ERRORS
-             for seed in (SEEDS if error else (0,))]
+    todo = [(region, None, STRATEGIES[0], 0.0, 0) for region in REGIONS]
+    todo += [(region, rule, strategy, error, seed) for region in REGIONS for rule in RULES for strategy in STRATEGIES
+             for error in ERRORS for seed in (SEEDS if error else (0,))]
     with ProcessPoolExecutor(options.workers) as pool:
-        rows = list(pool.map(scenario_two_setting, todo))
+        rows = list(tqdm(pool.map(scenario_two_setting, todo), total=len(todo), desc="Scenario II", unit="run"))
     runs = pd.DataFrame(rows)
     runs.to_csv(options.out / "scenario_two.csv", index=False)
     baseline = runs[runs.rule == "baseline"].set_index("region").carbon_kg
-    shifted = runs[runs.rule != "baseline"].groupby(["region", "rule", "error"], sort=False).agg(
-        carbon_kg=("carbon_kg", "mean"), carbon_sd=("carbon_kg", "std"), misses=("deadline_misses", "max"))
+    shifted = runs[runs.rule != "baseline"].groupby(["region", "rule", "strategy", "error"], sort=False).agg(
+        carbon_kg=("carbon_kg", "mean"), carbon_sd=("carbon_kg", "std"), misses=("deadline_misses", "max"),
+        suspensions=("suspensions", "mean"))
     shifted["saved_pct"] = 100 * (1 - shifted.carbon_kg / baseline.reindex(shifted.index.get_level_values(0)).values)
-    lines = ["# Let's Wait Awhile, Scenario II through cloudsim (non-interruptible)", "",
-             f"`python benchmarks/lets_wait_awhile.py --scenario 2` ({code_version()}): 3,387 ML jobs of 2020, "
-             "each started where the forecast mean over its run is lowest before its deadline; emissions against "
-             "the baseline (every job as it arrives). Forecast error: mean over seeds 0-9.", "",
-             "| region | baseline (t CO2e) | rule | error | shifted (t CO2e) | saved | deadline misses |",
-             "|---|---|---|---|---|---|---|"]
-    for (region, rule, error), row in shifted.iterrows():
-        lines.append(f"| {REGIONS[region][0]} | {baseline[region] / 1000:.2f} | {rule} | {error:.0%} | "
-                     f"{row.carbon_kg / 1000:.2f} | {row.saved_pct:.2f} % | {int(row.misses)} |")
+    lines = ["# Let's Wait Awhile, Scenario II through cloudsim", "",
+             f"`python benchmarks/lets_wait_awhile.py --scenario 2` ({code_version()}): 3,387 ML jobs of 2020 run "
+             "before their deadlines where the forecast is lowest: started once where the forecast mean over the "
+             "run is lowest (non-interruptible), or in the lowest half-hours, suspended in between "
+             "(interruptible); emissions against the baseline (every job as it arrives). Forecast error: mean over "
+             "seeds 0-9.", "",
+             "| region | baseline (t CO2e) | rule | strategy | error | shifted (t CO2e) | saved | deadline misses | "
+             "suspensions |", "|---|---|---|---|---|---|---|---|---|"]
+    for (region, rule, strategy, error), row in shifted.iterrows():
+        lines.append(f"| {REGIONS[region][0]} | {baseline[region] / 1000:.2f} | {rule} | {strategy} | {error:.0%} | "
+                     f"{row.carbon_kg / 1000:.2f} | {row.saved_pct:.2f} % | {int(row.misses)} | "
+                     f"{row.suspensions:,.0f} |")
     (options.out / "scenario_two.md").write_text("\n".join(lines) + "\n")
     (options.out / "scenario_two.json").write_text(json.dumps(
         {"code": code_version(), "rows": rows}, indent=1) + "\n")
@@ -119,22 +129,23 @@ def scenario_two(options) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, len(REGIONS), figsize=(12, 3.6), sharey=True)
-    width = 0.35
+    width = 0.2
+    bars = [(rule, strategy) for rule in RULES for strategy in STRATEGIES]
     for ax, region in zip(axes, REGIONS):
-        for k, rule in enumerate(RULES):
-            part = shifted.loc[(region, rule)]
-            ax.bar(np.arange(len(ERRORS)) + (k - 0.5) * width, part.saved_pct, width, label=rule)
+        for k, (rule, strategy) in enumerate(bars):
+            part = shifted.loc[(region, rule, strategy)]
+            ax.bar(np.arange(len(ERRORS)) + (k - 1.5) * width, part.saved_pct, width, label=f"{rule}, {strategy}")
         ax.set_xticks(range(len(ERRORS)), [f"{e:.0%} error" for e in ERRORS])
         ax.set_title(REGIONS[region][0])
         ax.grid(axis="y", alpha=0.3)
     finish(figure, axes, "emissions saved against the baseline (%)",
-           "Scenario II: ML jobs shifted (not interrupted) before their deadlines", options.out / "scenario_two")
+           "Scenario II: ML jobs shifted before their deadlines", options.out / "scenario_two")
     power_week(options.out / "scenario_two_week.png")
 
 
 def power_week(path: Path) -> None:
-    """Germany's power with every job as it arrives and shifted to the semi-weekly deadlines, over a week of March
-    2020, with the grid's intensity: where the shifted work went."""
+    """Germany's power with every job as it arrives, shifted to the semi-weekly deadlines and interrupted before
+    them, over a week of March 2020, with the grid's intensity: where the shifted work went."""
     from agents.heuristics.carbon import CarbonShift
     from cloudsim import ClusterSpec, simulate
     from cloudsim.engine.energy import LinearPower, meter
@@ -143,10 +154,12 @@ def power_week(path: Path) -> None:
 
     signal = study_signal("de")
     power = {}
-    for label, rule in (("as they arrive", None), ("shifted (semi-weekly deadlines)", "semi-weekly")):
+    for label, rule, interruptible in (("as they arrive", None, False),
+                                       ("shifted (semi-weekly deadlines)", "semi-weekly", False),
+                                       ("interrupted (semi-weekly deadlines)", "semi-weekly", True)):
         jobs = ml_workload(signal, rule)
-        result = simulate(ClusterSpec(("cpu",), ((float(len(jobs)),),)), jobs, CarbonShift(window=None),
-                          carbon_forecast=signal)
+        result = simulate(ClusterSpec(("cpu",), ((float(len(jobs)),),)), jobs,
+                          CarbonShift(window=None, interruptible=interruptible), carbon_forecast=signal)
         power[label] = meter(result, LinearPower(0, 1000.0 * len(jobs)), signal).power
     first = (dt.datetime(2020, 3, 2) - signal.origin).total_seconds()  # Monday 2 March 2020
     plot_power_and_intensity(power, signal, path, first, first + 7 * 86400.0,

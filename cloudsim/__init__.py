@@ -22,7 +22,7 @@ import gymnasium
 
 from cloudsim._moved import install_moved_modules
 from cloudsim.engine.broker import (ArrayPlan, Broker, ClusterView, Decision, InvalidDecisionError, Plan,
-                                    sequential_fit, sequential_fit_count)
+                                    RunningGroups, Suspend, sequential_fit, sequential_fit_count)
 from cloudsim.engine.metrics import EpisodeResult
 from cloudsim.engine.simulation import Simulation, SimulationStalledError, simulate
 from cloudsim.engine.specs import (ClusterSpec, JobBlock, JobSpec, MachineEvent, TaskSpec, UnschedulableTaskError,
@@ -44,9 +44,11 @@ __all__ = [
     "JobBlock",
     "JobSpec",
     "Plan",
+    "RunningGroups",
     "Simulation",
     "SimulationStalledError",
     "StreamedResult",
+    "Suspend",
     "TaskSpec",
     "UnschedulableTaskError",
     "parse_capacity",

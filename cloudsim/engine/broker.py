@@ -47,6 +47,8 @@ __all__ = [
     "Decision",
     "InvalidDecisionError",
     "Plan",
+    "RunningGroups",
+    "Suspend",
     "as_plan",
     "ends_round",
     "is_final",
@@ -82,6 +84,48 @@ class Decision:
     count: int = 1
     at: float | None = None
     devices: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Suspend:
+    """Suspend ``count`` of the running instance group ``group``'s instances (None: all of them; otherwise its
+    last ``count``).
+
+    ``group`` is a group id of `ClusterView.running_groups`. The instances stop now and free what they held on
+    their machine (devices included); their remaining work waits again among their task's waiting instances,
+    before its fresh ones, and resumes wherever a later decision starts it, running for that remaining work plus
+    the simulation's ``resume_cost``. The results count each suspension (``instance_suspensions``) and show the
+    group's part as ended with outcome "suspended".
+
+    A suspension changes the view (the task waits again, its position may move): a broker answers suspensions
+    alone, one or a list of them, and the round stays open; the next view shows the freed machines.
+    """
+
+    group: int
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class RunningGroups:
+    """The instance groups running at a view's instant, in start order: one entry per group in each array.
+
+    ``group``: their ids (what `Suspend` names); ``machine``; ``task_index``: their tasks' global indices (as
+    `ClusterView.task_index`, whose ready tasks they may not be among); ``job_index``: their jobs' rows (as
+    `ClusterView.job_index`); ``instances``; ``start``: when they started; ``end``: when they finish if left
+    to run; ``deadline``: their jobs' deadlines (NaN: none).
+    """
+
+    group: np.ndarray
+    machine: np.ndarray
+    task_index: np.ndarray
+    job_index: np.ndarray
+    instances: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    deadline: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.group)
 
 
 @runtime_checkable
@@ -521,6 +565,29 @@ class ClusterView:
         demand, duration = self._stay(task, count)
         start = self.time if at is None else float(at)
         return self._future().fits(int(machine), demand, start, start + duration, self.time)
+
+    @cached_property
+    def running_groups(self) -> RunningGroups:
+        """The instance groups running now, with when each would finish (`RunningGroups`): what `Suspend` may
+        stop."""
+        gid, machine, task, instances, start, end = self._future().running_groups()
+        job = self._tasks.task_job[self._tasks.rows(task)] - self._tasks.job_base
+        return RunningGroups(*(frozen(a) for a in (gid, machine, task, job, instances, start, end,
+                                                     self._tasks.job_deadline[job])))
+
+    @cached_property
+    def suspended(self) -> np.ndarray:
+        """Instances of each ready task waiting to resume (suspended by `Suspend`, not started since)."""
+        tasks = self._tasks
+        return frozen(np.array([tasks.suspended_waiting(g) for g in self.task_index.tolist()], dtype=np.int64)
+                      if tasks.has_suspended else np.zeros(self.num_tasks, dtype=np.int64))
+
+    @cached_property
+    def next_duration(self) -> np.ndarray:
+        """How long the next instance of each ready task to start would run: a suspended one its remaining work
+        plus the resume cost, else its own duration (``duration``, or its instance's own)."""
+        tasks = self._tasks
+        return frozen(np.array([tasks.next_durations(g, 1)[0] for g in self.task_index.tolist()]))
 
     def _stay(self, task: int, count: int) -> tuple[np.ndarray, float]:
         g = int(self.task_index[task])

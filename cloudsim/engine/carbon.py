@@ -155,6 +155,22 @@ class GridSignal:
         values = self.values[np.searchsorted(self.times, times, side="right") - 1]
         return float(values) if np.ndim(seconds) == 0 else values
 
+    def pieces(self, first: float, last: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(starts, ends, values): run times ``first`` to ``last`` cut where the signal's steps begin, each piece's
+        intensity constant (none when ``last <= first``)."""
+        if last <= first:
+            return np.empty(0), np.empty(0), np.empty(0)
+        self.check_covers(first, last, "the interval")
+        inside = self.times[np.searchsorted(self.times, first, side="right"):np.searchsorted(self.times, last)]
+        starts = np.concatenate([[first], inside])
+        ends = np.concatenate([inside, [last]])
+        return starts, ends, self.values[np.searchsorted(self.times, starts, side="right") - 1]
+
+    def next_step(self, seconds: float) -> float:
+        """When the step after the one run time ``seconds`` falls in begins (``end`` after the last)."""
+        k = int(np.searchsorted(self.times, seconds, side="right"))
+        return float(self.times[k]) if k < len(self.times) else float(self.end)
+
     def integral(self, first: float, last: float) -> float:
         """The integral of the intensity over run times ``first`` to ``last`` (gCO2e/kWh x seconds)."""
         self.check_covers(first, last, "the interval")

@@ -498,6 +498,8 @@ def summarise(record: "EpisodeRecord", tasks: dict, jobs: pd.DataFrame, used: np
         "instances_finished": tasks["instances"] - tasks["instances_failed"],
         "instances_failed": tasks["instances_failed"],
         "instance_restarts": tasks["instance_restarts"],
+        # a broker's suspensions (`cloudsim.Suspend`), each instance's each time; absent from a run without any
+        **({"instance_suspensions": int(record.suspensions)} if record.suspensions else {}),
         "avg_completion": tasks["avg_completion"],
         "avg_slowdown": tasks["avg_slowdown"],
         "avg_job_completion": job_completion,

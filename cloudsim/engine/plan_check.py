@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from cloudsim.engine.broker import (ArrayPlan, ClusterView, Decision, InvalidDecisionError, is_index, sequential_fit,
-                             sequential_fit_count)
+from cloudsim.engine.broker import (ArrayPlan, ClusterView, Decision, InvalidDecisionError, Suspend, is_index,
+                             sequential_fit, sequential_fit_count)
 from cloudsim.engine.cluster import ClusterState, instances_applied
 from cloudsim.engine.devices import default_devices, device_problem
 from cloudsim.engine.reservations import on_tick
@@ -84,6 +84,10 @@ class PlanCheck:
         machine and the task, and saying what is wrong, for anything the cluster cannot do then.
         """
         view = self.view
+        if isinstance(decision, Suspend):
+            raise InvalidDecisionError(
+                f"{self._where(position)}returned {decision!r} among starts; a suspension changes the view, so it is "
+                f"answered alone (a Suspend, or a list of them) and the next view shows what it freed")
         if isinstance(decision, Decision):
             fields = (decision.machine, decision.task, decision.count)
         elif isinstance(decision, tuple) and len(decision) in (2, 3):

@@ -21,7 +21,7 @@ from cloudsim.engine.tasks import TaskTable
 
 __all__ = ["EpisodeRecord", "GroupTable", "InstanceGroup", "OUTCOMES", "by_end_time"]
 
-OUTCOMES = ("finished", "failed", "requeued")
+OUTCOMES = ("finished", "failed", "requeued", "suspended")
 
 
 def by_end_time(now: float, durations: np.ndarray) -> list[np.ndarray]:
@@ -40,7 +40,8 @@ class InstanceGroup:
     one row of a `GroupTable`, as read at one moment.
 
     ``task`` is the global task index. ``end`` is NaN and ``outcome`` empty while
-    the group runs; a machine failure ends it early ("failed" or "requeued").
+    the group runs; a machine failure ends it early ("failed" or "requeued"), and so
+    does a broker that suspends it ("suspended": its instances' remaining work waits to resume).
     """
 
     task: int
@@ -144,6 +145,17 @@ class GroupTable:
                 raise ValueError(f"skip_to({gid}): the table holds groups up to {self.base + len(self) - 1}")
             self.base = gid
 
+    def split(self, gid: int, count: int) -> int:
+        """The last ``count`` of group ``gid``'s instances become a group of their own (same task, machine,
+        start and duration, a new id); ``gid`` keeps the others. Returns the new group's id."""
+        r = gid - self.base
+        kept = self.instances[r] - count
+        if not 0 < kept:
+            raise ValueError(f"split({gid}, {count}): the group has {self.instances[r]} instance(s)")
+        self.instances[r] = kept
+        return self.add(self.task[r], self.machine[r], self.first_instance[r] + kept, count, self.duration[r],
+                        self.start[r])
+
     def grow(self, gid: int, count: int) -> None:
         """``count`` more instances join group ``gid`` (they follow its last one)."""
         self.instances[gid - self.base] += count
@@ -164,6 +176,12 @@ class GroupTable:
 
     def running(self, gid: int) -> bool:
         return self.outcome[gid - self.base] == 0
+
+    def running_ids(self, since: int | None = None) -> np.ndarray:
+        """The ids of the groups running now, in id order (from group ``since`` on, when given)."""
+        codes = np.frombuffer(self.outcome, dtype=np.int8) if len(self) else np.empty(0, dtype=np.int8)
+        skip = 0 if since is None else max(since - self.base, 0)
+        return self.base + skip + np.flatnonzero(codes[skip:] == 0)
 
     def first_running(self) -> int:
         """The id of the earliest-started group still running (the next id when none runs)."""
@@ -189,6 +207,12 @@ class GroupTable:
         return tuple(np.frombuffer(getattr(self, name), dtype=dtype, count=n)[rows]
                      for name, dtype in (("task", np.int64), ("instances", np.int64), ("start", np.float64),
                                          ("duration", np.float64)))
+
+    def machines(self, gids: np.ndarray) -> np.ndarray:
+        """The machine of each group of ``gids``, as a new array."""
+        rows = np.asarray(gids, dtype=np.int64) - self.base
+        return np.frombuffer(self.machine, dtype=np.int64, count=len(self))[rows] if len(rows) else \
+            np.empty(0, np.int64)
 
     def columns(self, stop: int | None = None) -> dict[str, np.ndarray]:
         """Each field as a numpy array (rows up to ``stop``, default all), ``outcome`` as text. The
@@ -226,6 +250,7 @@ class EpisodeRecord:
         reservations: every reservation made, as a row ``[made, machine, job id,
             task id, instances, start, outcome]``; the outcome is "" until it is due,
             then "started" or "cancelled".
+        suspensions: instances suspended by the broker (`cloudsim.Suspend`), each time counted.
         group_devices: for each instance group of a task that asks for devices, the
             devices each of its instances took on its machine, in instance order
             (``{group id: [(device, ...), ...]}``); groups without devices are absent.
@@ -242,4 +267,5 @@ class EpisodeRecord:
     decisions: int = 0
     cancelled_reservations: int = 0
     reservations: list[list] = field(default_factory=list)
+    suspensions: int = 0
     group_devices: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)

@@ -109,6 +109,14 @@ class Timeline:
             return np.where(end == start + self.tick, end + self.tick, end)
         return end + self.tick if end == start + self.tick else end
 
+    def running_groups(self) -> tuple[np.ndarray, ...]:
+        """(id, machine, task, instances, start, end) of every running group, in id order; ``end`` is when it
+        finishes if left to run."""
+        gids = np.array(sorted(g for machine in self._running_on for g in machine), dtype=np.int64)
+        task, instances, start, duration = self._groups.holdings(gids)
+        machine = self._groups.machines(gids)
+        return gids, machine, task, instances, start, start + duration
+
     def has_reservations(self, machine: int) -> bool:
         return self._machines_reserved.get(machine, 0) > 0
 

@@ -55,7 +55,9 @@ from simpy.core import EmptySchedule
 from simpy.events import NORMAL, URGENT, Event
 from tqdm.auto import tqdm
 
-from cloudsim.engine.broker import ClusterView, CompiledRound, as_plan, broker_name, ends_round, is_final
+from cloudsim.engine.broker import (ClusterView, CompiledRound, InvalidDecisionError, Suspend, as_plan, broker_name,
+                                    ends_round, is_final)
+from cloudsim.engine.checks import check_number, is_whole
 from cloudsim.engine.plan_check import CheckedDecision, Starts, check_plan
 from cloudsim.engine.cluster import ClusterState
 from cloudsim.engine.foreign import failure
@@ -163,6 +165,8 @@ class Simulation:
             in run time), shown to them as ``view.carbon``: the signal itself, or a forecast of it with an error
             (`GridSignal.forecast`). The run's own carbon is metered afterwards on the true signal
             (`cloudsim.engine.energy.meter`). None: the views have no signal.
+        resume_cost: time (>= 0) added to a suspended instance's remaining work each time it resumes (restoring
+            its checkpoint, moving it), whichever machine it resumes on; see `cloudsim.Suspend`.
 
     Attributes:
         jobs: the jobs in arrival order (empty in a streamed simulation: ``tasks`` holds
@@ -189,6 +193,7 @@ class Simulation:
         compiled: bool | None = None,
         on_round: Callable[[float, Any], None] | None = None,
         carbon_forecast: GridSignal | None = None,
+        resume_cost: float = 0.0,
     ) -> None:
         if broker is not None and not callable(getattr(broker, "decide", None)):
             raise TypeError(f"broker {broker!r} has no decide(view) method")
@@ -198,6 +203,8 @@ class Simulation:
         if on_failure not in FAILURE_POLICIES:
             raise ValueError(f"on_failure must be one of {FAILURE_POLICIES}, got {on_failure!r}")
         self.carbon_forecast = carbon_forecast
+        check_number("resume_cost", resume_cost, at_least=0, hint="time added to suspended work when it resumes")
+        self.resume_cost = float(resume_cost)
         self.machine_events = sorted(machine_events, key=lambda e: e.time)
         for event in self.machine_events:
             self._check_machine_event(event, cluster.machines)
@@ -228,7 +235,7 @@ class Simulation:
         self.max_idle_ticks = max_idle_ticks
         self.progress = progress
         self.env = simpy.Environment()
-        self.tasks = TaskTable(cluster, ordered)
+        self.tasks = TaskTable(cluster, ordered, resume_cost=self.resume_cost)
         check_jobs_fit(cluster, ordered, self.tasks.task_demand)
         self.jobs = ordered
         self.state = ClusterState(cluster, self.tasks)
@@ -296,7 +303,9 @@ class Simulation:
         position in a plan of several; the state untouched, nothing of the plan
         applied); the round stays open for more, unless the plan is a final
         `cloudsim.engine.broker.Plan`. ``None`` (or an empty plan) ends the round: time
-        moves on to the next event. With ``wake_after`` (event-driven mode only),
+        moves on to the next event. A `cloudsim.Suspend`, or a list of them only, stops running
+        instances (checked all first, as a plan is); the round stays open, and the next view shows
+        what they freed and the work waiting to resume. With ``wake_after`` (event-driven mode only),
         a round that ends opens again after at most that long even if nothing happens.
         """
         view = self._view
@@ -309,6 +318,9 @@ class Simulation:
                 raise ValueError(f"wake_after must be a positive number, got {wake_after!r}")
         self._view = None
         plan = as_plan(decision)
+        if plan and isinstance(plan[0], Suspend):
+            self._suspend_all(view, plan)  # the round stays open: the next view shows what they freed
+            return
         if plan:
             long = len(plan) >= BULK_FROM and not self.state.constrained  # devices: one by one
             checked = check_plan(view, plan, broker=self.record.broker, tick=self.tick, bulk=long,
@@ -334,6 +346,60 @@ class Simulation:
         except BaseException:
             self._fail()
             raise
+
+    def _suspend_all(self, view: ClusterView, plan: list) -> None:
+        """Suspensions (`cloudsim.Suspend`), all checked, then applied in order; nothing of them applied when one
+        is refused."""
+        now, groups = self.env.now, self.record.groups
+        where = f"broker {self.record.broker!r} at t={now}: "
+        taken: dict[int, int] = {}  # group -> instances the earlier suspensions take of it
+        counts = []
+        for position, item in enumerate(plan):
+            at = f"{where}suspension {position} of {len(plan)}: " if len(plan) > 1 else where
+            if not isinstance(item, Suspend):
+                raise InvalidDecisionError(f"{at}{item!r} among suspensions; a suspension is answered alone (a "
+                                           "Suspend, or a list of them): give the starts on the next view")
+            gid = item.group
+            if not (is_whole(gid) and groups.base <= gid < groups.base + len(groups) and groups.running(int(gid))):
+                raise InvalidDecisionError(f"{at}{item!r}: group {gid!r} is not running; suspend a group of "
+                                           "view.running_groups.group")
+            gid = int(gid)
+            r = gid - groups.base
+            left = groups.instances[r] - taken.get(gid, 0)
+            count = left if item.count is None else item.count
+            if not (is_whole(count) and 1 <= count <= left):
+                raise InvalidDecisionError(f"{at}{item!r}: count must be a whole number from 1 to the {left} "
+                                           f"instance(s) of group {gid} still running, or None for all of them")
+            if groups.start[r] + groups.duration[r] <= now:
+                raise InvalidDecisionError(f"{at}{item!r}: group {gid} ends at this instant; nothing is left to "
+                                           "suspend")
+            taken[gid] = taken.get(gid, 0) + int(count)
+            counts.append((gid, int(count)))
+        for gid, count in counts:
+            self._suspend(gid, count)
+
+    def _suspend(self, gid: int, count: int) -> None:
+        """The last ``count`` instances of running group ``gid`` stop now; their remaining work waits again."""
+        groups, now = self.record.groups, self.env.now
+        r = gid - groups.base
+        machine, task = groups.machine[r], groups.task[r]
+        remaining = groups.start[r] + groups.duration[r] - now
+        part = gid if count == groups.instances[r] else groups.split(gid, count)
+        devices = self.record.group_devices.get(gid)
+        if part != gid and devices is not None:  # the split part's instances took the last devices
+            self.record.group_devices[part] = devices[len(devices) - count:]
+            del devices[len(devices) - count:]
+        if part == gid:
+            self._running_on[machine].discard(gid)
+        if self._round_last_group.get(machine) == gid:  # (no later start of this round may grow it)
+            del self._round_last_group[machine]
+        groups.end_group(part, now, "suspended")
+        self.state.give_back(machine, self.tasks.demand(task), count)
+        devices = self.record.group_devices.get(part)
+        if devices is not None:
+            self.state.give_devices(machine, devices, int(self.tasks.task_device_milli[task - self.tasks.task_base]))
+        self.tasks.suspend(task, groups.first_instance[part - groups.base], count, remaining)
+        self.record.suspensions += count
 
     def reject(self, task: int) -> None:
         """Give up on the view's ``task``: its waiting instances fail now without running (counted in

@@ -7,7 +7,9 @@ arrived and finished. The waiting set ``ready`` is a sorted array of the global
 indices of ready tasks with waiting instances, which is arrival order, so a
 broker sees waiting tasks in arrival order without any scan. A task becomes
 ready when its job arrives (tasks without parents) or when its last parent
-finishes; instances ended by a machine failure wait again, before fresh ones.
+finishes; instances ended by a machine failure, or suspended by the broker, wait again, before fresh ones. A
+suspended instance keeps its remaining work (a checkpoint) and resumes with that, plus the table's
+``resume_cost``; a machine failure after it resumed sends it back to that checkpoint, not to its start.
 """
 
 from __future__ import annotations
@@ -38,14 +40,15 @@ class TaskTable:
     """
 
     _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances",
-                    "task_pending_parents", "task_device_count", "task_device_milli",
-                    "task_started", "task_reserved", "task_finished", "task_failed", "task_restarts",
+                    "task_pending_parents", "task_device_count", "task_device_milli", "task_started",
+                    "task_reserved", "task_finished", "task_failed", "task_restarts", "task_suspensions",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
     _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")
     _JOB_ARRAYS = ("job_submit", "_job_length", "job_arrival", "job_finish", "job_unfinished_tasks", "job_deadline")
 
-    def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec] = ()) -> None:
+    def __init__(self, cluster: ClusterSpec, jobs: Sequence[JobSpec] = (), resume_cost: float = 0.0) -> None:
         self.cluster = cluster
+        self.resume_cost = resume_cost  # time added to a suspended instance's remaining work when it resumes
         resources = len(cluster.resources)
         self.task_base = 0
         self.job_base = 0
@@ -68,6 +71,7 @@ class TaskTable:
         self.task_finished = np.empty(0, dtype=np.int64)
         self.task_failed = np.empty(0, dtype=np.int64)
         self.task_restarts = np.empty(0, dtype=np.int64)
+        self.task_suspensions = np.empty(0, dtype=np.int64)  # instances suspended (each suspension counts)
         self._next_fresh = np.empty(0, dtype=np.int64)  # next never-started instance
         self.task_ready_time = np.empty(0)
         self.task_start_time = np.empty(0)
@@ -80,6 +84,8 @@ class TaskTable:
         self.job_finish = np.empty(0)
         self.job_unfinished_tasks = np.empty(0, dtype=np.int64)
         self._requeued: dict[int, list[list[int]]] = {}  # task -> [first, count] ranges waiting again
+        # task -> {instance: its remaining work when last suspended}; dropped when the task finishes
+        self._checkpoint: dict[int, dict[int, float]] = {}
         # Resources held by each job's running instances: kept from the first `usage_by_job` call
         # on (dominant-resource fairness reads them at every decision; other brokers never do).
         self._job_usage: np.ndarray | None = None
@@ -270,17 +276,38 @@ class TaskTable:
         return self.task_instances[r] - self.task_started[r] - self.task_reserved[r]
 
     def next_durations(self, g: int, count: int) -> list[float]:
-        """The durations of the ``count`` instances of task ``g`` that start next (re-queued ones first)."""
+        """The durations of the ``count`` instances of task ``g`` that start next (re-queued and suspended ones
+        first; a suspended one runs for its remaining work plus ``resume_cost``)."""
         r = g - self.task_base
-        per_instance = self.instance_durations[r]
-        if per_instance is None:
+        if self.instance_durations[r] is None and g not in self._checkpoint:
             return [float(self.task_duration[r])] * count
         numbers = []
         for first, n in self._requeued.get(g, []):
             numbers.extend(range(first, first + n))
         fresh = int(self._next_fresh[r])
         numbers.extend(range(fresh, fresh + max(count - len(numbers), 0)))
-        return [float(per_instance[i]) for i in numbers[:count]]
+        return [self._duration_of(g, i) for i in numbers[:count]]
+
+    def _duration_of(self, g: int, instance: int) -> float:
+        """How long instance ``instance`` of task ``g`` runs when it starts next."""
+        r = g - self.task_base
+        remaining = self._checkpoint.get(g, {}).get(instance)
+        if remaining is not None:
+            return remaining + self.resume_cost
+        per_instance = self.instance_durations[r]
+        return float(self.task_duration[r] if per_instance is None else per_instance[instance])
+
+    @property
+    def has_suspended(self) -> bool:
+        """Whether some unfinished task has instances that were suspended."""
+        return bool(self._checkpoint)
+
+    def suspended_waiting(self, g: int) -> int:
+        """Instances of task ``g`` waiting to resume (suspended, and not started since)."""
+        checkpoints = self._checkpoint.get(g)
+        if not checkpoints:
+            return 0
+        return sum(1 for first, n in self._requeued.get(g, ()) for i in range(first, first + n) if i in checkpoints)
 
     # ------------------------------------------------------ the waiting set
     def _set_ready(self, ready: np.ndarray) -> None:
@@ -354,9 +381,18 @@ class TaskTable:
         elif settle:
             self.settle((g,))
         per_instance = self.instance_durations[r]
+        checkpoints = self._checkpoint.get(g)
         runs = []
         for first, n in self._take_instances(g, count):
-            if per_instance is None:
+            if checkpoints is not None:  # resumed instances run their remaining work: runs of equal durations
+                for i in range(first, first + n):
+                    duration = self._duration_of(g, i)
+                    last = runs[-1] if runs else None
+                    if last is not None and i in checkpoints and last[0] + last[1] == i and last[2] == duration:
+                        runs[-1] = (last[0], last[1] + 1, duration)
+                    else:
+                        runs.append((i, 1, duration))
+            elif per_instance is None:
                 runs.append((first, n, float(self.task_duration[r])))
             else:
                 runs.extend((i, 1, per_instance[i]) for i in range(first, first + n))
@@ -477,15 +513,30 @@ class TaskTable:
         self.running_instances -= count
         self._change_job_usage(r, -count)
         if outcome == "requeued":
-            self.task_started[r] -= count
             self.task_restarts[r] += count
-            self._waiting_changed(r)
-            self._requeued.setdefault(g, []).append([first, count])
-            if self.waiting_instances(g) == count:  # it had left the waiting set
-                self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
+            self._wait_again(g, first, count)
             return False
         (self.task_finished if outcome == "finished" else self.task_failed)[r] += count
         return self._count_ended(r, now)
+
+    def suspend(self, g: int, first: int, count: int, remaining: float) -> None:
+        """Instances ``first..first+count-1`` of task ``g`` stop now with ``remaining`` of their work left: they
+        wait again, before fresh ones, and resume with that work plus ``resume_cost``."""
+        r = g - self.task_base
+        self.running_instances -= count
+        self._change_job_usage(r, -count)
+        self.task_suspensions[r] += count
+        self._checkpoint.setdefault(g, {}).update(dict.fromkeys(range(first, first + count), remaining))
+        self._wait_again(g, first, count)
+
+    def _wait_again(self, g: int, first: int, count: int) -> None:
+        """Started instances ``first..first+count-1`` of task ``g`` wait again (re-queued or suspended)."""
+        r = g - self.task_base
+        self.task_started[r] -= count
+        self._waiting_changed(r)
+        self._requeued.setdefault(g, []).append([first, count])
+        if self.waiting_instances(g) == count:  # it had left the waiting set
+            self._set_ready(np.insert(self.ready, np.searchsorted(self.ready, g), g))
 
     def _count_ended(self, r: int, now: float) -> bool:
         """After instances of the task of row ``r`` ended: when none is left to run, the task is finished
@@ -498,6 +549,7 @@ class TaskTable:
         """The task of row ``r`` has no instance left to run: its children may become ready, its job
         may finish (returns whether it did)."""
         self.task_finish_time[r] = now
+        self._checkpoint.pop(r + self.task_base, None)
         for child in self.children[r]:
             c = child - self.task_base
             self.task_pending_parents[c] -= 1
