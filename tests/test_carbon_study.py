@@ -69,6 +69,23 @@ def test_the_broker_needs_a_signal_and_sane_options():
             CarbonShift(**options)
 
 
+def test_a_task_leaves_its_descendants_the_time_they_need_before_the_deadline():
+    # Half hours: 50, 40, 30, 10, 5, 60. Job: t1 (30 min) -> t2 (30 min), due at 2 h. t1 must end by 1.5 h (t2
+    # needs 30 min): it may start at 0, 0.5 or 1 h and takes 1 h (30); t2 then starts at 1.5 h (10), ends at 2 h.
+    # Shifted to the job's deadline alone, t1 would take 1.5 h (10) and t2 would end late.
+    grid = signal([50, 40, 30, 10, 5, 60])
+    chain = (TaskSpec("t1", 1, {"cpu": 1.0}, 1800.0), TaskSpec("t2", 1, {"cpu": 1.0}, 1800.0, parents=("t1",)))
+    job = JobSpec("J", 0.0, chain, deadline=7200.0)
+    assert job.tails() == (1800.0, 0.0)
+    for interruptible in (False, True):
+        result = simulate(ONE_CPU, [job], CarbonShift(window=None, interruptible=interruptible), carbon_forecast=grid)
+        assert result.groups.start.tolist() == [3600.0, 5400.0] and result.summary["deadline_misses"] == 0
+    # The longest chain of descendants: a -> b -> c (2 + 3) beside a -> d (10).
+    dag = JobSpec("D", 0.0, tuple(TaskSpec(name, 1, {"cpu": 1.0}, duration, parents=parents) for name, duration, parents
+                                  in (("a", 1.0, ()), ("b", 2.0, ("a",)), ("c", 3.0, ("b",)), ("d", 10.0, ("a",)))))
+    assert dag.tails() == (10.0, 3.0, 0.0, 0.0)
+
+
 def test_interruptible_work_runs_in_the_lowest_half_hours_before_its_deadline():
     # Intensities by half hour: 300, 100, 300, 50, 300, 200. A one-hour job arriving at 0, due at 3 h, takes the
     # two lowest half-hours, 50 (at 1.5 h) and 100 (at 0.5 h): it runs [0.5, 1) h, is suspended, and runs

@@ -188,6 +188,30 @@ def test_replay_reports_energy_only_with_a_power_model(capsys):
         k: v for k, v in plain.items() if k not in timed}  # nothing else changes
 
 
+def test_with_deadlines_every_broker_is_metered_until_the_latest_deadline(capsys):
+    # With --slack the machines draw until the jobs' latest deadline: the energy is the run's over its makespan
+    # plus five idle machines (100 W) from the makespan to that deadline, whichever broker made the run.
+    slack = 1e5
+    from traces import generate
+
+    jobs, _ = generate("alibaba-like", 100, seed=0)  # the built-in workload
+    late = max(job.submit_time + job.critical_path() for job in jobs) + slack
+    for broker in ("first-fit", "random"):
+        run = replay_json(capsys, "--power", "linear:100,200", "--slack", str(slack), "--brokers", broker)
+        busy = run["makespan"] * 5 * (100 + 100 * run["utilisation_cpu"])
+        assert run["energy_kwh"] == pytest.approx((busy + 5 * 100 * (late - run["makespan"])) / 3.6e6, rel=1e-9)
+
+
+def test_a_horizon_meters_idle_power_after_the_makespan(two_jobs):
+    # The run of 1,640 J over 12 s, metered to 20 s: 8 s more at 100 W idle.
+    report = meter(two_jobs, LinearPower(100, 200), horizon=20.0)
+    assert report.energy_kwh == pytest.approx(2440 / 3.6e6, rel=1e-12)
+    assert report.idle_kwh == pytest.approx((400 + 800) / 3.6e6, rel=1e-12)
+    assert report.job_kwh.sum() + report.idle_kwh == pytest.approx(report.energy_kwh, rel=1e-12)
+    with pytest.raises(ValueError, match="the energy horizon 11.0 is before the run's makespan 12.0"):
+        meter(two_jobs, LinearPower(100, 200), horizon=11.0)
+
+
 def test_replay_with_a_signal_reports_carbon(capsys, tmp_path):
     # A flat 200 g/kWh for two hours: carbon = energy x 200, and the mean intensity 200.
     path = signal_file(tmp_path, ["2020-01-01 00:00:00,200", "2020-01-01 01:00:00,200"])

@@ -25,7 +25,8 @@ class CarbonShift:
 
     Each waiting task, in arrival order, may start at its ready time plus a whole number of ``step`` seconds up
     to ``window`` seconds later (never before now), and where its job has a deadline (`cloudsim.JobSpec.deadline`),
-    no later than lets it finish by then; ``window`` None (or ``inf``) bounds the starts by the deadline alone (a
+    no later than lets it finish by its latest finish (the deadline less the time its descendants need,
+    `cloudsim.ClusterView.latest_finish`); ``window`` None (or ``inf``) bounds the starts by the deadline alone (a
     task whose job has none starts at once; on the command line ``--broker-options carbon-shift.window=None``). It
     starts at the one whose forecast intensity, averaged over
     the task's duration, is lowest (the earliest on ties), on the first machine where some of its waiting
@@ -37,7 +38,8 @@ class CarbonShift:
     (reservations hold resources, not devices).
 
     ``interruptible=True`` (the study's interruptible strategy): work whose job has a deadline runs in the pieces
-    of time with the lowest forecast intensity before it. The time from now to the deadline is cut where the
+    of time with the lowest forecast intensity before it (before its latest finish, as above). The time from now
+    to then is cut where the
     signal's steps begin; the pieces are taken lowest first (the earliest on ties) until they add up to the work
     left (a running group's time to its end; a waiting instance's `cloudsim.ClusterView.next_duration`, which
     counts a resume's cost). Work whose first piece, the one starting now, is among them runs: a waiting task
@@ -91,7 +93,7 @@ class CarbonShift:
             allowed = view.up & view.accepts(task)
             count = int(view.waiting[task])
             duration = float(view.duration[task])
-            deadline = float(view.deadline[task])
+            deadline = float(view.latest_finish[task])  # (its job's deadline, less what its descendants need)
             latest = deadline - duration if math.isfinite(deadline) else math.inf
             starts = self.starts(float(view.ready_time[task]), view.time, latest)
             if starts.size == 0:  # its window or deadline has passed (it waited for room): as soon as it fits
@@ -109,18 +111,16 @@ class CarbonShift:
     def _decide_interruptible(self, view, carbon) -> Decision | list | None:
         now = view.time
         running = view.running_groups
-        stop = running.group[(running.end > now) & ~self._runs_now(carbon, now, running.end - now, running.deadline)]
+        stop = running.group[(running.end > now)
+                             & ~self._runs_now(carbon, now, running.end - now, running.latest_finish)]
         if stop.size:
             return [Suspend(group) for group in stop.tolist()]
-        waiting = np.flatnonzero(view.waiting > 0)
-        due = self._runs_now(carbon, now, view.next_duration[waiting], view.deadline[waiting])
+        waiting = np.flatnonzero((view.waiting > 0) & view.tasks_fitting_some())  # (what fits no machine waits)
+        due = self._runs_now(carbon, now, view.next_duration[waiting], view.latest_finish[waiting])
         for task in waiting[due].tolist():
             if view.device_request[task, 0] > 0:  # the engine gives each start its devices: one at a time
-                fitting = np.flatnonzero(view.fits[:, task])
-                if fitting.size:
-                    return Decision(int(fitting[0]), task, 1)
-                continue
-            for machine in np.flatnonzero(view.up & view.accepts(task)).tolist():
+                return Decision(int(np.flatnonzero(view.fits[:, task])[0]), task, 1)
+            for machine in np.flatnonzero(view.fits[:, task]).tolist():  # (up, accepted, with room now)
                 fitting = self._most(view, machine, task, int(view.waiting[task]), None)
                 if fitting:
                     return Decision(machine, task, fitting)

@@ -112,7 +112,8 @@ class RunningGroups:
     ``group``: their ids (what `Suspend` names); ``machine``; ``task_index``: their tasks' global indices (as
     `ClusterView.task_index`, whose ready tasks they may not be among); ``job_index``: their jobs' rows (as
     `ClusterView.job_index`); ``instances``; ``start``: when they started; ``end``: when they finish if left
-    to run; ``deadline``: their jobs' deadlines (NaN: none).
+    to run; ``deadline``: their jobs' deadlines (NaN: none); ``latest_finish``: when they must end for their jobs
+    to meet their deadlines (`ClusterView.latest_finish`).
     """
 
     group: np.ndarray
@@ -123,6 +124,7 @@ class RunningGroups:
     start: np.ndarray
     end: np.ndarray
     deadline: np.ndarray
+    latest_finish: np.ndarray
 
     def __len__(self) -> int:
         return len(self.group)
@@ -515,6 +517,12 @@ class ClusterView:
         return frozen(self._tasks.job_deadline[self.job_index])
 
     @cached_property
+    def latest_finish(self) -> np.ndarray:
+        """When each ready task must end for its job to meet its deadline: the deadline less the longest chain of
+        the task's descendants' durations (`cloudsim.JobSpec.tails`); NaN where the job has no deadline."""
+        return frozen(self.deadline - self._tasks.task_tail[self._rows])
+
+    @cached_property
     def ready_time(self) -> np.ndarray:
         """When each ready task became ready (its job arrived, or its last parent finished)."""
         return frozen(self._tasks.task_ready_time[self._rows])
@@ -571,9 +579,11 @@ class ClusterView:
         """The instance groups running now, with when each would finish (`RunningGroups`): what `Suspend` may
         stop."""
         gid, machine, task, instances, start, end = self._future().running_groups()
-        job = self._tasks.task_job[self._tasks.rows(task)] - self._tasks.job_base
-        return RunningGroups(*(frozen(a) for a in (gid, machine, task, job, instances, start, end,
-                                                     self._tasks.job_deadline[job])))
+        rows = self._tasks.rows(task)
+        job = self._tasks.task_job[rows] - self._tasks.job_base
+        deadline = self._tasks.job_deadline[job]
+        return RunningGroups(*(frozen(a) for a in (gid, machine, task, job, instances, start, end, deadline,
+                                                     deadline - self._tasks.task_tail[rows])))
 
     @cached_property
     def suspended(self) -> np.ndarray:

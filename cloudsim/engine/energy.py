@@ -6,7 +6,8 @@ SPECpower_ssj2008 results are published. `DEFAULT_POWER` is one such result. A m
 when an instance group starts or ends, so its power is a step function of time: a run's energy is the sum over
 its machines' steps of watts x seconds, with no sampling (`meter`), and its carbon, with a grid signal
 (`cloudsim.engine.carbon.GridSignal`), the sum over the steps of both of watts x intensity x seconds. Every machine
-is powered over the whole run, [0, makespan]: idle before its first instance and after its last.
+is powered over the whole run, [0, makespan] (or a longer horizon): idle before its first instance and after its
+last.
 
 A job's energy is its instances' share of their machines' power while they run: at each instant a machine's whole
 draw (idle included) is split among the instances running on it by their cpu demand, so an instance's energy is
@@ -120,7 +121,8 @@ class EnergyReport:
     """A run's energy: ``machine_kwh`` per machine (in the cluster's order), their sum ``energy_kwh``; with a grid
     signal ``carbon_kg`` and the mean intensity of the energy used (gCO2e/kWh), else NaN; ``power``: the cluster's
     watts as a step function, ``(times, watts)``, each value holding until the next time and the last until the
-    makespan; ``job_kwh``: each job's share (the rows of the run's ``jobs`` table), and ``idle_kwh`` what the
+    end of the metering (the makespan, or `meter`'s horizon); ``job_kwh``: each job's share (the rows of the run's
+    ``jobs`` table), and ``idle_kwh`` what the
     machines drew while nothing ran on them (the two add up to ``energy_kwh``)."""
 
     machine_kwh: np.ndarray
@@ -139,14 +141,21 @@ class EnergyReport:
         return shown
 
 
-def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = None) -> EnergyReport:
+def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = None,
+          horizon: float | None = None) -> EnergyReport:
     """The exact energy of the run ``result`` with every machine drawing ``power`` by its cpu utilisation over
-    [0, makespan], and with ``signal`` its carbon. A cluster without a cpu resource is a ValueError (the power
-    models read cpu utilisation)."""
+    [0, ``horizon``] (default: the makespan; idle after it), and with ``signal`` its carbon. Runs of one workload
+    metered over one horizon (`energy_horizon`) compare fairly: a broker that finishes earlier does not save the
+    idle draw of the time the others take. A cluster without a cpu resource, or a horizon before the makespan, is a
+    ValueError."""
     if "cpu" not in result.resources:
         raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
                          f"{', '.join(result.resources)}: give the machines a cpu capacity")
-    makespan = float(result.makespan)
+    end = float(result.makespan)  # when the machines stop drawing
+    if horizon is not None:
+        if not horizon >= end:
+            raise ValueError(f"the energy horizon {horizon!r} is before the run's makespan {end}")
+        end = float(horizon)
     machines = len(result.capacity)
     idle = float(power.watts(np.zeros(1))[0])
     steps = result.machine_utilisation()
@@ -157,15 +166,15 @@ def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = 
         order = np.lexsort((time, machine))
         machine, time, cpu = machine[order], time[order], cpu[order]
     watts = power.watts(cpu)
-    # Each row holds until the machine's next row, its last until the makespan; before a machine's first row it
+    # Each row holds until the machine's next row, its last until the end; before a machine's first row it
     # is idle from time 0.
     first = np.ones(len(machine), dtype=bool)
     first[1:] = machine[1:] != machine[:-1]
     last = np.ones(len(machine), dtype=bool)
     last[:-1] = first[1:]
-    until = np.where(last, makespan, np.roll(time, -1))
-    joules = np.full(machines, idle * makespan)
-    np.add.at(joules, machine[first], -idle * (makespan - time[first]))  # idle only until its first row
+    until = np.where(last, end, np.roll(time, -1))
+    joules = np.full(machines, idle * end)
+    np.add.at(joules, machine[first], -idle * (end - time[first]))  # idle only until its first row
     np.add.at(joules, machine, watts * (until - time))
     # The cluster's power: every machine idle from 0, then each row's change of its machine's watts.
     before = np.where(first, idle, np.roll(watts, 1))
@@ -177,12 +186,12 @@ def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = 
     energy_kwh = float(joules.sum()) / JOULES_PER_KWH
     # What the machines drew while nothing ran on them: before their first row (or the whole run), and in the rows
     # without cpu in use.
-    idle_joules = idle * (makespan * (machines - int(first.sum())) + float(time[first].sum()))
+    idle_joules = idle * (end * (machines - int(first.sum())) + float(time[first].sum()))
     idle_joules += float(np.sum((watts * (until - time))[cpu <= 0]))
     job_kwh = _job_energy(result, machine, time, cpu, watts, until, first) / JOULES_PER_KWH
     carbon_kg = carbon_mean = float("nan")
     if signal is not None:
-        grams = signal.grams(change_times, cluster_watts, makespan) if makespan > 0 else 0.0
+        grams = signal.grams(change_times, cluster_watts, end) if end > 0 else 0.0
         carbon_kg = grams / 1000.0
         carbon_mean = grams / energy_kwh if energy_kwh > 0 else float("nan")
     return EnergyReport(joules / JOULES_PER_KWH, energy_kwh, carbon_kg, carbon_mean, (change_times, cluster_watts),

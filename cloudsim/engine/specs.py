@@ -259,6 +259,20 @@ class JobSpec:
             finish[i] = start + task.longest_duration
         return max(finish)
 
+    def tails(self) -> tuple[float, ...]:
+        """Per task, in order: the longest chain of its descendants' durations, how long the job still runs after
+        the task ends on an infinitely large, empty cluster (0 for a task without children). A task that must
+        end by ``deadline - tail`` leaves its descendants the time they need to meet the job's deadline."""
+        position = {t.id: i for i, t in enumerate(self.tasks)}
+        children: list[list[int]] = [[] for _ in self.tasks]
+        for i, task in enumerate(self.tasks):
+            for parent in task.parents:
+                children[position[parent]].append(i)
+        tail = [0.0] * len(self.tasks)
+        for i in reversed(self.topological_order()):
+            tail[i] = max((tail[c] + self.tasks[c].longest_duration for c in children[i]), default=0.0)
+        return tuple(tail)
+
 
 @dataclass(frozen=True, eq=False)
 class JobBlock:

@@ -42,7 +42,8 @@ class TaskTable:
     _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances",
                     "task_pending_parents", "task_device_count", "task_device_milli", "task_started",
                     "task_reserved", "task_finished", "task_failed", "task_restarts", "task_suspensions",
-                    "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change")
+                    "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change",
+                    "task_tail")
     _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")
     _JOB_ARRAYS = ("job_submit", "_job_length", "job_arrival", "job_finish", "job_unfinished_tasks", "job_deadline")
 
@@ -66,6 +67,9 @@ class TaskTable:
         self.task_device_milli = np.empty(0, dtype=np.int64)
         self.task_accepts: list[tuple] = []
         self.task_pending_parents = np.empty(0, dtype=np.int64)
+        # The longest chain of each task's descendants' durations (`JobSpec.tails`): kept for jobs with a deadline
+        # (0 for the others, which need none)
+        self.task_tail = np.empty(0)
         self.task_started = np.empty(0, dtype=np.int64)  # running or ended (a re-queued start is undone)
         self.task_reserved = np.empty(0, dtype=np.int64)  # held for a later start: neither waiting nor started
         self.task_finished = np.empty(0, dtype=np.int64)
@@ -122,7 +126,7 @@ class TaskTable:
         demand_vector = self.cluster.demand_vector
         base = self.task_end
         task_job, demand, duration, estimate, instances, pending, firsts = [], [], [], [], [], [], []
-        device_count, device_milli, children, accepts, ids, per_instance = [], [], [], [], [], []
+        device_count, device_milli, children, accepts, ids, per_instance, tails = [], [], [], [], [], [], []
         for j, job in enumerate(jobs, self.job_end):
             firsts.append(base)
             position = {task.id: base + t for t, task in enumerate(job.tasks)}
@@ -142,6 +146,7 @@ class TaskTable:
                 for p in task.parents:
                     kids[position[p] - firsts[-1]].append(base + t)
             children += kids
+            tails.extend(job.tails() if job.deadline is not None else (0.0,) * len(job.tasks))
             base += len(job.tasks)
         n = base - self.task_end
         resources = self.task_demand.shape[1]
@@ -156,7 +161,8 @@ class TaskTable:
              "task_instances": np.array(instances, dtype=np.int64),
              "task_device_count": np.array(device_count, dtype=np.int64),
              "task_device_milli": np.array(device_milli, dtype=np.int64),
-             "task_pending_parents": np.array(pending, dtype=np.int64)},
+             "task_pending_parents": np.array(pending, dtype=np.int64),
+             "task_tail": np.array(tails, dtype=np.float64)},
             children, np.array(firsts, dtype=np.int64), [job.id for job in jobs],
             np.array([job.submit_time for job in jobs], dtype=np.float64),
             np.array([job.critical_path() for job in jobs], dtype=np.float64),

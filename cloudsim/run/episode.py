@@ -94,7 +94,8 @@ def run_one(spec: RunSpec) -> RunOutcome:
     try:
         sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                          on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to,
-                         name=spec.broker.name, on_round=sampler, carbon_forecast=forecast)
+                         name=spec.broker.name, on_round=sampler, carbon_forecast=forecast,
+                         resume_cost=simulation.resume_cost)
         result = sim.run()
     except UnschedulableTaskError as err:  # a streamed run checks its jobs as it reads them
         if not isinstance(jobs, JobStream):
@@ -116,8 +117,12 @@ def run_one(spec: RunSpec) -> RunOutcome:
                        forced=federation.forced if federation else 0)
     power = simulation.power_model
     if power is not None:  # the run's energy, and with a signal its carbon (`cloudsim.engine.energy.meter`)
+        # Jobs with deadlines (--slack): the machines are metered until the latest deadline, or the makespan if
+        # later, so that every broker of the workload is metered over the same time.
+        deadlines = [job.deadline for job in jobs if job.deadline is not None] if isinstance(jobs, list) else []
+        horizon = max([result.makespan, *deadlines])
         try:
-            report = meter(result, power, signal)
+            report = meter(result, power, signal, horizon=horizon)
         except SignalError as error:
             raise ConfigError("--carbon", None, str(error)) from None  # (it names the file and the spans)
         summary.update(report.summary())

@@ -302,11 +302,16 @@ class SimulationConfig:
     forecast_error: float = option(
         0.0, "--forecast-error", "with --carbon: brokers see the signal plus Gaussian noise of this fraction of its "
         "mean (0.05: five per cent; drawn by each run's seed); default 0, a perfect forecast", parse=real, metavar="X")
+    resume_cost: float = option(
+        0.0, "--resume-cost", "seconds added to an instance's remaining work each time it resumes after a broker "
+        "suspended it (cloudsim.Suspend: carbon-shift.interruptible=True); default 0", parse=real, metavar="S")
 
     def __post_init__(self) -> None:
         cls = type(self)
         check_choices(self)
         self._check_energy()
+        check_number_option("--resume-cost", self.resume_cost, "seconds a resume adds to the remaining work",
+                            at_least=0)
         if self.tick is not None:
             check_positive_real(cls, "tick", self.tick, "time units between scheduler wakes; leave it out "
                                  "for event-driven scheduling")
