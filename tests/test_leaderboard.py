@@ -215,3 +215,8 @@ def test_the_real_trace_workloads_run_at_their_load_on_machines_drawn_from_the_t
     assert (table.runs == 6).all() and table.offered_load_mean.to_numpy() == pytest.approx([load, load])
     assert f"{name} offered_load" not in result.ranks  # shown beside the utilisation, not ranked
     assert "| offered_load |" in (result.out / "leaderboard.md").read_text()
+    # Energy and carbon are shown, not ranked: every machine draws at least the default model's idle 58.4 W.
+    machines_idle_kwh = machines * 58.4 * row["makespan"] / 3.6e6
+    assert row["energy_kwh"] >= machines_idle_kwh and row["carbon_kg"] > 0
+    assert f"{name} energy_kwh" not in result.ranks and f"{name} carbon_kg" not in result.ranks
+    assert table.energy_kwh_mean.notna().all() and table.carbon_kg_mean.notna().all()

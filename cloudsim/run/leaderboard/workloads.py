@@ -61,21 +61,32 @@ experiments) the chunks' longest jobs outlast it, and most brokers' makespans ar
 4 distinct makespans among the 13 heuristics on either trace; on 3 and 2 machines, 8 and 9)."""
 
 
+GRID_SIGNAL = ("carbon/gb_ci.csv", "2020-01-01")
+"""The grid signal the real-trace workloads are metered on, and the date of their time 0: Great Britain's carbon
+intensity of 2020 (the data of Let's Wait Awhile)."""
+ENERGY_SHOWN = ("energy_kwh", "carbon_kg")
+"""What the real-trace workloads show of each run's energy, every machine drawing the shipped power model
+(`cloudsim.engine.energy.DEFAULT_POWER`), and its carbon on `GRID_SIGNAL` (shown, not ranked)."""
+
+
 def _alibaba_at_load(trace_format: str, chunk_size: int, machines: int,
                      load: float) -> Callable[[list[str], int], RunConfig]:
-    """Chunks of an Alibaba trace, each at offered ``load``, on machines drawn from its machine table
-    (``paths``: trace, table)."""
+    """Chunks of an Alibaba trace, each at offered ``load``, on machines drawn from its machine table, metered
+    on the grid signal (``paths``: trace, table, signal)."""
     return lambda paths, seed: RunConfig(
         workload=WorkloadConfig(paths[0], format=trace_format, chunk_size=chunk_size, chunks=(0, REAL_CHUNKS),
                                 machine_table=paths[1], load=load, seed=seed),
-        cluster=ClusterConfig(machines=machines))
+        cluster=ClusterConfig(machines=machines),
+        simulation=SimulationConfig(power="default", carbon=paths[2], start=GRID_SIGNAL[1]))
 
 
 def _real_trace_workloads() -> dict[str, BoardWorkload]:
     return {f"{name}@{load:g}": BoardWorkload(
         f"{title}, chunks 0-{REAL_CHUNKS - 1} of {size} jobs, each chunk's submit times scaled to an offered "
-        f"load of {load:g} on {machines} machines drawn from {table} (seed 0, keeping its mix of shapes)",
-        files, _alibaba_at_load(trace_format, size, machines, load), shown=("offered_load",))
+        f"load of {load:g} on {machines} machines drawn from {table} (seed 0, keeping its mix of shapes); energy "
+        f"with the default power model, carbon on {GRID_SIGNAL[0]} from {GRID_SIGNAL[1]}",
+        (*files, GRID_SIGNAL[0]), _alibaba_at_load(trace_format, size, machines, load),
+        shown=("offered_load", *ENERGY_SHOWN))
         for name, (title, table, files, trace_format, size, machines) in REAL_TRACES.items() for load in REAL_LOADS}
 
 
