@@ -235,3 +235,47 @@ def test_a_streamed_run_counts_its_suspensions(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["instance_suspensions"] == in_memory.summary["instance_suspensions"] > 0
     assert summary["makespan"] == in_memory.summary["makespan"]
+
+
+BROKERS = '''
+from cloudsim import Decision, Suspend
+
+class Flapper:
+    """Suspends every running group it sees, 20 times, and starts what fits, first-fit."""
+    def __init__(self):
+        self.left = 20
+    def decide(self, view):
+        running = view.running_groups
+        live = running.group[running.end > view.time]
+        if len(live) and self.left:
+            self.left -= 1
+            return [Suspend(int(group)) for group in live]
+        machines, tasks = view.fit_pairs
+        return Decision(int(machines[0]), int(tasks[0])) if len(tasks) else None
+
+class Stray:
+    def decide(self, view):
+        if len(view.running_groups):
+            return Suspend(123456)
+        machines, tasks = view.fit_pairs
+        return Decision(int(machines[0]), int(tasks[0])) if len(tasks) else None
+'''
+
+
+def test_a_suspending_broker_on_the_command_line(tmp_path, capsys, monkeypatch):
+    from cloudsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text(BROKERS)
+    assert main(["replay", "--brokers", "mine.py:Flapper", "--synthetic-jobs", "10", "--resume-cost", "5",
+                 "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    run, total = lines[0], lines[-1]
+    assert run["instance_suspensions"] == total["suspensions"]["mine.py:Flapper"] > 0
+    assert run["instances_finished"] == run["instances"]
+    assert main(["replay", "--brokers", "mine.py:Stray", "--synthetic-jobs", "10", "--out", "out"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "group 123456 is not running; suspend a group of view.running_groups.group" in err[0]
+    assert not (tmp_path / "out").exists()
+    assert main(["replay", "--resume-cost", "-1"]) == 2
+    assert "--resume-cost -1: must be a finite number >= 0" in capsys.readouterr().err

@@ -48,7 +48,9 @@ def print_table(rows: list[dict], total: dict) -> None:
                 print(means.to_string(float_format=lambda v: f"{v:.3f}"))
     print(f"\n{total['episodes']} episode(s) x {len(total['brokers'])} broker(s): {total['jobs']} jobs, "
           f"{total['tasks']} tasks, {total['instances']} instances per broker; finished {total['finished']}, "
-          f"failed {total['failed']}, restarts {total['restarts']}; {total['wall_s']:.2f} s simulating")
+          f"failed {total['failed']}, restarts {total['restarts']}"
+          + (f", suspensions {total['suspensions']}" if "suspensions" in total else "")
+          + f"; {total['wall_s']:.2f} s simulating")
     for key, what in (("skipped", "skipped while loading (tasks, by reason)"),
                       ("notes", "noted while loading"),
                       ("machines_skipped", "machine table rows skipped"),

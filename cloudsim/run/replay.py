@@ -55,7 +55,9 @@ def account(run: ResolvedRun, rows: list[dict]) -> dict:
                for episode, row in zip(runs, rows[::len(brokers)] if brokers else [])]
 
     def per_broker(column: str) -> dict:
-        return {b: sum(r[column] for r in rows if r["broker"] == b) for b in brokers}
+        return {b: sum(r.get(column, 0) for r in rows if r["broker"] == b) for b in brokers}
+
+    suspended = per_broker("instance_suspensions")  # (a count only runs whose broker suspended report)
 
     return {
         "summary": True,
@@ -70,6 +72,7 @@ def account(run: ResolvedRun, rows: list[dict]) -> dict:
         "finished": per_broker("instances_finished"),
         "failed": per_broker("instances_failed"),
         "restarts": per_broker("instance_restarts"),
+        **({"suspensions": suspended} if any(suspended.values()) else {}),
         "mean_makespan": {b: _mean([r["makespan"] for r in rows if r["broker"] == b]) for b in brokers},
         "wall_s": round(sum(r["wall_s"] for r in rows), 3),
     }
