@@ -323,9 +323,9 @@ def plot_power_and_intensity(power: dict, signal, path: str | Path, first: float
     grid = ax.twinx()
     kept = (signal.times >= first) & (signal.times <= last)
     grid.step((np.r_[first, signal.times[kept]] - first) / hours,
-              np.r_[signal.intensity(first), signal.values[kept]], where="post", color="tab:green", alpha=0.5,
+              np.r_[signal.intensity(first), signal.values[kept]], where="post", color="0.45", alpha=0.6, linestyle=":",
               label="carbon intensity")
-    grid.set_ylabel("carbon intensity (gCO2e/kWh)", color="tab:green")
+    grid.set_ylabel("carbon intensity (gCO2e/kWh)", color="0.35")
     lines = ax.get_legend_handles_labels()[0] + grid.get_legend_handles_labels()[0]
     ax.legend(lines, [line.get_label() for line in lines], loc="upper right", fontsize=8)
     ax.set_title(title or "power and carbon intensity", fontsize=10)
