@@ -111,8 +111,8 @@ def read_cell(path: Path, cell: Cell) -> dict | None:
               "that cell again", file=sys.stderr, flush=True)
         return None
     if problem is not None:
-        what = problem if problem.startswith("it was made") else f"is damaged ({problem})"
-        print(f"cloudsim: leaderboard cell {path} {what}; running that cell again", file=sys.stderr, flush=True)
+        print(f"cloudsim: leaderboard cell {path} is damaged ({problem}); running that cell again", file=sys.stderr,
+              flush=True)
         path.unlink(missing_ok=True)
         return None
     return kept
@@ -143,7 +143,7 @@ def _cell_problem(kept: object, cell: Cell) -> str | None:
     for k, row in enumerate(rows):
         lacking = [m for m in workload.metrics + workload.shown if m not in row]
         if lacking:
-            return f"it was made without {', '.join(lacking)}, which the workload now measures"
+            return f"run {k} lacks {', '.join(lacking)}"
         odd = [m for m in workload.metrics + workload.shown if row[m] is not None and not _number(row[m])]
         if odd:
             return f"run {k} has {odd[0]} = {row[odd[0]]!r}, not a number"
