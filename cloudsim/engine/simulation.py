@@ -384,18 +384,20 @@ class Simulation:
         r = gid - groups.base
         machine, task = groups.machine[r], groups.task[r]
         remaining = groups.start[r] + groups.duration[r] - now
-        part = gid if count == groups.instances[r] else groups.split(gid, count)
         devices = self.record.group_devices.get(gid)
-        if part != gid and devices is not None:  # the split part's instances took the last devices
-            self.record.group_devices[part] = devices[len(devices) - count:]
-            del devices[len(devices) - count:]
-        if part == gid:
+        if count == groups.instances[r]:
+            part = gid
             self._running_on[machine].discard(gid)
+        else:  # the last instances become a group of their own, with the devices they took
+            part = groups.split(gid, count)
+            if devices is not None:
+                taken = devices[len(devices) - count:]
+                del devices[len(devices) - count:]
+                self.record.group_devices[part] = devices = taken
         if self._round_last_group.get(machine) == gid:  # (no later start of this round may grow it)
             del self._round_last_group[machine]
         groups.end_group(part, now, "suspended")
         self.state.give_back(machine, self.tasks.demand(task), count)
-        devices = self.record.group_devices.get(part)
         if devices is not None:
             self.state.give_devices(machine, devices, int(self.tasks.task_device_milli[task - self.tasks.task_base]))
         self.tasks.suspend(task, groups.first_instance[part - groups.base], count, remaining)

@@ -41,7 +41,7 @@ class TaskTable:
 
     _TASK_ARRAYS = ("task_job", "task_demand", "task_duration", "task_estimate", "task_instances",
                     "task_pending_parents", "task_device_count", "task_device_milli", "task_started",
-                    "task_reserved", "task_finished", "task_failed", "task_restarts", "task_suspensions",
+                    "task_reserved", "task_finished", "task_failed", "task_restarts",
                     "_next_fresh", "task_ready_time", "task_start_time", "task_finish_time", "task_waiting_change",
                     "task_tail")
     _TASK_LISTS = ("task_ids", "instance_durations", "children", "task_accepts")
@@ -75,7 +75,6 @@ class TaskTable:
         self.task_finished = np.empty(0, dtype=np.int64)
         self.task_failed = np.empty(0, dtype=np.int64)
         self.task_restarts = np.empty(0, dtype=np.int64)
-        self.task_suspensions = np.empty(0, dtype=np.int64)  # instances suspended (each suspension counts)
         self._next_fresh = np.empty(0, dtype=np.int64)  # next never-started instance
         self.task_ready_time = np.empty(0)
         self.task_start_time = np.empty(0)
@@ -394,7 +393,7 @@ class TaskTable:
                 for i in range(first, first + n):
                     duration = self._duration_of(g, i)
                     last = runs[-1] if runs else None
-                    if last is not None and i in checkpoints and last[0] + last[1] == i and last[2] == duration:
+                    if last is not None and last[0] + last[1] == i and last[2] == duration:
                         runs[-1] = (last[0], last[1] + 1, duration)
                     else:
                         runs.append((i, 1, duration))
@@ -531,7 +530,6 @@ class TaskTable:
         r = g - self.task_base
         self.running_instances -= count
         self._change_job_usage(r, -count)
-        self.task_suspensions[r] += count
         self._checkpoint.setdefault(g, {}).update(dict.fromkeys(range(first, first + count), remaining))
         self._wait_again(g, first, count)
 
