@@ -87,7 +87,7 @@ def specs(trace: str, region: str, chunks: tuple[int, int], machines: int) -> li
 def idle_carbon_kg(spec) -> float:
     """What the chunk's machines emit idle over its metering (until its latest deadline): the same for every broker,
     so that carbon_kg less it is the carbon of the work, which shifting moves."""
-    idle = float(spec.simulation.power_model.watts(np.zeros(1))[0])
+    idle = float(spec.simulation.power_model.cpu.watts(np.zeros(1))[0])
     horizon = max(job.with_slack(SLACK).deadline for job in spec.jobs)  # (the makespans end before it here)
     return len(spec.place.cluster.capacities) * idle * spec.simulation.grid_signal().integral(0.0, horizon) / 3.6e9
 

@@ -9,7 +9,7 @@ import pytest
 from agents import FirstFit, make_broker
 from cloudsim import ClusterSpec, JobSpec, simulate
 from cloudsim.engine.carbon import GridSignal, SignalError
-from cloudsim.engine.energy import DEFAULT_POWER, LinearPower, TablePower, meter, parse_power
+from cloudsim.engine.energy import DEFAULT_POWER, GpuPower, LinearPower, MachinePower, TablePower, meter, parse_power
 from conftest import task
 
 TEN = {"cpu": 10, "memory": 10}
@@ -146,14 +146,17 @@ def test_a_start_outside_the_signal_or_a_missing_file_is_refused(tmp_path):
 
 
 def test_power_models_from_the_command_line_and_their_checks():
-    assert parse_power("linear:100,250") == LinearPower(100, 250)
-    assert parse_power("default") is DEFAULT_POWER and DEFAULT_POWER.table[0] == 58.4
-    assert parse_power("table:" + ",".join(map(str, range(0, 110, 10)))) == TablePower(tuple(map(float, range(0, 110,
-                                                                                                          10))))
+    assert parse_power("linear:100,250") == MachinePower(LinearPower(100, 250))
+    assert parse_power("default").cpu is DEFAULT_POWER and DEFAULT_POWER.table[0] == 58.4
+    assert parse_power("table:" + ",".join(map(str, range(0, 110, 10)))) == MachinePower(
+        TablePower(tuple(map(float, range(0, 110, 10)))))
+    assert parse_power("default+gpu:30,250") == MachinePower(DEFAULT_POWER, GpuPower(30, 250))
     for text, message in [("linear:100", "two watts"), ("table:1,2,3", "11 watts"), ("cubic:1,2", "no power model"),
                           ("linear:a,b", "must be numbers"), ("linear:200,100", "must not fall"),
                           ("linear:-1,100", ">= 0"), ("table:0,10,20,30,40,35,60,70,80,90,100", "must not fall"),
-                          ("linear:nan,100", ">= 0")]:
+                          ("linear:nan,100", ">= 0"), ("default+gpu:30", "gpu:IDLE,BUSY"),
+                          ("default+cpu:1,2", "gpu:IDLE,BUSY"), ("linear:1,2+gpu:300,250", "must not fall"),
+                          ("default+gpu:x,1", "must be numbers")]:
         with pytest.raises(ValueError, match=message):
             parse_power(text)
 

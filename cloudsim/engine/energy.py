@@ -13,25 +13,34 @@ A job's energy is its instances' share of their machines' power while they run: 
 draw (idle included) is split among the instances running on it by their cpu demand, so an instance's energy is
 its cpu demand times the integral of the machine's watts per cpu in use over its run. A machine's draw while
 nothing runs on it belongs to no job (``idle_kwh``); the jobs' energy and that add up to the run's.
+
+A machine with devices (GPUs) may draw watts per device too (`GpuPower`): ``idle`` each, and up to ``busy`` in
+proportion to the share of it in use. The devices' idle draw is part of the machine's (split as above while
+something runs on it); the draw above idle of the devices an instance holds is its own job's. Machines may differ:
+`MachinePower` is one machine's cpu model and GPU watts, and a power file (`read_power_file`) gives them by
+machine shape, matched on capacities, device counts or attributes (a GPU model).
 """
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
 from cloudsim.engine.carbon import JOULES_PER_KWH
 from cloudsim.engine.checks import number_problem
+from cloudsim.engine.specs import DEVICE_MILLI
 
 if TYPE_CHECKING:
     from cloudsim.engine.carbon import GridSignal
     from cloudsim.engine.metrics import EpisodeResult
+    from cloudsim.engine.specs import ClusterSpec
 
-__all__ = ["DEFAULT_POWER", "ENERGY_KEYS", "EnergyReport", "LinearPower", "PowerModel", "TablePower", "meter",
-           "parse_power"]
-
+__all__ = ["DEFAULT_POWER", "ENERGY_KEYS", "EnergyReport", "GpuPower", "LinearPower", "MachinePower", "PowerByShape",
+           "PowerModel", "TablePower", "meter", "parse_power", "read_power", "read_power_file"]
 
 
 class PowerModel(Protocol):
@@ -92,24 +101,176 @@ SPECpower_ssj2008 result (spec.org/power_ssj2008/results/res2011q2/power_ssj2008
 two-socket server of the kind the Alibaba clusters hold."""
 
 
-def parse_power(text: str) -> LinearPower | TablePower:
-    """``--power``: ``linear:IDLE,MAX``, ``table:W0,W10,...,W100`` (watts, every machine) or ``default``
-    (`DEFAULT_POWER`); a ValueError saying the forms otherwise."""
-    kind, _, rest = text.strip().partition(":")
-    forms = "give linear:IDLE,MAX, table:W0,W10,...,W100 (11 watts) or default"
+@dataclass(frozen=True)
+class GpuPower:
+    """Watts per device (GPU): ``idle`` with nothing on it, ``busy`` wholly in use, linear in the share in use
+    (an instance holding 500 of its `DEVICE_MILLI` milli-units adds half of ``busy - idle``)."""
+
+    idle: float
+    busy: float
+
+    def __post_init__(self) -> None:
+        _check_watts("GPU power (IDLE,BUSY)", (self.idle, self.busy))
+
+    def __str__(self) -> str:
+        return f"gpu:{self.idle:g},{self.busy:g}"
+
+
+@dataclass(frozen=True)
+class MachinePower:
+    """One machine's power: its draw by cpu utilisation (``cpu``) and, if it holds devices, watts per GPU."""
+
+    cpu: PowerModel
+    gpu: GpuPower | None = None
+
+    def for_cluster(self, cluster: ClusterSpec) -> tuple[MachinePower, ...]:
+        """This power for every machine of ``cluster``."""
+        return (self,) * cluster.machines
+
+    def __str__(self) -> str:
+        return str(self.cpu) + ("" if self.gpu is None else f"+{self.gpu}")
+
+
+POWER_FORMS = ("linear:IDLE,MAX, table:W0,W10,...,W100 (11 watts) or default, each optionally followed by "
+               "+gpu:IDLE,BUSY (watts per GPU)")
+"""The forms of a power model (`parse_power`), as its errors and the options' help say them."""
+
+
+def parse_power(text: str) -> MachinePower:
+    """A machine's power from its text: ``linear:IDLE,MAX``, ``table:W0,W10,...,W100`` or ``default``
+    (`DEFAULT_POWER`), optionally followed by ``+gpu:IDLE,BUSY`` (`GpuPower`); a ValueError saying the forms
+    otherwise."""
+    cpu_text, plus, gpu_text = text.strip().partition("+")
+    gpu = None
+    if plus:
+        kind, _, rest = gpu_text.strip().partition(":")
+        watts = _watts(text, rest) if kind == "gpu" else ()
+        if len(watts) != 2:
+            raise ValueError(f"{text!r}: after '+' give gpu:IDLE,BUSY, the watts of one GPU idle and wholly busy")
+        gpu = GpuPower(*watts)
+    kind, _, rest = cpu_text.strip().partition(":")
     if kind == "default" and not rest:
-        return DEFAULT_POWER
+        return MachinePower(DEFAULT_POWER, gpu)
     if kind not in ("linear", "table"):
-        raise ValueError(f"{text!r} is no power model; {forms}")
-    try:
-        numbers = tuple(float(part) for part in rest.split(","))
-    except ValueError:
-        raise ValueError(f"{text!r}: the watts must be numbers; {forms}") from None
+        raise ValueError(f"{text!r} is no power model; give {POWER_FORMS}")
+    numbers = _watts(text, rest)
     if kind == "linear":
         if len(numbers) != 2:
-            raise ValueError(f"{text!r}: a linear model has two watts, idle and full; {forms}")
-        return LinearPower(*numbers)
-    return TablePower(numbers)
+            raise ValueError(f"{text!r}: a linear model has two watts, idle and full; give {POWER_FORMS}")
+        return MachinePower(LinearPower(*numbers), gpu)
+    return MachinePower(TablePower(numbers), gpu)
+
+
+def _watts(text: str, numbers: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in numbers.split(","))
+    except ValueError:
+        raise ValueError(f"{text!r}: the watts must be numbers; give {POWER_FORMS}") from None
+
+
+@dataclass(frozen=True)
+class PowerByShape:
+    """Machines' power by their shape, read from a power file (`read_power_file`): rows of (what a machine must
+    match, its power), the first row a machine matches giving its power. A match is a tuple of (column, value):
+    the column a resource of the cluster (its capacity, a number), ``devices`` (how many it holds) or an
+    attribute (its text, e.g. a GPU model)."""
+
+    source: str
+    rows: tuple[tuple[int, tuple[tuple[str, str], ...], MachinePower], ...]  # (line, match, power)
+
+    def for_cluster(self, cluster: ClusterSpec) -> tuple[MachinePower, ...]:
+        """Each machine's power; a ValueError naming the column no machine has, or the first machine no row
+        matches."""
+        capacity = cluster.capacity_array()
+        attributes = dict(cluster.attributes)
+        columns = {column for _, match, _ in self.rows for column, _ in match}
+        for column in sorted(columns):
+            if column not in cluster.resources and column != "devices" and column not in attributes:
+                raise ValueError(f"{self.source}: column {column!r} is no resource ({', '.join(cluster.resources)}), "
+                                 f"devices or machine attribute ({', '.join(attributes) or 'none'}) of the cluster; "
+                                 "rename or drop it")
+        chosen: list[MachinePower | None] = [None] * cluster.machines
+        for line, match, power in self.rows:
+            fits = np.array([model is None for model in chosen])
+            for column, value in match:
+                if column in cluster.resources or column == "devices":
+                    number = _match_number(self.source, line, column, value)
+                    have = cluster.device_counts() if column == "devices" else \
+                        capacity[:, cluster.resources.index(column)]
+                    fits &= have == number
+                else:
+                    fits &= np.array(attributes[column]) == value
+            for machine in np.flatnonzero(fits):
+                chosen[machine] = power
+        missing = [m for m, model in enumerate(chosen) if model is None]
+        if missing:
+            m = missing[0]
+            shape = ", ".join(f"{name} {value:g}" for name, value in zip(cluster.resources, capacity[m]))
+            raise ValueError(f"{self.source}: no row matches machine {cluster.machine_ids[m]!r} ({shape}; "
+                             f"{len(missing)} machine(s) unmatched); add a row for it, or a last row with every "
+                             "match column blank (any machine)")
+        return tuple(chosen)
+
+
+def read_power(text: str) -> MachinePower | PowerByShape:
+    """``--power``: a `parse_power` form (every machine), or else the path of a power file (`read_power_file`); a
+    ValueError naming the form or the file otherwise."""
+    kind = text.strip().partition(":")[0].partition("+")[0]
+    if kind in ("linear", "table", "default"):
+        return parse_power(text)
+    if not Path(text).is_file():
+        raise ValueError(f"{text!r} is no power model, nor a power file; give {POWER_FORMS}, or a power file (a CSV "
+                         "with a power column per machine shape)")
+    return read_power_file(text)
+
+
+def _match_number(source: str, line: int, column: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"{source} line {line} column {column}: {value!r} is no number; a machine's {column} is "
+                         "matched by a number (or a blank cell: any)") from None
+
+
+def read_power_file(path: str | Path) -> PowerByShape:
+    """A power file: a CSV whose ``power`` column holds a `parse_power` form (quoted, as CSV needs for its commas)
+    and whose other columns say what a machine must match (a blank cell: anything), e.g.::
+
+        cpu,model,power
+        96,,default
+        64,V100M16,"linear:120,350+gpu:30,300"
+        ,,"linear:100,250"
+
+    A ValueError names the file, line and column of anything else."""
+    path = Path(path)
+    try:
+        with path.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read it ({error.strerror or error}); give a power file, a CSV with a "
+                         "power column") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: is not a text file; give a power file, a CSV with a power column") from None
+    header = [name.strip() for name in rows[0]] if rows else []
+    if "power" not in header or len(set(header)) != len(header) or not all(header):
+        raise ValueError(f"{path} line 1: the header names the match columns and 'power', each once (e.g. "
+                         f"cpu,power), got {','.join(header) or 'nothing'!r}")
+    read = []
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or all(not field.strip() for field in row):
+            continue
+        if len(row) != len(header):
+            raise ValueError(f"{path} line {line}: {len(row)} field(s) for the header's {len(header)}; quote a power "
+                             'model with commas ("linear:100,250")')
+        cells = dict(zip(header, (field.strip() for field in row)))
+        try:
+            power = parse_power(cells.pop("power"))
+        except ValueError as error:
+            raise ValueError(f"{path} line {line} column power: {error}") from None
+        read.append((line, tuple((column, value) for column, value in cells.items() if value), power))
+    if not read:
+        raise ValueError(f"{path}: holds no rows; give a row per machine shape")
+    return PowerByShape(str(path), tuple(read))
 
 
 ENERGY_KEYS = ("energy_kwh", "carbon_kg", "carbon_intensity_mean")
@@ -121,9 +282,9 @@ class EnergyReport:
     """A run's energy: ``machine_kwh`` per machine (in the cluster's order), their sum ``energy_kwh``; with a grid
     signal ``carbon_kg`` and the mean intensity of the energy used (gCO2e/kWh), else NaN; ``power``: the cluster's
     watts as a step function, ``(times, watts)``, each value holding until the next time and the last until the
-    end of the metering (the makespan, or `meter`'s horizon); ``job_kwh``: each job's share (the rows of the run's
-    ``jobs`` table), and ``idle_kwh`` what the
-    machines drew while nothing ran on them (the two add up to ``energy_kwh``)."""
+    end of the metering (the makespan, or `meter`'s horizon); ``group_kwh``: each instance group's share (the rows
+    of the run's ``groups`` table), ``job_kwh`` each job's (its groups', the rows of ``jobs``), and ``idle_kwh``
+    what the machines drew while nothing ran on them (the jobs' and that add up to ``energy_kwh``)."""
 
     machine_kwh: np.ndarray
     energy_kwh: float
@@ -132,6 +293,7 @@ class EnergyReport:
     power: tuple[np.ndarray, np.ndarray]
     job_kwh: np.ndarray
     idle_kwh: float
+    group_kwh: np.ndarray
 
     def summary(self) -> dict[str, float]:
         """The summary's energy keys (`ENERGY_KEYS`): the carbon ones only where a signal gave them."""
@@ -141,13 +303,14 @@ class EnergyReport:
         return shown
 
 
-def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = None,
-          horizon: float | None = None) -> EnergyReport:
-    """The exact energy of the run ``result`` with every machine drawing ``power`` by its cpu utilisation over
-    [0, ``horizon``] (default: the makespan; idle after it), and with ``signal`` its carbon. Runs of one workload
-    metered over one horizon (`energy_horizon`) compare fairly: a broker that finishes earlier does not save the
-    idle draw of the time the others take. A cluster without a cpu resource, or a horizon before the makespan, is a
-    ValueError."""
+def meter(result: EpisodeResult, power: PowerModel | MachinePower | Sequence[MachinePower],
+          signal: GridSignal | None = None, horizon: float | None = None) -> EnergyReport:
+    """The exact energy of the run ``result`` with its machines drawing ``power`` (one `PowerModel` or
+    `MachinePower` for every machine, or a `MachinePower` per machine, as `PowerByShape.for_cluster` gives them)
+    over [0, ``horizon``] (default: the makespan; idle after it), and with ``signal`` its carbon. Runs of one
+    workload metered over one horizon (`energy_horizon`) compare fairly: a broker that finishes earlier does not
+    save the idle draw of the time the others take. A cluster without a cpu resource, a horizon before the
+    makespan, or a power per machine for another number of machines is a ValueError."""
     if "cpu" not in result.resources:
         raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
                          f"{', '.join(result.resources)}: give the machines a cpu capacity")
@@ -157,7 +320,7 @@ def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = 
             raise ValueError(f"the energy horizon {horizon!r} is before the run's makespan {end}")
         end = float(horizon)
     machines = len(result.capacity)
-    idle = float(power.watts(np.zeros(1))[0])
+    models = _per_machine(power, machines)
     steps = result.machine_utilisation()
     machine = steps.machine.to_numpy(dtype=np.int64)
     time = steps.time.to_numpy(dtype=float)
@@ -165,7 +328,15 @@ def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = 
     if len(steps):
         order = np.lexsort((time, machine))
         machine, time, cpu = machine[order], time[order], cpu[order]
-    watts = power.watts(cpu)
+    # Each machine's draw but its devices' above idle: its cpu model's watts plus its devices' idle watts.
+    devices = result.devices if len(result.devices) else np.zeros(machines, dtype=np.int64)
+    idle, watts = np.empty(machines), np.empty(len(cpu))
+    for model in dict.fromkeys(models):
+        on = np.array([m == model for m in models])
+        gpu_idle = 0.0 if model.gpu is None else model.gpu.idle
+        idle[on] = model.cpu.watts(np.zeros(1))[0] + devices[on] * gpu_idle
+        rows = on[machine]
+        watts[rows] = model.cpu.watts(cpu[rows]) + devices[machine[rows]] * gpu_idle
     # Each row holds until the machine's next row, its last until the end; before a machine's first row it
     # is idle from time 0.
     first = np.ones(len(machine), dtype=bool)
@@ -173,36 +344,78 @@ def meter(result: EpisodeResult, power: PowerModel, signal: GridSignal | None = 
     last = np.ones(len(machine), dtype=bool)
     last[:-1] = first[1:]
     until = np.where(last, end, np.roll(time, -1))
-    joules = np.full(machines, idle * end)
-    np.add.at(joules, machine[first], -idle * (end - time[first]))  # idle only until its first row
+    joules = idle * end
+    np.add.at(joules, machine[first], -idle[machine[first]] * (end - time[first]))  # idle only until its first row
     np.add.at(joules, machine, watts * (until - time))
     # The cluster's power: every machine idle from 0, then each row's change of its machine's watts.
-    before = np.where(first, idle, np.roll(watts, 1))
+    before = np.where(first, idle[machine], np.roll(watts, 1))
+    levels, counts = np.unique(idle, return_counts=True)
     times = np.concatenate([[0.0], time])
-    deltas = np.concatenate([[idle * machines], watts - before])
+    deltas = np.concatenate([[float(np.sum(levels * counts))], watts - before])
+    # What the machines drew while nothing ran on them: before their first row (or the whole run), and in the rows
+    # without cpu in use.
+    unused = np.full(machines, end)
+    unused[machine[first]] = time[first]
+    idle_joules = float(sum(level * np.sum(unused[idle == level]) for level in levels))
+    idle_joules += float(np.sum((watts * (until - time))[cpu <= 0]))
+    group_joules = _group_energy(result, machine, time, cpu, watts, until, first)
+    # The devices' draw above idle: each group's own, from its start to its end (or the end of the metering).
+    above = _device_watts(result, models, end)
+    if above is not None:
+        group_watts, group_start, group_end = above
+        group_joules = group_joules + group_watts * (group_end - group_start)
+        np.add.at(joules, result.groups.machine.to_numpy(dtype=np.int64), group_watts * (group_end - group_start))
+        ends = np.isfinite(result.groups.end.to_numpy(dtype=float))
+        times = np.concatenate([times, group_start, group_end[ends]])
+        deltas = np.concatenate([deltas, group_watts, -group_watts[ends]])
     order = np.argsort(times, kind="stable")
     change_times, start = np.unique(times[order], return_index=True)
     cluster_watts = np.cumsum(np.add.reduceat(deltas[order], start))
     energy_kwh = float(joules.sum()) / JOULES_PER_KWH
-    # What the machines drew while nothing ran on them: before their first row (or the whole run), and in the rows
-    # without cpu in use.
-    idle_joules = idle * (end * (machines - int(first.sum())) + float(time[first].sum()))
-    idle_joules += float(np.sum((watts * (until - time))[cpu <= 0]))
-    job_kwh = _job_energy(result, machine, time, cpu, watts, until, first) / JOULES_PER_KWH
+    job_kwh = _by_job(result, group_joules) / JOULES_PER_KWH
     carbon_kg = carbon_mean = float("nan")
     if signal is not None:
         grams = signal.grams(change_times, cluster_watts, end) if end > 0 else 0.0
         carbon_kg = grams / 1000.0
         carbon_mean = grams / energy_kwh if energy_kwh > 0 else float("nan")
     return EnergyReport(joules / JOULES_PER_KWH, energy_kwh, carbon_kg, carbon_mean, (change_times, cluster_watts),
-                        job_kwh, idle_joules / JOULES_PER_KWH)
+                        job_kwh, idle_joules / JOULES_PER_KWH, group_joules / JOULES_PER_KWH)
 
 
-def _job_energy(result: EpisodeResult, machine: np.ndarray, time: np.ndarray, cpu: np.ndarray, watts: np.ndarray,
-                until: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Each job's joules (the rows of ``result.jobs``): the sum over its instance groups of their cpu demand times
-    the integral over their run of their machine's watts per cpu in use (see the module's docstring). The
-    machines' steps are given sorted by machine, then time (``first``: a machine's first row)."""
+def _per_machine(power: PowerModel | MachinePower | Sequence[MachinePower], machines: int
+                 ) -> tuple[MachinePower, ...]:
+    if isinstance(power, MachinePower):
+        return (power,) * machines
+    if isinstance(power, Sequence):
+        if len(power) != machines or not all(isinstance(model, MachinePower) for model in power):
+            raise ValueError(f"a power per machine is a MachinePower for each of the run's {machines} machines, got "
+                             f"{len(power)} value(s)")
+        return tuple(power)
+    return (MachinePower(power),) * machines
+
+
+def _device_watts(result: EpisodeResult, models: tuple[MachinePower, ...], end: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each group's devices' watts above idle (its instances' milli-units x (busy - idle) per `DEVICE_MILLI`),
+    start and end (a group still running: ``end``); None when no group holds devices of a machine with GPU
+    watts."""
+    above_idle = np.array([0.0 if model.gpu is None else model.gpu.busy - model.gpu.idle for model in models])
+    if not len(result.device_milli) or not above_idle.any():
+        return None
+    groups = result.groups
+    milli = result.device_milli[groups.task.to_numpy()] * groups.instances.to_numpy()
+    group_watts = milli / DEVICE_MILLI * above_idle[groups.machine.to_numpy(dtype=np.int64)]
+    if not group_watts.any():
+        return None
+    group_end = groups.end.to_numpy(dtype=float)
+    return group_watts, groups.start.to_numpy(dtype=float), np.where(np.isfinite(group_end), group_end, end)
+
+
+def _group_energy(result: EpisodeResult, machine: np.ndarray, time: np.ndarray, cpu: np.ndarray, watts: np.ndarray,
+                  until: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Each group's joules of its machine's draw (the rows of ``result.groups``): its cpu demand times the integral
+    over its run of its machine's watts per cpu in use (see the module's docstring). The machines' steps are given
+    sorted by machine, then time (``first``: a machine's first row)."""
     import pandas as pd
 
     capacity = result.capacity["cpu"].to_numpy(dtype=float)
@@ -228,6 +441,13 @@ def _job_energy(result: EpisodeResult, machine: np.ndarray, time: np.ndarray, cp
         return before[row] + per_cpu[row] * (at - time[row])
 
     demand = result.tasks["demand_cpu"].to_numpy(dtype=float)[groups.task.to_numpy()] * groups.instances.to_numpy()
-    joules = demand * (integral(end) - integral(start)) if len(groups) else np.zeros(0)
+    return demand * (integral(end) - integral(start)) if len(groups) else np.zeros(0)
+
+
+def _by_job(result: EpisodeResult, joules: np.ndarray) -> np.ndarray:
+    """Per job (the rows of ``result.jobs``), the sum of its groups' ``joules``."""
+    import pandas as pd
+
+    groups = result.groups
     by_job = pd.Series(joules, index=pd.Index(groups.job_id.to_numpy(), dtype=object)).groupby(level=0).sum()
     return by_job.reindex(pd.Index(result.jobs.job_id.to_numpy(), dtype=object), fill_value=0.0).to_numpy()

@@ -125,6 +125,10 @@ class EpisodeResult:
             ``at``): job, task, machine, instances, when it was made, when it was
             to start, and its outcome ("started", "cancelled" when its machine
             could not hold it then, "" if the episode ended first).
+        devices: how many devices (GPUs) each machine holds (empty: none anywhere).
+        device_milli: per task (the rows of ``tasks``), the milli-units of devices one
+            of its instances holds, over all its devices (0: none); empty when no
+            task asks for devices.
     """
 
     summary: dict
@@ -134,6 +138,8 @@ class EpisodeResult:
     capacity: pd.DataFrame
     resources: tuple[str, ...] = field(default=())
     reservations: pd.DataFrame = field(default_factory=lambda: reservation_frame([]))
+    devices: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    device_milli: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
     def from_record(cls, record: "EpisodeRecord", wall_s: float) -> "EpisodeResult":
@@ -144,8 +150,10 @@ class EpisodeResult:
         jobs = job_frame(table)
         # The episode is over: its group table does not grow again, and the frame takes its columns as they are.
         groups = group_frame(record.groups.columns(), table, copy=False)
+        milli = table.task_device_count * table.task_device_milli
         result = cls({}, tasks, jobs, groups, capacity_frame(record), tuple(resources),
-                     reservation_frame(record.reservations))
+                     reservation_frame(record.reservations), np.array(record.cluster.devices, dtype=np.int64),
+                     milli if milli.any() else np.zeros(0, dtype=np.int64))
         # The summary's imbalance numbers are averages of the very series imbalance() returns.
         imbalance = result.imbalance()
         makespan = float(record.makespan)

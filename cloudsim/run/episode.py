@@ -86,6 +86,11 @@ def run_one(spec: RunSpec) -> RunOutcome:
         jobs = [job.with_slack(simulation.slack) for job in jobs]
     faults = None if simulation.mtbf is None else RandomFaults(simulation.mtbf, simulation.effective_mttr,
                                                                seed=spec.seed)
+    power = simulation.power_model
+    try:  # each machine's power, before the run: a power file that does not fit the cluster is refused now
+        machines = None if power is None else power.for_cluster(place.cluster)
+    except ValueError as error:  # a machine no row of the power file matches, or a column it does not have
+        raise ConfigError("--power", simulation.power, str(error)) from None
     broker = spec.broker.build(spec.seed, place.clusters)
     signal = simulation.grid_signal()  # what the brokers see of it: a forecast with the run's seed
     forecast = None if signal is None else signal.forecast(simulation.forecast_error, seed=spec.seed)
@@ -115,18 +120,20 @@ def run_one(spec: RunSpec) -> RunOutcome:
         summary.update(federation_metrics(result, place.clusters),
                        postponements=federation.postponements if federation else 0,
                        forced=federation.forced if federation else 0)
-    power = simulation.power_model
-    if power is not None:  # the run's energy, and with a signal its carbon (`cloudsim.engine.energy.meter`)
+    if machines is not None:  # the run's energy, and with a signal its carbon (`cloudsim.engine.energy.meter`)
         # Jobs with deadlines (--slack): the machines are metered until the latest deadline, or the makespan if
         # later, so that every broker of the workload is metered over the same time.
         deadlines = [job.deadline for job in jobs if job.deadline is not None] if isinstance(jobs, list) else []
         horizon = max([result.makespan, *deadlines])
         try:
-            report = meter(result, power, signal, horizon=horizon)
+            report = meter(result, machines, signal, horizon=horizon)
         except SignalError as error:
             raise ConfigError("--carbon", None, str(error)) from None  # (it names the file and the spans)
         summary.update(report.summary())
-        result.jobs["energy_kwh"] = report.job_kwh  # each job's share (the jobs table of --out)
+        # Each job's, group's and machine's share (the jobs, groups and capacity tables of --out).
+        result.jobs["energy_kwh"] = report.job_kwh
+        result.groups["energy_kwh"] = report.group_kwh
+        result.capacity["energy_kwh"] = report.machine_kwh
     summary["wall_s"] = round(time.perf_counter() - started, 4)
     return RunOutcome(summary, result if spec.keep == "result" else None,
                       result.machine_utilisation() if spec.keep == "curve" else None)

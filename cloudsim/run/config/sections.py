@@ -15,7 +15,7 @@ from agents import plugins
 from agents.registry import broker_names, broker_spec, reserved_option_problem
 from cloudsim.engine.carbon import GridSignal, SignalError, parse_start
 from cloudsim.engine.checks import is_finite_number
-from cloudsim.engine.energy import parse_power
+from cloudsim.engine.energy import POWER_FORMS, PowerByShape, read_power
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.engine.runner import EXECUTORS, Runner
@@ -286,9 +286,10 @@ class SimulationConfig:
     mttr: float | None = option(
         None, "--mttr", "with --mtbf: mean time to repair (default mtbf / 10)", parse=real, metavar="T")
     power: str | None = option(
-        None, "--power", "the machines' power draw by cpu utilisation, for the run's energy (energy_kwh): "
-        "linear:IDLE,MAX or table:W0,W10,...,W100 (watts, every machine), or default (a SPECpower_ssj2008 "
-        "result, cloudsim.engine.energy.DEFAULT_POWER); default none: no energy is reported", metavar="MODEL")
+        None, "--power", "the machines' power draw, for the run's energy (energy_kwh): " + POWER_FORMS +
+        " (every machine; default: a SPECpower_ssj2008 result, cloudsim.engine.energy.DEFAULT_POWER), or a power "
+        "file, a CSV of power by machine shape (cloudsim.engine.energy.read_power_file); default none: no energy is "
+        "reported", metavar="MODEL")
     carbon: str | None = option(
         None, "--carbon", "the grid's carbon intensity, a CSV of Time,Carbon Intensity (gCO2e/kWh): brokers see "
         "it (view.carbon), and with --power the run's carbon is reported (carbon_kg)", metavar="FILE")
@@ -327,7 +328,7 @@ class SimulationConfig:
         cls = type(self)
         if self.power is not None:
             try:
-                parse_power(self.power)
+                read_power(self.power)
             except ValueError as error:
                 raise ConfigError("--power", self.power, str(error)) from None
         if self.slack is not None:
@@ -350,8 +351,14 @@ class SimulationConfig:
 
     @property
     def power_model(self):
-        """The --power model (`cloudsim.engine.energy`), or None."""
-        return None if self.power is None else parse_power(self.power)
+        """The --power model (`cloudsim.engine.energy`): a `MachinePower` for every machine or a power file's
+        `PowerByShape`; None without --power."""
+        return None if self.power is None else read_power(self.power)
+
+    @property
+    def power_file(self) -> str | None:
+        """The power file --power names, or None (a model's text, or no --power)."""
+        return None if self.power is None or not isinstance(self.power_model, PowerByShape) else self.power
 
     def grid_signal(self):
         """The --carbon signal aligned by --start (`cloudsim.engine.carbon.GridSignal`, read once per process),
@@ -629,7 +636,8 @@ class RunConfig:
         return {"WORKLOAD": None if workload.is_generator else workload.source,
                 "--machine-table": workload.machine_table, "--instances": workload.instances,
                 "--cache": workload.cache, "--checkpoint": [path for _, path in self.brokers.checkpoint],
-                "--brokers": plugins.files(self.chosen_brokers.brokers)}
+                "--brokers": plugins.files(self.chosen_brokers.brokers), "--power": self.simulation.power_file,
+                "--carbon": self.simulation.carbon}
 
     def __post_init__(self) -> None:
         require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
