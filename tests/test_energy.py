@@ -234,7 +234,6 @@ def test_replay_with_a_signal_reports_carbon(capsys, tmp_path):
     (["--carbon", "SIGNAL", "--start", "2019-01-01"], "--start 2019-01-01 00:00:00: outside"),
     (["--carbon", "nowhere.csv", "--start", "2020-01-01"], "nowhere.csv: cannot read it"),
     (["--carbon", "SIGNAL", "--start", "2020-01-01 01:00", "--power", "default"], "the run spans"),
-    (["--power", "default", "--stream", "--out", "s"], "which --stream does not keep"),
     (["--brokers", "carbon-shift"], "carbon-shift plans by the grid's carbon intensity: add --carbon"),
 ])
 def test_energy_and_carbon_mistakes_are_one_line_each(tmp_path, monkeypatch, capsys, argv, words):
@@ -333,3 +332,15 @@ def test_replay_writes_each_jobs_energy_into_its_jobs_table(capsys, tmp_path):
     assert main(["replay", "--out", str(tmp_path / "plain"), "--json"]) == 0
     capsys.readouterr()
     assert "energy_kwh" not in pd.read_parquet(next((tmp_path / "plain").rglob("jobs.parquet"))).columns
+
+
+def test_a_streamed_replay_reports_the_energy_and_carbon_of_the_run_in_memory(capsys, tmp_path):
+    path = signal_file(tmp_path, [f"2020-01-{d:02d} {h:02d}:00:00,{100 + 10 * h}" for d in (1, 2, 3, 4)
+                                  for h in range(24)])
+    options = ["--power", "default", "--carbon", str(path), "--start", "2020-01-01"]
+    kept = replay_json(capsys, *options)
+    streamed = replay_json(capsys, *options, "--stream", "--out", str(tmp_path / "streamed"))
+    for key in ("energy_kwh", "carbon_kg", "carbon_intensity_mean"):
+        assert streamed[key] == pytest.approx(kept[key], rel=1e-9)
+    written = json.loads(next((tmp_path / "streamed").rglob("summary.json")).read_text())
+    assert written["energy_kwh"] == streamed["energy_kwh"]

@@ -158,3 +158,22 @@ def test_replay_with_a_power_file_writes_energy_per_job_group_and_machine(capsys
     assert main(["replay", "--power", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "--power" in err and "no row matches machine" in err and "Traceback" not in err
+
+
+def test_a_streamed_run_meters_gpu_watts_as_in_memory(tmp_path, monkeypatch):
+    import cloudsim.engine.simulation
+    from cloudsim import Simulation
+    from cloudsim.engine.energy import StreamMeter
+
+    monkeypatch.setattr(cloudsim.engine.simulation, "STREAM_BLOCK", 4)
+    rng = np.random.default_rng(3)
+    cluster = ClusterSpec(("cpu", "memory"), ((16, 64), (8, 64)), devices=(4, 2))
+    jobs = sorted((gpu_job(f"J{k}", float(rng.integers(0, 60)), float(rng.integers(1, 8)), float(rng.integers(1, 20)),
+                           DeviceRequest(1, int(rng.choice([250, 500, 1000])))) for k in range(40)),
+                  key=lambda job: job.submit_time)
+    models = (MachinePower(LinearPower(80, 300), GpuPower(40, 260)), MachinePower(DEFAULT_POWER, GpuPower(20, 120)))
+    kept = Simulation(cluster, jobs, FirstFit()).run()
+    streamed = Simulation(cluster, iter(jobs), FirstFit(), stream_to=tmp_path / "out",
+                          energy=StreamMeter(models, cluster)).run()
+    assert streamed.summary["energy_kwh"] == pytest.approx(meter(kept, models).energy_kwh, rel=1e-9)
+    assert "carbon_kg" not in streamed.summary

@@ -407,3 +407,31 @@ def test_a_simulation_in_memory_reads_a_generator_of_jobs_once():
     from_generator = Simulation(cluster, (job for job in jobs), make_broker("first-fit")).run()
     assert from_generator.summary["jobs"] == 30
     pd.testing.assert_frame_equal(from_list.groups, from_generator.groups, check_exact=True)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_streamed_run_meters_the_energy_of_the_same_run_in_memory(small_blocks, tmp_path, compiled):
+    """Machines of two shapes with their own models (one a bent table: the watts are no sum over groups), a daily
+    carbon cycle, and on the Python path failures re-queueing work (the compiled one runs without): a streamed
+    run's energy and carbon, metered as its groups are written, are those `meter` gives for the same run kept in
+    memory."""
+    from cloudsim.engine.carbon import GridSignal
+    from cloudsim.engine.energy import LinearPower, MachinePower, StreamMeter, TablePower, meter
+
+    jobs = alibaba_like(60, seed=3, max_instances=40)
+    cluster = ClusterSpec(("cpu", "memory"), ((96, 1), (64, 1), (96, 1), (64, 1)))
+    bent = TablePower((60, 95, 110, 118, 128, 140, 153, 170, 189, 205, 222))
+    models = (MachinePower(bent), MachinePower(LinearPower(50, 150))) * 2
+    grid = GridSignal.daily_cycle()
+    options = dict(compiled=compiled, faults=None if compiled else RandomFaults(mtbf=300, mttr=40, seed=1))
+    in_memory = Simulation(cluster, list(jobs), make_broker("first-fit"), **options).run()
+    streamed = Simulation(cluster, iter(jobs), make_broker("first-fit"), stream_to=tmp_path / "out",
+                          energy=StreamMeter(models, cluster, grid), **options).run()
+    assert (in_memory.summary["instance_restarts"] > 0) != compiled
+    expected = meter(in_memory, models, grid).summary()
+    assert set(expected) == {"energy_kwh", "carbon_kg", "carbon_intensity_mean"}
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    for key, value in expected.items():
+        assert streamed.summary[key] == pytest.approx(value, rel=1e-9) and written[key] == streamed.summary[key]
+    with pytest.raises(ValueError, match="energy meters a streamed run"):
+        Simulation(cluster, list(jobs), make_broker("first-fit"), energy=StreamMeter(models, cluster))

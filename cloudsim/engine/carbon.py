@@ -179,6 +179,14 @@ class GridSignal:
         hi = np.clip(edges[1:], first, last)
         return float(np.sum(self.values * (hi - lo)))
 
+    def cumulative(self, seconds: np.ndarray) -> np.ndarray:
+        """The integral of the intensity from the signal's first row to each of run times ``seconds`` (gCO2e/kWh x
+        seconds): the integral over [a, b] is ``cumulative(b) - cumulative(a)``."""
+        seconds = np.asarray(seconds, dtype=float)
+        self.check_covers(float(seconds.min(initial=np.inf)), float(seconds.max(initial=-np.inf)), "an instant asked")
+        step = np.searchsorted(self.times, seconds, side="right") - 1
+        return self._running()[step] + self.values[step] * (seconds - self.times[step])
+
     def mean(self, first: float, last: float) -> float:
         """The mean intensity over run times ``first`` to ``last`` (the value there when they are equal)."""
         return float(self.means(np.array([first]), last - first)[0])

@@ -524,6 +524,12 @@ class CompiledState:
         running_task = self._move_ended(ended)
         return ended.columns(), running_task
 
+    def first_kept_start(self) -> float:
+        """The start of the first group not handed over (inf when there is none): no group kept or to come starts
+        before it."""
+        row = self.handed - int(self.ints[GROUP_BASE])
+        return float(self.group_floats[row, G_START]) if row < int(self.ints[GROUPS]) else float("inf")
+
     def _move_ended(self, groups: GroupTable) -> int | None:
         """`hand_over`'s groups added to ``groups``; returns the earliest task of a group still running, or None."""
         ints = self.ints

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from cloudsim.engine.specs import ClusterSpec
 
 __all__ = ["DEFAULT_POWER", "ENERGY_KEYS", "EnergyReport", "GpuPower", "LinearPower", "MachinePower", "PowerByShape",
-           "PowerModel", "TablePower", "meter", "parse_power", "read_power", "read_power_file"]
+           "PowerModel", "StreamMeter", "TablePower", "meter", "parse_power", "read_power", "read_power_file"]
 
 
 class PowerModel(Protocol):
@@ -320,7 +320,7 @@ def meter(result: EpisodeResult, power: PowerModel | MachinePower | Sequence[Mac
             raise ValueError(f"the energy horizon {horizon!r} is before the run's makespan {end}")
         end = float(horizon)
     machines = len(result.capacity)
-    models = _per_machine(power, machines)
+    draw = _Draw(_per_machine(power, machines), result.devices)
     steps = result.machine_utilisation()
     machine = steps.machine.to_numpy(dtype=np.int64)
     time = steps.time.to_numpy(dtype=float)
@@ -328,15 +328,7 @@ def meter(result: EpisodeResult, power: PowerModel | MachinePower | Sequence[Mac
     if len(steps):
         order = np.lexsort((time, machine))
         machine, time, cpu = machine[order], time[order], cpu[order]
-    # Each machine's draw but its devices' above idle: its cpu model's watts plus its devices' idle watts.
-    devices = result.devices if len(result.devices) else np.zeros(machines, dtype=np.int64)
-    idle, watts = np.empty(machines), np.empty(len(cpu))
-    for model in dict.fromkeys(models):
-        on = np.array([m == model for m in models])
-        gpu_idle = 0.0 if model.gpu is None else model.gpu.idle
-        idle[on] = model.cpu.watts(np.zeros(1))[0] + devices[on] * gpu_idle
-        rows = on[machine]
-        watts[rows] = model.cpu.watts(cpu[rows]) + devices[machine[rows]] * gpu_idle
+    idle, watts = draw.idle, draw.watts(machine, cpu)
     # Each row holds until the machine's next row, its last until the end; before a machine's first row it
     # is idle from time 0.
     first = np.ones(len(machine), dtype=bool)
@@ -360,7 +352,7 @@ def meter(result: EpisodeResult, power: PowerModel | MachinePower | Sequence[Mac
     idle_joules += float(np.sum((watts * (until - time))[cpu <= 0]))
     group_joules = _group_energy(result, machine, time, cpu, watts, until, first)
     # The devices' draw above idle: each group's own, from its start to its end (or the end of the metering).
-    above = _device_watts(result, models, end)
+    above = _device_watts(result, draw.above_idle, end)
     if above is not None:
         group_watts, group_start, group_end = above
         group_joules = group_joules + group_watts * (group_end - group_start)
@@ -382,6 +374,87 @@ def meter(result: EpisodeResult, power: PowerModel | MachinePower | Sequence[Mac
                         job_kwh, idle_joules / JOULES_PER_KWH, group_joules / JOULES_PER_KWH)
 
 
+class StreamMeter:
+    """The energy (and carbon) of a streamed run (`cloudsim.Simulation` with ``stream_to`` and ``energy``),
+    metered from its instance groups as they are written out, so that it holds only the groups' changes still to
+    come, not the run's. The figures are `meter`'s for the same run kept in memory, up to rounding in the last bits
+    (they are summed in another order); a streamed run reports no job's, group's or machine's share.
+
+    ``machines``: each machine's power (`PowerByShape.for_cluster`, or `MachinePower.for_cluster`); ``cluster``:
+    the run's; ``signal``: the grid's (the carbon figures), or None."""
+
+    def __init__(self, machines: Sequence[MachinePower], cluster: ClusterSpec, signal: GridSignal | None = None
+                 ) -> None:
+        if "cpu" not in cluster.resources:
+            raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
+                             f"{', '.join(cluster.resources)}: give the machines a cpu capacity")
+        self.draw = _Draw(_per_machine(machines, cluster.machines), cluster.device_counts())
+        self.capacity = cluster.capacity_array()[:, cluster.resources.index("cpu")]
+        self.signal = signal
+        self.used = np.zeros(cluster.machines)  # each machine's cpu in use since ``since``
+        self.since = np.zeros(cluster.machines)
+        self.joules = 0.0
+        self.grams = 0.0
+        self._changes = (np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0))  # (time, machine, cpu) to come
+
+    def add(self, machine: np.ndarray, start: np.ndarray, end: np.ndarray, cpu: np.ndarray, milli: np.ndarray
+            ) -> None:
+        """Take groups (aligned arrays: their machine, start, end, the cpu they hold and their devices'
+        milli-units); their draw is metered as `settle` allows."""
+        self._changes = tuple(np.concatenate(parts) for parts in zip(
+            self._changes, (np.concatenate([start, end]), np.tile(machine, 2), np.concatenate([cpu, -cpu]))))
+        above = milli / DEVICE_MILLI * self.draw.above_idle[machine]  # the devices' draw above idle: the group's own
+        self._burn(above, start, end)
+
+    def finish(self, end: float) -> dict[str, float]:
+        """The summary's energy keys (`ENERGY_KEYS`) of the run metered until ``end`` (its makespan)."""
+        self.settle(np.inf)
+        machines = np.arange(len(self.used))
+        self._burn(self.draw.watts(machines, self._utilisation(machines, self.used)), self.since, np.full_like(
+            self.since, end))
+        energy_kwh = self.joules / JOULES_PER_KWH
+        if self.signal is None:
+            return {"energy_kwh": energy_kwh}
+        return {"energy_kwh": energy_kwh, "carbon_kg": self.grams / 1000.0 / JOULES_PER_KWH,
+                "carbon_intensity_mean": self.grams / self.joules if self.joules > 0 else float("nan")}
+
+    def settle(self, settled: float) -> None:
+        """Meter each machine's draw up to its last change before ``settled``, one step at a time: no group to come
+        (not yet given to `add`) starts before it."""
+        import pandas as pd
+
+        time, machine, cpu = self._changes
+        now = time < settled
+        self._changes = (time[~now], machine[~now], cpu[~now])
+        time, machine, cpu = time[now], machine[now], cpu[now]
+        if not len(time):
+            return
+        order = np.lexsort((time, machine))
+        time, machine, cpu = time[order], machine[order], cpu[order]
+        first = np.ones(len(machine), dtype=bool)
+        first[1:] = machine[1:] != machine[:-1]
+        # Each machine's cpu in use before each of its changes (summed machine by machine), and from when.
+        start = np.flatnonzero(first)
+        changed = pd.Series(cpu).groupby(machine, sort=False).cumsum().to_numpy()
+        used = self.used[machine] + (changed - cpu)
+        since = np.where(first, self.since[machine], np.roll(time, 1))
+        self._burn(self.draw.watts(machine, self._utilisation(machine, used)), since, time)
+        last = np.append(start[1:], len(machine)) - 1
+        self.used[machine[last]] = used[last] + cpu[last]
+        self.since[machine[last]] = time[last]
+
+    def _utilisation(self, machine: np.ndarray, used: np.ndarray) -> np.ndarray:
+        capacity = self.capacity[machine]
+        return np.divide(used, capacity, out=np.zeros_like(used), where=capacity > 0)
+
+    def _burn(self, watts: np.ndarray, first: np.ndarray, last: np.ndarray) -> None:
+        """Add ``watts`` drawn from ``first`` to ``last`` (aligned arrays), and their carbon."""
+        self.joules += float(np.sum(watts * (last - first)))
+        if self.signal is not None and len(watts):
+            self.signal.check_covers(0.0, float(np.max(last)), "the run")
+            self.grams += float(np.sum(watts * (self.signal.cumulative(last) - self.signal.cumulative(first))))
+
+
 def _per_machine(power: PowerModel | MachinePower | Sequence[MachinePower], machines: int
                  ) -> tuple[MachinePower, ...]:
     if isinstance(power, MachinePower):
@@ -394,12 +467,33 @@ def _per_machine(power: PowerModel | MachinePower | Sequence[MachinePower], mach
     return (MachinePower(power),) * machines
 
 
-def _device_watts(result: EpisodeResult, models: tuple[MachinePower, ...], end: float
+class _Draw:
+    """The machines' draw, each by its `MachinePower`: ``idle`` watts per machine (its devices idle included),
+    `watts` at a cpu utilisation but its devices' above idle, and ``above_idle`` the watts per wholly used device
+    over its idle (0 without GPU watts)."""
+
+    def __init__(self, models: tuple[MachinePower, ...], devices: np.ndarray) -> None:
+        self.models = models
+        self.devices = np.asarray(devices, dtype=np.int64) if len(devices) else np.zeros(len(models), dtype=np.int64)
+        self.kinds = [(model, np.array([m == model for m in models])) for model in dict.fromkeys(models)]
+        self.idle = self.watts(np.arange(len(models)), np.zeros(len(models)))
+        self.above_idle = np.array([0.0 if m.gpu is None else m.gpu.busy - m.gpu.idle for m in models])
+
+    def watts(self, machine: np.ndarray, utilisation: np.ndarray) -> np.ndarray:
+        """The watts of machines ``machine`` at cpu ``utilisation`` (the two aligned), devices idle."""
+        watts = np.empty(len(machine))
+        for model, on in self.kinds:
+            rows = on[machine]
+            gpu_idle = 0.0 if model.gpu is None else model.gpu.idle
+            watts[rows] = model.cpu.watts(utilisation[rows]) + self.devices[machine[rows]] * gpu_idle
+        return watts
+
+
+def _device_watts(result: EpisodeResult, above_idle: np.ndarray, end: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Each group's devices' watts above idle (its instances' milli-units x (busy - idle) per `DEVICE_MILLI`),
     start and end (a group still running: ``end``); None when no group holds devices of a machine with GPU
     watts."""
-    above_idle = np.array([0.0 if model.gpu is None else model.gpu.busy - model.gpu.idle for model in models])
     if not len(result.device_milli) or not above_idle.any():
         return None
     groups = result.groups

@@ -69,6 +69,7 @@ from cloudsim.engine.streaming import ResultWriter, StreamedResult, check_stream
 from cloudsim.engine.tasks import TaskTable
 
 if TYPE_CHECKING:
+    from cloudsim.engine.energy import StreamMeter
     from cloudsim.engine.carbon import GridSignal
 
 __all__ = ["FAILURE_POLICIES", "STREAM_BLOCK", "Simulation", "SimulationStalledError", "UnschedulableTaskError",
@@ -167,6 +168,9 @@ class Simulation:
             (`cloudsim.engine.energy.meter`). None: the views have no signal.
         resume_cost: time (>= 0) added to a suspended instance's remaining work each time it resumes (restoring
             its checkpoint, moving it), whichever machine it resumes on; see `cloudsim.Suspend`.
+        energy: with ``stream_to``, a `cloudsim.engine.energy.StreamMeter` that meters the groups as they are
+            written: the summary then holds the run's energy (and carbon). A run kept in memory is metered from
+            its result (`cloudsim.engine.energy.meter`).
 
     Attributes:
         jobs: the jobs in arrival order (empty in a streamed simulation: ``tasks`` holds
@@ -194,6 +198,7 @@ class Simulation:
         on_round: Callable[[float, Any], None] | None = None,
         carbon_forecast: GridSignal | None = None,
         resume_cost: float = 0.0,
+        energy: StreamMeter | None = None,
     ) -> None:
         if broker is not None and not callable(getattr(broker, "decide", None)):
             raise TypeError(f"broker {broker!r} has no decide(view) method")
@@ -203,6 +208,10 @@ class Simulation:
         if on_failure not in FAILURE_POLICIES:
             raise ValueError(f"on_failure must be one of {FAILURE_POLICIES}, got {on_failure!r}")
         self.carbon_forecast = carbon_forecast
+        if energy is not None and stream_to is None:
+            raise ValueError("energy meters a streamed run (stream_to=FOLDER); meter a run kept in memory from its "
+                             "result: cloudsim.engine.energy.meter(result, power)")
+        self._energy = energy
         check_number("resume_cost", resume_cost, at_least=0, hint="time added to suspended work when it resumes")
         self.resume_cost = float(resume_cost)
         self.machine_events = sorted(machine_events, key=lambda e: e.time)
@@ -490,7 +499,7 @@ class Simulation:
     # --------------------------------------------------------- the episode
     def _start_episode(self) -> None:
         if self.stream_to is not None:
-            self._writer = ResultWriter(self.stream_to, self.record)
+            self._writer = ResultWriter(self.stream_to, self.record, self._energy)
         self._phase = "running"
         self._running_on: list[set[int]] = [set() for _ in range(self.cluster.machines)]
         self._timeline = Timeline(self.state, self.tasks, self.record.groups, self._running_on, self.tick)
@@ -563,7 +572,7 @@ class Simulation:
         """The submit times of the source's jobs, read a block at a time into the task table; before each
         block, what can no longer change is written out."""
         while block := self._read_block():
-            self._writer.write_finished()
+            self._writer.write_finished(self.env.now)
             self.tasks.extend(block)
             yield from self.tasks.job_submit[-len(block):].tolist()
 
@@ -764,7 +773,7 @@ class Simulation:
             compiled, tasks = self._compiled, self.tasks
             ended, kept_task = compiled.hand_over()
             compiled.write_progress(tasks)
-            self._writer.write(ended, kept_task)
+            self._writer.write(ended, kept_task, min(self.env.now, compiled.first_kept_start()))
             tasks.extend(block)
             compiled.restream(tasks)
         return block

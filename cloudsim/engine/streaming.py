@@ -22,7 +22,9 @@ of the jobs back from the file. The task numbers are running totals
 (`cloudsim.engine.metrics.TaskTotals`): the counts exact, the two means and utilisation
 equal to the in-memory figures up to rounding in the last bits. The imbalance
 numbers (RLSK) need every machine's usage at every instant of the run; they are
-left out (None) of a streamed summary, as is ``utilisation.parquet``.
+left out (None) of a streamed summary, as is ``utilisation.parquet``. With a
+`cloudsim.engine.energy.StreamMeter` the groups are metered as they are written,
+and the summary holds the run's energy (and carbon).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from cloudsim.engine.metrics import (IMBALANCE_COLUMNS, TaskTotals, capacity_fra
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow.parquet as pq
+    from cloudsim.engine.energy import StreamMeter
     from cloudsim.engine.record import EpisodeRecord
+    from cloudsim.engine.tasks import TaskTable
 
 __all__ = ["ResultWriter", "StreamedResult", "check_stream_folder"]
 
@@ -115,9 +119,10 @@ def _read_columns(path: Path, names: tuple[str, ...]) -> dict[str, "pd.Series"]:
 class ResultWriter:
     """Writes a streamed episode's finished rows as Parquet row groups (see the module docstring)."""
 
-    def __init__(self, folder: str | Path, record: "EpisodeRecord") -> None:
+    def __init__(self, folder: str | Path, record: "EpisodeRecord", energy: "StreamMeter | None" = None) -> None:
         self.folder = check_stream_folder(folder)
         self.record = record
+        self.energy = energy
         self._partial = self.folder.parent / f".{self.folder.name}.partial-{os.getpid()}-{id(self)}"
         try:
             self._partial.mkdir(parents=True)
@@ -128,24 +133,32 @@ class ResultWriter:
         self.used = np.zeros(len(record.cluster.resources))
         self.task_totals = TaskTotals()
 
-    def write_finished(self) -> None:
-        """Write out and drop the groups, jobs and tasks that can no longer change."""
+    def write_finished(self, now: float = np.inf) -> None:
+        """Write out and drop the groups, jobs and tasks that can no longer change (``now``: the simulated time;
+        no group starts before it)."""
         groups = self.record.groups
         ended = groups.retire(groups.first_running())
-        self.write(ended, int(np.frombuffer(groups.task, dtype=np.int64).min()) if len(groups) else None)
+        first_kept = groups.start[0] if len(groups) else np.inf  # (groups are kept in the order they started)
+        self.write(ended, int(np.frombuffer(groups.task, dtype=np.int64).min()) if len(groups) else None,
+                   min(now, first_kept))
 
-    def write(self, ended: dict[str, np.ndarray], kept_task: int | None) -> None:
+    def write(self, ended: dict[str, np.ndarray], kept_task: int | None, settled: float = np.inf) -> None:
         """Write out the groups ``ended`` (the `GroupTable.columns` of the groups ended before the first one
         still running), then write out and drop the jobs, and their tasks, that can no longer change: the
         finished ones before the first unfinished, and before the job of ``kept_task`` (the earliest task of
-        a group kept, whose job and task ids must stay), if any."""
+        a group kept, whose job and task ids must stay), if any. ``settled``: no group kept or to come starts
+        before it (what the energy meter may meter up to)."""
         table = self.record.tasks
         for first in range(0, len(ended["task"]), _GROUPS_PER_WRITE):
             # (the columns are this writer's own: the frame takes slices of them as they are)
             part = group_frame({name: values[first:first + _GROUPS_PER_WRITE] for name, values in ended.items()},
                                table, copy=False)
             self.used = used_resources(part, table, self.used)
+            if self.energy is not None:
+                self._meter(part, table)
             self._append("groups", part)
+        if self.energy is not None:
+            self.energy.settle(settled)
         jobs = table.finished_jobs()
         if kept_task is not None:
             jobs = min(jobs, int(table.task_job[table.rows(kept_task)]) - table.job_base)
@@ -155,6 +168,15 @@ class ResultWriter:
             self.task_totals.add(tasks)
             self._append("tasks", tasks)
             table.retire(jobs)
+
+    def _meter(self, part: pd.DataFrame, table: "TaskTable") -> None:
+        """Hand the groups ``part`` to the energy meter: their machine, times, cpu and devices' milli-units."""
+        rows = table.rows(part.task.to_numpy())
+        instances = part.instances.to_numpy(dtype=float)
+        cpu = table.task_demand[rows, self.record.cluster.resources.index("cpu")] * instances
+        milli = (table.task_device_count * table.task_device_milli)[rows] * instances
+        self.energy.add(part.machine.to_numpy(dtype=np.int64), part.start.to_numpy(dtype=float),
+                        part.end.to_numpy(dtype=float), cpu, milli)
 
     def _append(self, name: str, frame: pd.DataFrame) -> None:
         import pyarrow.parquet as pq
@@ -184,6 +206,8 @@ class ResultWriter:
         jobs = _read_columns(self._partial / "jobs.parquet", ("completion", "wait", "slowdown"))
         summary = summarise(record, self.task_totals.numbers(), jobs, self.used,
                             {column: float("nan") for column in IMBALANCE_COLUMNS}, wall_s)
+        if self.energy is not None:
+            summary.update(self.energy.finish(float(record.makespan)))
         stringify_ids(capacity_frame(record)).to_parquet(self._partial / "capacity.parquet", index=False)
         # Reservations are few (a broker's look-ahead), so they are kept in memory to the end.
         stringify_ids(reservation_frame(record.reservations)).to_parquet(self._partial / "reservations.parquet",

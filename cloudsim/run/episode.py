@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudsim.engine.carbon import SignalError
-from cloudsim.engine.energy import meter
+from cloudsim.engine.energy import StreamMeter, meter
 from cloudsim.engine.envs.rlsk import federation_metrics
 from cloudsim.engine.faults import RandomFaults
 from cloudsim.engine.foreign import BrokerError
@@ -100,12 +100,16 @@ def run_one(spec: RunSpec) -> RunOutcome:
         sim = Simulation(place.cluster, jobs, broker, tick=simulation.tick, machine_events=events, faults=faults,
                          on_failure=simulation.on_failure, progress=spec.progress, stream_to=spec.stream_to,
                          name=spec.broker.name, on_round=sampler, carbon_forecast=forecast,
-                         resume_cost=simulation.resume_cost)
+                         resume_cost=simulation.resume_cost,
+                         energy=None if machines is None or spec.stream_to is None else StreamMeter(
+                             machines, place.cluster, signal))
         result = sim.run()
     except UnschedulableTaskError as err:  # a streamed run checks its jobs as it reads them
         if not isinstance(jobs, JobStream):
             raise
         raise ConfigError(*place.cluster_option, str(err)) from None
+    except SignalError as error:  # a streamed run's carbon, metered as it runs: a run longer than the signal
+        raise ConfigError("--carbon", None, str(error)) from None
     except BrokerError as error:  # a broker's own error: name the run too
         error.add_note(f"in {spec.describe()}")
         raise
@@ -120,7 +124,7 @@ def run_one(spec: RunSpec) -> RunOutcome:
         summary.update(federation_metrics(result, place.clusters),
                        postponements=federation.postponements if federation else 0,
                        forced=federation.forced if federation else 0)
-    if machines is not None:  # the run's energy, and with a signal its carbon (`cloudsim.engine.energy.meter`)
+    if machines is not None and spec.stream_to is None:  # the energy (with a signal its carbon) of a run kept in memory
         # Jobs with deadlines (--slack): the machines are metered until the latest deadline, or the makespan if
         # later, so that every broker of the workload is metered over the same time.
         deadlines = [job.deadline for job in jobs if job.deadline is not None] if isinstance(jobs, list) else []

@@ -642,9 +642,6 @@ class RunConfig:
     def __post_init__(self) -> None:
         require(not self.report.stream or self.writes_tables, ReportConfig, "stream", True,
                  "applies to replay, whose --out holds each run's tables; leave it out")
-        require(not (self.report.stream and self.simulation.power), SimulationConfig, "power", self.simulation.power,
-                "is metered from a run's tables in memory, which --stream does not keep; leave out --stream or "
-                "--power")
         if self.report.out is not None:
             problem = place_problem(self.report.out, self.reads)
             require(problem is None, ReportConfig, "out", self.report.out, problem)
