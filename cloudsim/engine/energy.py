@@ -19,6 +19,9 @@ proportion to the share of it in use. The devices' idle draw is part of the mach
 something runs on it); the draw above idle of the devices an instance holds is its own job's. Machines may differ:
 `MachinePower` is one machine's cpu model and GPU watts, and a power file (`read_power_file`) gives them by
 machine shape, matched on capacities, device counts or attributes (a GPU model).
+
+A streamed run keeps no result to meter: a `StreamMeter` meters its groups as they are written out, holding only
+the changes of power still to come.
 """
 
 from __future__ import annotations
