@@ -208,7 +208,9 @@ class PowerByShape:
         missing = [m for m, model in enumerate(chosen) if model is None]
         if missing:
             m = missing[0]
-            shape = ", ".join(f"{name} {value:g}" for name, value in zip(cluster.resources, capacity[m]))
+            shape = ", ".join([*(f"{name} {value:g}" for name, value in zip(cluster.resources, capacity[m])),
+                               *([f"devices {cluster.device_counts()[m]}"] if cluster.devices else []),
+                               *(f"{name} {values[m]!r}" for name, values in attributes.items())])
             raise ValueError(f"{self.source}: no row matches machine {cluster.machine_ids[m]!r} ({shape}; "
                              f"{len(missing)} machine(s) unmatched); add a row for it, or a last row with every "
                              "match column blank (any machine)")
