@@ -104,7 +104,8 @@ def test_a_power_file_gives_each_machine_shape_its_model(tmp_path):
     assert (report.machine_kwh * 3.6e6).tolist() == pytest.approx([2600, 500, 584])
     # A blank cell matches any machine; a machine no row matches is named.
     path = power_file(tmp_path, '16,,default')
-    with pytest.raises(ValueError, match=r"no row matches machine 'b' \(cpu 8, memory 8; 2 machine\(s\) unmatched\)"):
+    with pytest.raises(ValueError, match=r"no row matches machine 'b' \(cpu 8, memory 8, devices 0, "
+                                         r"model ''; 2 machine\(s\) unmatched\)"):
         read_power_file(path).for_cluster(cluster)
     # Device counts are matched too.
     path = power_file(tmp_path, '2,"linear:1,2"', ',default', header="devices,power")

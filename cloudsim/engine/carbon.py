@@ -26,7 +26,7 @@ import numpy as np
 
 from cloudsim.engine.checks import is_finite_number
 
-__all__ = ["GridSignal", "SignalError", "TIME_FORMAT", "parse_start"]
+__all__ = ["GridSignal", "SignalError", "TIME_FORMAT", "parse_start", "read_csv_rows"]
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 """How a signal file writes its times (and how ``--start`` is written; ``T`` between date and time, and a
@@ -39,6 +39,18 @@ JOULES_PER_KWH = 3.6e6
 class SignalError(ValueError):
     """A signal file, or an instant asked of a signal, that cannot be used: the message names the file (line and
     column) or the instant, and what to do."""
+
+
+def read_csv_rows(path: Path, wanted: str, error: type[ValueError] = ValueError) -> list[list[str]]:
+    """The rows of a small CSV input (a grid signal, a power file); ``error`` naming the file and what it should
+    be (``wanted``) when it cannot be read or holds no text."""
+    try:
+        with path.open(newline="") as handle:
+            return list(csv.reader(handle))
+    except OSError as problem:
+        raise error(f"{path}: cannot read it ({problem.strerror or problem}); give {wanted}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: is not a text file; give {wanted}") from None
 
 
 def parse_start(text: str) -> dt.datetime:
@@ -79,15 +91,7 @@ class GridSignal:
         number >= 0, a time not after the one before it; and a ``start`` outside the signal."""
         path = Path(path)
         origin = parse_start(start) if isinstance(start, str) else start
-        try:
-            with path.open(newline="") as handle:
-                rows = list(csv.reader(handle))
-        except OSError as error:
-            raise SignalError(f"{path}: cannot read it ({error.strerror or error}); give a carbon intensity CSV "
-                              "(Time,Carbon Intensity)") from None
-        except UnicodeDecodeError:
-            raise SignalError(f"{path}: is not a text file; give a carbon intensity CSV (Time,Carbon Intensity)") \
-                from None
+        rows = read_csv_rows(path, "a carbon intensity CSV (Time,Carbon Intensity)", SignalError)
         if not rows or [name.strip().lower() for name in rows[0]] != ["time", "carbon intensity"]:
             shown = ",".join(rows[0]) if rows else "nothing"
             raise SignalError(f"{path} line 1: the header must be 'Time,Carbon Intensity', got {shown!r}")

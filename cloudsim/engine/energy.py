@@ -26,14 +26,13 @@ the changes of power still to come.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 
-from cloudsim.engine.carbon import JOULES_PER_KWH
+from cloudsim.engine.carbon import JOULES_PER_KWH, read_csv_rows
 from cloudsim.engine.checks import number_problem
 from cloudsim.engine.specs import DEVICE_MILLI
 
@@ -248,14 +247,7 @@ def read_power_file(path: str | Path) -> PowerByShape:
 
     A ValueError names the file, line and column of anything else."""
     path = Path(path)
-    try:
-        with path.open(newline="") as handle:
-            rows = list(csv.reader(handle))
-    except OSError as error:
-        raise ValueError(f"{path}: cannot read it ({error.strerror or error}); give a power file, a CSV with a "
-                         "power column") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: is not a text file; give a power file, a CSV with a power column") from None
+    rows = read_csv_rows(path, "a power file, a CSV with a power column")
     header = [name.strip() for name in rows[0]] if rows else []
     if "power" not in header or len(set(header)) != len(header) or not all(header):
         raise ValueError(f"{path} line 1: the header names the match columns and 'power', each once (e.g. "
