@@ -131,6 +131,11 @@ def test_a_power_file_for_another_cluster_is_refused(tmp_path):
         read_power_file(power_file(tmp_path, "r1,default", header="rack,power")).for_cluster(cluster)
     with pytest.raises(ValueError, match="line 2 column cpu: 'many' is no number"):
         read_power_file(power_file(tmp_path, "many,default", header="cpu,power")).for_cluster(cluster)
+    memory_only = ClusterSpec(("memory",), ((10,),))
+    with pytest.raises(ValueError, match="the power models read cpu utilisation; this cluster's resources are memory"):
+        MachinePower(DEFAULT_POWER).for_cluster(memory_only)
+    with pytest.raises(ValueError, match="the power models read cpu utilisation"):
+        read_power_file(power_file(tmp_path, ",default")).for_cluster(memory_only)
     with pytest.raises(ValueError, match="cannot read it"):
         read_power_file(tmp_path / "none.csv")
     with pytest.raises(ValueError, match="no power model, nor a power file"):

@@ -126,11 +126,18 @@ class MachinePower:
     gpu: GpuPower | None = None
 
     def for_cluster(self, cluster: ClusterSpec) -> tuple[MachinePower, ...]:
-        """This power for every machine of ``cluster``."""
+        """This power for every machine of ``cluster`` (a ValueError if it has no cpu resource)."""
+        _require_cpu(cluster.resources)
         return (self,) * cluster.machines
 
     def __str__(self) -> str:
         return str(self.cpu) + ("" if self.gpu is None else f"+{self.gpu}")
+
+
+def _require_cpu(resources: Sequence[str]) -> None:
+    if "cpu" not in resources:
+        raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
+                         f"{', '.join(resources)}: give the machines a cpu capacity")
 
 
 POWER_FORMS = ("linear:IDLE,MAX, table:W0,W10,...,W100 (11 watts) or default, each optionally followed by "
@@ -182,7 +189,8 @@ class PowerByShape:
 
     def for_cluster(self, cluster: ClusterSpec) -> tuple[MachinePower, ...]:
         """Each machine's power; a ValueError naming the column no machine has, or the first machine no row
-        matches."""
+        matches (or saying that the cluster has no cpu resource)."""
+        _require_cpu(cluster.resources)
         capacity = cluster.capacity_array()
         attributes = dict(cluster.attributes)
         columns = {column for _, match, _ in self.rows for column, _ in match}
@@ -308,9 +316,7 @@ def meter(result: EpisodeResult, power: PowerModel | MachinePower | Sequence[Mac
     workload metered over one horizon (`energy_horizon`) compare fairly: a broker that finishes earlier does not
     save the idle draw of the time the others take. A cluster without a cpu resource, a horizon before the
     makespan, or a power per machine for another number of machines is a ValueError."""
-    if "cpu" not in result.resources:
-        raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
-                         f"{', '.join(result.resources)}: give the machines a cpu capacity")
+    _require_cpu(result.resources)
     end = float(result.makespan)  # when the machines stop drawing
     if horizon is not None:
         if not horizon >= end:
@@ -382,9 +388,7 @@ class StreamMeter:
 
     def __init__(self, machines: Sequence[MachinePower], cluster: ClusterSpec, signal: GridSignal | None = None
                  ) -> None:
-        if "cpu" not in cluster.resources:
-            raise ValueError(f"the power models read cpu utilisation; this cluster's resources are "
-                             f"{', '.join(cluster.resources)}: give the machines a cpu capacity")
+        _require_cpu(cluster.resources)
         self.draw = _Draw(_per_machine(machines, cluster.machines), cluster.device_counts())
         self.capacity = cluster.capacity_array()[:, cluster.resources.index("cpu")]
         self.signal = signal
