@@ -135,7 +135,7 @@ def test_a_power_file_for_another_cluster_is_refused(tmp_path):
     with pytest.raises(ValueError, match="the power models read cpu utilisation; this cluster's resources are memory"):
         MachinePower(DEFAULT_POWER).for_cluster(memory_only)
     with pytest.raises(ValueError, match="the power models read cpu utilisation"):
-        read_power_file(power_file(tmp_path, ",default")).for_cluster(memory_only)
+        read_power_file(power_file(tmp_path, ",default", header="memory,power")).for_cluster(memory_only)
     with pytest.raises(ValueError, match="cannot read it"):
         read_power_file(tmp_path / "none.csv")
     with pytest.raises(ValueError, match="no power model, nor a power file"):
