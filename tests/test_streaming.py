@@ -435,3 +435,8 @@ def test_a_streamed_run_meters_the_energy_of_the_same_run_in_memory(small_blocks
         assert streamed.summary[key] == pytest.approx(value, rel=1e-9) and written[key] == streamed.summary[key]
     with pytest.raises(ValueError, match="energy meters a streamed run"):
         Simulation(cluster, list(jobs), make_broker("first-fit"), energy=StreamMeter(models, cluster))
+    used = StreamMeter(models, cluster)
+    Simulation(cluster, iter(jobs), make_broker("first-fit"), stream_to=tmp_path / "once", energy=used).run()
+    with pytest.raises(RuntimeError, match="has metered a whole run already; give each run a new one"):
+        Simulation(cluster, iter(jobs), make_broker("first-fit"), stream_to=tmp_path / "twice", energy=used).run()
+    assert not (tmp_path / "twice").exists()

@@ -384,7 +384,8 @@ class StreamMeter:
     (they are summed in another order); a streamed run reports no job's, group's or machine's share.
 
     ``machines``: each machine's power (`PowerByShape.for_cluster`, or `MachinePower.for_cluster`); ``cluster``:
-    the run's; ``signal``: the grid's (the carbon figures), or None."""
+    the run's; ``signal``: the grid's (the carbon figures), or None. A meter serves one run: once finished, it
+    refuses more (a RuntimeError)."""
 
     def __init__(self, machines: Sequence[MachinePower], cluster: ClusterSpec, signal: GridSignal | None = None
                  ) -> None:
@@ -397,11 +398,13 @@ class StreamMeter:
         self.joules = 0.0
         self.grams = 0.0
         self._changes = (np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0))  # (time, machine, cpu) to come
+        self.finished = False
 
     def add(self, machine: np.ndarray, start: np.ndarray, end: np.ndarray, cpu: np.ndarray, milli: np.ndarray
             ) -> None:
         """Take groups (aligned arrays: their machine, start, end, the cpu they hold and their devices'
         milli-units); their draw is metered as `settle` allows."""
+        self._check_open()
         self._changes = tuple(np.concatenate(parts) for parts in zip(
             self._changes, (np.concatenate([start, end]), np.tile(machine, 2), np.concatenate([cpu, -cpu]))))
         above = milli / DEVICE_MILLI * self.draw.above_idle[machine]  # the devices' draw above idle: the group's own
@@ -409,7 +412,9 @@ class StreamMeter:
 
     def finish(self, end: float) -> dict[str, float]:
         """The summary's energy keys (`ENERGY_KEYS`) of the run metered until ``end`` (its makespan)."""
+        self._check_open()
         self.settle(np.inf)
+        self.finished = True
         machines = np.arange(len(self.used))
         self._burn(self.draw.watts(machines, self._utilisation(machines, self.used)), self.since, np.full_like(
             self.since, end))
@@ -443,6 +448,10 @@ class StreamMeter:
         last = np.append(start[1:], len(machine)) - 1
         self.used[machine[last]] = used[last] + cpu[last]
         self.since[machine[last]] = time[last]
+
+    def _check_open(self) -> None:
+        if self.finished:
+            raise RuntimeError("this StreamMeter has metered a whole run already; give each run a new one")
 
     def _utilisation(self, machine: np.ndarray, used: np.ndarray) -> np.ndarray:
         capacity = self.capacity[machine]
