@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from cloudsim.engine.specs import ClusterSpec
 
 __all__ = ["DEFAULT_POWER", "ENERGY_KEYS", "EnergyReport", "GpuPower", "LinearPower", "MachinePower", "PowerByShape",
-           "PowerModel", "StreamMeter", "TablePower", "meter", "parse_power", "read_power", "read_power_file"]
+           "PowerModel", "StreamMeter", "TablePower", "meter", "names_power_file", "parse_power",
+           "read_power", "read_power_file"]
 
 
 class PowerModel(Protocol):
@@ -224,11 +225,15 @@ class PowerByShape:
         return tuple(chosen)
 
 
+def names_power_file(text: str) -> bool:
+    """Whether ``--power`` text names a power file: it is none of the `parse_power` forms."""
+    return text.strip().partition(":")[0].partition("+")[0] not in ("linear", "table", "default")
+
+
 def read_power(text: str) -> MachinePower | PowerByShape:
     """``--power``: a `parse_power` form (every machine), or else the path of a power file (`read_power_file`); a
     ValueError naming the form or the file otherwise."""
-    kind = text.strip().partition(":")[0].partition("+")[0]
-    if kind in ("linear", "table", "default"):
+    if not names_power_file(text):
         return parse_power(text)
     if not Path(text).is_file():
         raise ValueError(f"{text!r} is no power model, nor a power file; give {POWER_FORMS}, or a power file (a CSV "
@@ -483,7 +488,6 @@ class _Draw:
     over its idle (0 without GPU watts)."""
 
     def __init__(self, models: tuple[MachinePower, ...], devices: np.ndarray) -> None:
-        self.models = models
         self.devices = np.asarray(devices, dtype=np.int64) if len(devices) else np.zeros(len(models), dtype=np.int64)
         self.kinds = [(model, np.array([m == model for m in models])) for model in dict.fromkeys(models)]
         self.idle = self.watts(np.arange(len(models)), np.zeros(len(models)))

@@ -15,7 +15,7 @@ from agents import plugins
 from agents.registry import broker_names, broker_spec, reserved_option_problem
 from cloudsim.engine.carbon import GridSignal, SignalError, parse_start
 from cloudsim.engine.checks import is_finite_number
-from cloudsim.engine.energy import POWER_FORMS, PowerByShape, read_power
+from cloudsim.engine.energy import POWER_FORMS, names_power_file, read_power
 from cloudsim.run.output import folder_problem, place_problem
 from cloudsim.run.plots import GANTT_MACHINES
 from cloudsim.engine.runner import EXECUTORS, Runner
@@ -358,7 +358,7 @@ class SimulationConfig:
     @property
     def power_file(self) -> str | None:
         """The power file --power names, or None (a model's text, or no --power)."""
-        return None if self.power is None or not isinstance(self.power_model, PowerByShape) else self.power
+        return self.power if self.power is not None and names_power_file(self.power) else None
 
     def grid_signal(self):
         """The --carbon signal aligned by --start (`cloudsim.engine.carbon.GridSignal`, read once per process),
