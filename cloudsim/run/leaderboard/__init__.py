@@ -73,6 +73,13 @@ def _open_folder(config: LeaderboardConfig) -> Path:
 
 def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | None = None) -> LeaderboardResult:
     """Run every cell not run before (through the runner), then write the report; see the module docstring."""
+    # (A GPU policy without a GPU workload is refused first: that does not depend on which data is at hand.)
+    idle = [b for b in config.brokers if not any(b in LEADERBOARD_WORKLOADS[name].brokers((b,))
+            for name in config.workloads)]
+    if idle:
+        raise ConfigError("--brokers", ",".join(config.brokers), f"{', '.join(idle)} is a GPU policy, which runs "
+                          f"on the GPU workloads only (gpu-fill, gpu-replay), and none of --workloads "
+                          f"{','.join(config.workloads)} has GPUs; add a GPU workload, or leave it out")
     data = config.data_folder
     skipped = {name: f"needs {', '.join(missing)} under {data} (--data DIR)"
                for name in config.workloads
@@ -81,11 +88,6 @@ def leaderboard(config: LeaderboardConfig, on_cell: Callable[[dict], None] | Non
     if not workloads:
         raise ConfigError("--workloads", ",".join(config.workloads), "none of them can run: " +
                           "; ".join(f"{k} {v}" for k, v in skipped.items()))
-    idle = [b for b in config.brokers if not any(b in LEADERBOARD_WORKLOADS[name].brokers((b,)) for name in workloads)]
-    if idle:
-        raise ConfigError("--brokers", ",".join(config.brokers), f"{', '.join(idle)} is a GPU policy, which runs "
-                          f"on the GPU workloads only (gpu-fill, gpu-replay), and none of --workloads "
-                          f"{','.join(workloads)} has GPUs; add a GPU workload, or leave it out")
     out = _open_folder(config)
     cells = [Cell(name, broker, seed, str(data), data_label(config)) for name in workloads
              for broker in LEADERBOARD_WORKLOADS[name].brokers(config.brokers)
